@@ -1,0 +1,140 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// SecretKeyRef points at one key of a Secret in the ServiceAccount's namespace.
+type SecretKeyRef struct {
+	// name of the Secret. The Secret must carry the label meta.sandbar.dev/api-key=true;
+	// the operator reads no other Secrets.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// key in the Secret's data whose value is the bcrypt hash of the API key.
+	// +optional
+	// +kubebuilder:default=api-key-hash
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key,omitempty"`
+}
+
+// Permissions limit what a ServiceAccount can do through MCP.
+type Permissions struct {
+	// tools are glob patterns (path.Match syntax) of the tool names the account may see
+	// and call. Defaults to every tool.
+	// +optional
+	// +listType=set
+	// +kubebuilder:default={"*"}
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=128
+	Tools []string `json:"tools,omitempty"`
+
+	// readOnly accounts see and call only tools that change nothing.
+	// +optional
+	ReadOnly bool `json:"readOnly,omitempty"`
+
+	// namespaces the account may act in besides its own.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=63
+	Namespaces []string `json:"namespaces,omitempty"`
+}
+
+// ServiceAccountSpec declares an MCP principal.
+type ServiceAccountSpec struct {
+	// serviceName is the first part of the account's bearer token
+	// "<serviceName>:<apiKey>"; unique across the cluster.
+	// +required
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`
+	ServiceName string `json:"serviceName"`
+
+	// principalName is the name shown for the account in logs, histories and Events.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	PrincipalName string `json:"principalName,omitempty"`
+
+	// active set to false locks the account out at once.
+	// +optional
+	// +kubebuilder:default=true
+	Active *bool `json:"active,omitempty"`
+
+	// apiKeySecretRef points at the bcrypt hash of the account's API key. The key
+	// itself is never stored.
+	// +required
+	APIKeySecretRef SecretKeyRef `json:"apiKeySecretRef"`
+
+	// permissions of the account.
+	// +optional
+	Permissions Permissions `json:"permissions,omitempty"`
+}
+
+// ServiceAccountStatus is the observed state of a ServiceAccount.
+type ServiceAccountStatus struct {
+	// observedGeneration is the generation this status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// conditions: SecretResolved, NameConflict and Ready.
+	// +optional
+	// +listType=map
+	// +listMapKey=type
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// ServiceAccount is a principal of the MCP server: an AI client or agent that
+// authenticates with a bearer token.
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=mcpsa,categories=sandbar
+// +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.spec.serviceName`
+// +kubebuilder:printcolumn:name="Principal",type=string,JSONPath=`.spec.principalName`
+// +kubebuilder:printcolumn:name="Active",type=boolean,JSONPath=`.spec.active`
+// +kubebuilder:printcolumn:name="Read-only",type=boolean,priority=1,JSONPath=`.spec.permissions.readOnly`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type ServiceAccount struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	// spec declares the principal.
+	// +required
+	Spec ServiceAccountSpec `json:"spec"`
+
+	// status is the account as checked by the operator.
+	// +optional
+	Status ServiceAccountStatus `json:"status,omitempty"`
+}
+
+// ServiceAccountList is a list of ServiceAccounts.
+// +kubebuilder:object:root=true
+type ServiceAccountList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []ServiceAccount `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&ServiceAccount{}, &ServiceAccountList{})
+}

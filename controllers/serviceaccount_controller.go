@@ -1,0 +1,144 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"golang.org/x/crypto/bcrypt"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
+
+// ServiceAccountReconciler checks that each MCP ServiceAccount has a usable key hash
+// and a service name of its own.
+type ServiceAccountReconciler struct {
+	client.Client
+	Recorder record.EventRecorder
+}
+
+// +kubebuilder:rbac:groups=meta.sandbar.dev,resources=serviceaccounts,verbs=get;list;watch
+// +kubebuilder:rbac:groups=meta.sandbar.dev,resources=serviceaccounts/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=get;list;watch
+
+// Reconcile checks one ServiceAccount and writes its status.
+func (r *ServiceAccountReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var sa metav1alpha1.ServiceAccount
+	if err := r.Get(ctx, req.NamespacedName, &sa); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	secretProblem, err := r.checkSecret(ctx, &sa)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	orig := sa.DeepCopy()
+	sa.Status = serviceAccountStatus(&sa, secretProblem, r.serviceNameConflict(ctx, &sa))
+	return ctrl.Result{}, patchStatus(ctx, r.Client, r.Recorder, &sa, orig, orig.Status, sa.Status,
+		orig.Status.Conditions, sa.Status.Conditions)
+}
+
+// checkSecret finds the key hash. It never puts the hash, or any part of it, in a message.
+func (r *ServiceAccountReconciler) checkSecret(ctx context.Context, sa *metav1alpha1.ServiceAccount) (*catalog.Problem, error) {
+	ref := sa.Spec.APIKeySecretRef
+	key := ref.Key
+	if key == "" {
+		key = "api-key-hash"
+	}
+	var secret corev1.Secret
+	if err := r.Get(ctx, client.ObjectKey{Namespace: sa.Namespace, Name: ref.Name}, &secret); err != nil {
+		if apierrors.IsNotFound(err) {
+			return &catalog.Problem{Reason: metav1alpha1.ReasonSecretNotFound, Message: fmt.Sprintf(
+				"Secret %q not found in namespace %q (the operator reads only Secrets labelled %s=true)",
+				ref.Name, sa.Namespace, metav1alpha1.LabelAPIKey)}, nil
+		}
+		return nil, err
+	}
+	hash, ok := secret.Data[key]
+	if !ok {
+		return &catalog.Problem{Reason: metav1alpha1.ReasonKeyNotFound,
+			Message: fmt.Sprintf("Secret %q has no key %q", ref.Name, key)}, nil
+	}
+	if _, err := bcrypt.Cost(hash); err != nil {
+		return &catalog.Problem{Reason: metav1alpha1.ReasonInvalidHash, Message: fmt.Sprintf(
+			"key %q of Secret %q is not a bcrypt hash; store the hash of the API key, never the key", key, ref.Name)}, nil
+	}
+	return nil, nil
+}
+
+// serviceNameConflict reports whether an older ServiceAccount has the same service name.
+func (r *ServiceAccountReconciler) serviceNameConflict(ctx context.Context, sa *metav1alpha1.ServiceAccount) *catalog.Problem {
+	var list metav1alpha1.ServiceAccountList
+	if err := r.List(ctx, &list, client.MatchingFields{indexAccountService: sa.Spec.ServiceName}); err != nil {
+		return nil
+	}
+	for i := range list.Items {
+		other := &list.Items[i]
+		if (other.Namespace != sa.Namespace || other.Name != sa.Name) && olderThan(other, sa) {
+			return &catalog.Problem{Reason: metav1alpha1.ReasonDuplicateService, Message: fmt.Sprintf(
+				"service name %q is already used by ServiceAccount %s/%s", sa.Spec.ServiceName, other.Namespace, other.Name)}
+		}
+	}
+	return nil
+}
+
+func serviceAccountStatus(sa *metav1alpha1.ServiceAccount, secret, conflict *catalog.Problem) metav1alpha1.ServiceAccountStatus {
+	conds := newConditions(sa.Status.Conditions, sa.Generation)
+	conds.setProblem(metav1alpha1.ConditionSecretResolved, secret, metav1alpha1.ReasonResolved, "the API key hash is readable")
+	if conflict != nil {
+		conds.set(metav1alpha1.ConditionNameConflict, true, conflict.Reason, conflict.Message)
+	} else {
+		conds.set(metav1alpha1.ConditionNameConflict, false, metav1alpha1.ReasonNoConflict, "")
+	}
+	ready := secret
+	switch {
+	case ready != nil:
+	case conflict != nil:
+		ready = conflict
+	case sa.Spec.Active != nil && !*sa.Spec.Active:
+		ready = &catalog.Problem{Reason: metav1alpha1.ReasonInactive, Message: "the account is deactivated (spec.active is false)"}
+	}
+	conds.setProblem(metav1alpha1.ConditionReady, ready, metav1alpha1.ReasonReady,
+		fmt.Sprintf("clients can authenticate as %q", sa.Spec.ServiceName))
+	return metav1alpha1.ServiceAccountStatus{ObservedGeneration: sa.Generation, Conditions: conds.list}
+}
+
+// SetupWithManager registers the reconciler: an account is reconciled again when its
+// Secret changes or another account claims or frees its service name.
+func (r *ServiceAccountReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&metav1alpha1.ServiceAccount{}).
+		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(
+			func(ctx context.Context, o client.Object) []reconcile.Request {
+				return requestsFor(ctx, r.Client, &metav1alpha1.ServiceAccountList{}, indexAccountSecret, o.GetName(),
+					client.InNamespace(o.GetNamespace()))
+			})).
+		Watches(&metav1alpha1.ServiceAccount{}, handler.EnqueueRequestsFromMapFunc(
+			func(ctx context.Context, o client.Object) []reconcile.Request {
+				return requestsFor(ctx, r.Client, &metav1alpha1.ServiceAccountList{}, indexAccountService,
+					o.(*metav1alpha1.ServiceAccount).Spec.ServiceName)
+			})).
+		Complete(r)
+}

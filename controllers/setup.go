@@ -1,0 +1,75 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
+
+// NewScheme knows the built-in kinds, CRDs and the metamodel kinds.
+func NewScheme() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(apiextensionsv1.AddToScheme(s))
+	utilruntime.Must(metav1alpha1.AddToScheme(s))
+	return s
+}
+
+// CacheOptions keep only what the operator needs in memory: the Secrets that hold API
+// key hashes (labelled meta.sandbar.dev/api-key=true) and the CRDs it generated.
+func CacheOptions() cache.Options {
+	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{metav1alpha1.LabelAPIKey: "true"})},
+		&apiextensionsv1.CustomResourceDefinition{}: {
+			Label: labels.SelectorFromSet(labels.Set{metav1alpha1.LabelManagedBy: metav1alpha1.ManagedByValue}),
+		},
+	}}
+}
+
+// Setup registers the field indexes and every reconciler with the manager.
+func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store) error {
+	if err := SetupIndexes(ctx, mgr); err != nil {
+		return err
+	}
+	rec := mgr.GetEventRecorderFor("sandbar")
+	c := mgr.GetClient()
+	for _, r := range []interface{ SetupWithManager(ctrl.Manager) error }{
+		&PropertyReconciler{Client: c, Recorder: rec},
+		&ClassReconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec},
+		&WorkflowDefinitionReconciler{Client: c, Recorder: rec},
+		&ServiceAccountReconciler{Client: c, Recorder: rec},
+		&CatalogReconciler{Reader: c, Store: store},
+	} {
+		if err := r.SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
+
+// conditions builds a status's conditions on top of the previous ones, so that a
+// condition whose status does not change keeps its lastTransitionTime.
+type conditions struct {
+	list       []metav1.Condition
+	generation int64
+}
+
+func newConditions(previous []metav1.Condition, generation int64) *conditions {
+	return &conditions{list: append([]metav1.Condition(nil), previous...), generation: generation}
+}
+
+func (c *conditions) set(typ string, ok bool, reason, message string) {
+	status := metav1.ConditionFalse
+	if ok {
+		status = metav1.ConditionTrue
+	}
+	meta.SetStatusCondition(&c.list, metav1.Condition{
+		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: c.generation,
+	})
+}
+
+// setProblem sets typ True when p is nil and False with p's reason and message otherwise.
+func (c *conditions) setProblem(typ string, p *catalog.Problem, okReason, okMessage string) {
+	if p == nil {
+		c.set(typ, true, okReason, okMessage)
+		return
+	}
+	c.set(typ, false, p.Reason, p.Message)
+}
+
+func (c *conditions) remove(typ string) { meta.RemoveStatusCondition(&c.list, typ) }
+
+// patchStatus writes obj's status when it differs from orig's, and records an Event
+// when the Ready condition changes.
+func patchStatus(ctx context.Context, c client.Client, rec record.EventRecorder, obj, orig client.Object,
+	oldStatus, newStatus any, oldConds, newConds []metav1.Condition) error {
+	if equality.Semantic.DeepEqual(oldStatus, newStatus) {
+		return nil
+	}
+	if err := c.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
+		return err
+	}
+	recordReadyChange(rec, obj, oldConds, newConds)
+	return nil
+}
+
+func recordReadyChange(rec record.EventRecorder, obj client.Object, before, after []metav1.Condition) {
+	a := meta.FindStatusCondition(after, metav1alpha1.ConditionReady)
+	if a == nil {
+		return
+	}
+	if b := meta.FindStatusCondition(before, metav1alpha1.ConditionReady); b != nil &&
+		b.Status == a.Status && b.Reason == a.Reason && b.Message == a.Message {
+		return
+	}
+	if a.Status == metav1.ConditionTrue {
+		rec.Event(obj, "Normal", a.Reason, a.Message)
+		return
+	}
+	rec.Event(obj, "Warning", a.Reason, a.Message)
+}
+
+// cacheLookup finds metamodel objects in the manager's cache.
+type cacheLookup struct {
+	ctx context.Context
+	c   client.Reader
+}
+
+func (l cacheLookup) Class(name string) (*metav1alpha1.Class, bool) {
+	var c metav1alpha1.Class
+	if err := l.c.Get(l.ctx, client.ObjectKey{Name: name}, &c); err != nil {
+		return nil, false
+	}
+	return &c, true
+}
+
+func (l cacheLookup) Property(name string) (*metav1alpha1.Property, bool) {
+	var p metav1alpha1.Property
+	if err := l.c.Get(l.ctx, client.ObjectKey{Name: name}, &p); err != nil {
+		return nil, false
+	}
+	return &p, true
+}
+
+// olderThan orders objects that claim the same name: the older one keeps it.
+func olderThan(a, b metav1.Object) bool {
+	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+	if !ta.Equal(&tb) {
+		return ta.Before(&tb)
+	}
+	if a.GetNamespace() != b.GetNamespace() {
+		return a.GetNamespace() < b.GetNamespace()
+	}
+	return a.GetName() < b.GetName()
+}

@@ -1,0 +1,172 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	"go.uber.org/zap/zapcore"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/controllers"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
+)
+
+// The suite runs one control plane and one manager with the real reconcilers; each
+// test uses objects of its own (see uniq) so that tests do not see each other's.
+var (
+	k8s   client.Client
+	store *catalog.Store
+)
+
+const (
+	timeout = 20 * time.Second
+	poll    = 50 * time.Millisecond
+)
+
+func TestMain(m *testing.M) {
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
+	env, err := testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  controllers.NewScheme(),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   controllers.CacheOptions(),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store = catalog.NewStore()
+	if err := controllers.Setup(ctx, mgr, store); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	k8s, err = client.New(env.Config, client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	code := m.Run()
+	cancel()
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "manager:", err)
+		return 1
+	}
+	return code
+}
+
+// zapLevel logs only errors unless SANDBAR_TEST_LOG is set.
+func zapLevel() zapcore.Level {
+	if os.Getenv("SANDBAR_TEST_LOG") != "" {
+		return zapcore.DebugLevel
+	}
+	return zapcore.ErrorLevel
+}
+
+var counter atomic.Int64
+
+// uniq gives each test names of its own: a prefix of lower-case letters.
+func uniq(base string) string {
+	n := counter.Add(1)
+	var b strings.Builder
+	for n > 0 {
+		b.WriteByte(byte('a' + n%26))
+		n /= 26
+	}
+	return base + b.String()
+}
+
+func condition(conds []metav1.Condition, typ string) metav1.Condition {
+	if c := meta.FindStatusCondition(conds, typ); c != nil {
+		return *c
+	}
+	return metav1.Condition{Type: typ, Status: "Unknown"}
+}
+
+// classCondition waits until the Class's condition has the status and reason.
+func waitClassCondition(t *testing.T, name, typ string, status metav1.ConditionStatus, reason string) metav1alpha1.Class {
+	t.Helper()
+	var class metav1alpha1.Class
+	NewWithT(t).Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: name}, &class)).To(Succeed())
+		c := condition(class.Status.Conditions, typ)
+		g.Expect(c.Status).To(Equal(status), "%s %s: %s", typ, c.Reason, c.Message)
+		g.Expect(c.Reason).To(Equal(reason), "%s: %s", typ, c.Message)
+		g.Expect(c.ObservedGeneration).To(Equal(class.Generation))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	return class
+}
+
+// waitEvent waits for an Event about the object with the reason.
+func waitEvent(t *testing.T, namespace, name, reason string) corev1.Event {
+	t.Helper()
+	if namespace == "" {
+		namespace = "default"
+	}
+	var found corev1.Event
+	NewWithT(t).Eventually(func(g Gomega) {
+		var list corev1.EventList
+		g.Expect(k8s.List(context.Background(), &list, client.InNamespace(namespace))).To(Succeed())
+		for _, e := range list.Items {
+			if e.InvolvedObject.Name == name && e.Reason == reason {
+				found = e
+				return
+			}
+		}
+		g.Expect(false).To(BeTrue(), "no Event %s for %s", reason, name)
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	return found
+}
+
+func waitCRDGone(t *testing.T, name string) {
+	t.Helper()
+	NewWithT(t).Eventually(func() bool {
+		var crd apiextensionsv1.CustomResourceDefinition
+		err := k8s.Get(context.Background(), client.ObjectKey{Name: name}, &crd)
+		return client.IgnoreNotFound(err) == nil && err != nil
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+}

@@ -1,0 +1,106 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package catalog
+
+import (
+	"k8s.io/apimachinery/pkg/api/meta"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+)
+
+// Inputs are the metamodel objects a snapshot is built from.
+type Inputs struct {
+	Classes         []metav1alpha1.Class
+	Properties      []metav1alpha1.Property
+	Workflows       []metav1alpha1.WorkflowDefinition
+	ServiceAccounts []metav1alpha1.ServiceAccount
+}
+
+type mapLookup struct {
+	classes    map[string]*metav1alpha1.Class
+	properties map[string]*metav1alpha1.Property
+}
+
+func (m mapLookup) Class(name string) (*metav1alpha1.Class, bool) {
+	c, ok := m.classes[name]
+	return c, ok
+}
+
+func (m mapLookup) Property(name string) (*metav1alpha1.Property, bool) {
+	p, ok := m.properties[name]
+	return p, ok
+}
+
+// Build resolves the whole metamodel into a snapshot (with Version 0; Store.Publish
+// numbers it). A problem with one object stays with that object: the rest resolves.
+// Whether a class's instance API is served is read from the Class's status, which
+// the Class reconciler keeps.
+func Build(in Inputs) *Snapshot {
+	l := mapLookup{
+		classes:    make(map[string]*metav1alpha1.Class, len(in.Classes)),
+		properties: make(map[string]*metav1alpha1.Property, len(in.Properties)),
+	}
+	for i := range in.Classes {
+		l.classes[in.Classes[i].Name] = &in.Classes[i]
+	}
+	for i := range in.Properties {
+		l.properties[in.Properties[i].Name] = &in.Properties[i]
+	}
+	s := &Snapshot{
+		Classes:    make(map[string]*Class, len(in.Classes)),
+		Properties: make(map[string]*Property, len(in.Properties)),
+		Workflows:  make(map[string]*Workflow, len(in.Workflows)),
+		Accounts:   make(map[string]*Account, len(in.ServiceAccounts)),
+	}
+	for name, p := range l.properties {
+		s.Properties[name] = &Property{Name: name, Slot: SlotOf(p), Problem: ValidateProperty(p, l)}
+	}
+	for name, c := range l.classes {
+		rc := ResolveClass(c, l)
+		rc.Ready = meta.IsStatusConditionTrue(c.Status.Conditions, metav1alpha1.ConditionReady)
+		if api := c.Status.InstanceAPI; api != nil && !c.Spec.Abstract {
+			rc.InstanceAPI = &InstanceAPI{
+				Group: api.Group, Version: api.Version, Kind: api.Kind, Plural: api.Plural,
+				Established: meta.IsStatusConditionTrue(c.Status.Conditions, metav1alpha1.ConditionInstanceAPIEstablished),
+			}
+		}
+		s.Classes[name] = rc
+	}
+	for i := range in.Workflows {
+		w := ValidateWorkflow(&in.Workflows[i], l)
+		s.Workflows[w.Name] = w
+	}
+	for i := range in.ServiceAccounts {
+		sa := &in.ServiceAccounts[i]
+		a := &Account{
+			Namespace:     sa.Namespace,
+			Name:          sa.Name,
+			ServiceName:   sa.Spec.ServiceName,
+			PrincipalName: sa.Spec.PrincipalName,
+			Active:        sa.Spec.Active == nil || *sa.Spec.Active,
+			Ready:         meta.IsStatusConditionTrue(sa.Status.Conditions, metav1alpha1.ConditionReady),
+			Permissions:   sa.Spec.Permissions,
+		}
+		// A service name claimed twice belongs to no one until the conflict is gone;
+		// the ServiceAccount reconciler reports it.
+		if prev, dup := s.Accounts[a.ServiceName]; dup {
+			prev.Ready, a.Ready = false, false
+		}
+		s.Accounts[a.ServiceName] = a
+	}
+	return s
+}

@@ -1,0 +1,316 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package catalog
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+)
+
+// Lookup finds metamodel objects by name. Reconcilers back it with the informer
+// cache; Build backs it with maps.
+type Lookup interface {
+	Class(name string) (*metav1alpha1.Class, bool)
+	Property(name string) (*metav1alpha1.Property, bool)
+}
+
+// FieldName is a Property's field name in instances: spec.field, or else the last
+// dot-separated part of its name in camelCase ("footwear.tentacle-count" gives
+// "tentacleCount").
+func FieldName(p *metav1alpha1.Property) string {
+	if p.Spec.Field != "" {
+		return p.Spec.Field
+	}
+	name := p.Name
+	if i := strings.LastIndex(name, "."); i >= 0 {
+		name = name[i+1:]
+	}
+	var b strings.Builder
+	upper := false
+	for _, r := range name {
+		if r == '-' || r == '_' {
+			upper = b.Len() > 0
+			continue
+		}
+		if upper {
+			r = unicode.ToUpper(r)
+			upper = false
+		}
+		b.WriteRune(r)
+	}
+	field := b.String()
+	if field == "" || !unicode.IsLetter(rune(field[0])) {
+		field = "f" + field
+	}
+	return field
+}
+
+// ValidateProperty checks what the API server's rules cannot: that a pattern is a valid
+// regular expression, that enum values fit the other constraints, and that a ref's
+// target Class exists. It returns nil for a usable Property.
+func ValidateProperty(p *metav1alpha1.Property, l Lookup) *Problem {
+	s := p.Spec
+	invalid := func(format string, args ...any) *Problem {
+		return &Problem{Reason: metav1alpha1.ReasonInvalid, Message: fmt.Sprintf(format, args...)}
+	}
+	switch {
+	case s.Range == metav1alpha1.RangeRef && s.Target == "":
+		return invalid("range ref needs a target Class")
+	case s.Range != metav1alpha1.RangeRef && s.Target != "":
+		return invalid("target is only for range ref, not %s", s.Range)
+	case s.Minimum != nil && s.Maximum != nil && *s.Minimum > *s.Maximum:
+		return invalid("minimum %v is greater than maximum %v", *s.Minimum, *s.Maximum)
+	}
+	var re *regexp.Regexp
+	if s.Pattern != "" {
+		var err error
+		if re, err = regexp.Compile(s.Pattern); err != nil {
+			return invalid("pattern %q is not a valid regular expression: %v", s.Pattern, err)
+		}
+	}
+	for _, v := range s.Enum {
+		if re != nil && !re.MatchString(v) {
+			return invalid("enum value %q does not match pattern %q", v, s.Pattern)
+		}
+		if s.MaxLength != nil && int64(len([]rune(v))) > *s.MaxLength {
+			return invalid("enum value %q is longer than maxLength %d", v, *s.MaxLength)
+		}
+	}
+	if s.Range == metav1alpha1.RangeRef {
+		if _, ok := l.Class(s.Target); !ok {
+			return &Problem{Reason: metav1alpha1.ReasonUnknownClass,
+				Message: fmt.Sprintf("target Class %q does not exist", s.Target)}
+		}
+	}
+	return nil
+}
+
+// SlotOf is the catalog's view of a Property.
+func SlotOf(p *metav1alpha1.Property) Slot {
+	card := p.Spec.Cardinality
+	if card == "" {
+		card = metav1alpha1.CardinalityOne
+	}
+	return Slot{
+		Property:    p.Name,
+		Field:       FieldName(p),
+		Range:       p.Spec.Range,
+		Cardinality: card,
+		Description: p.Spec.Description,
+		Target:      p.Spec.Target,
+		Enum:        p.Spec.Enum,
+		Minimum:     p.Spec.Minimum,
+		Maximum:     p.Spec.Maximum,
+		Pattern:     p.Spec.Pattern,
+		MaxLength:   p.Spec.MaxLength,
+	}
+}
+
+// ResolveClass resolves a Class: its ancestors (rejecting unknown parents and
+// inheritance cycles) and its effective slots (rejecting unknown or unusable Properties
+// and two slots with one field name). Slots come in inheritance order, roots first; a
+// slot is required when any class that declares it requires it. On failure the
+// returned Class has a Problem and no slots.
+func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
+	out := &Class{
+		Name:               c.Name,
+		Prefix:             c.Spec.Prefix,
+		Kind:               c.Spec.Kind,
+		Description:        c.Spec.Description,
+		Abstract:           c.Spec.Abstract,
+		Parents:            c.Spec.Parents,
+		InstanceAPIOptions: c.Spec.InstanceAPI,
+	}
+	order, problem := linearize(c, l)
+	if problem != nil {
+		out.Problem = problem
+		return out
+	}
+	for _, a := range order[:len(order)-1] {
+		out.Ancestors = append(out.Ancestors, a.Name)
+	}
+
+	index := map[string]int{}         // property name -> position in out.Slots
+	fieldOwner := map[string]string{} // field -> property name
+	for _, k := range order {
+		for _, ref := range k.Spec.Slots {
+			if i, ok := index[ref.Property]; ok {
+				out.Slots[i].Required = out.Slots[i].Required || ref.Required
+				continue
+			}
+			p, ok := l.Property(ref.Property)
+			if !ok {
+				out.Problem = &Problem{Reason: metav1alpha1.ReasonUnknownProperty,
+					Message: fmt.Sprintf("Property %q (a slot of %s) does not exist", ref.Property, k.Name)}
+				out.Slots = nil
+				return out
+			}
+			if pp := ValidateProperty(p, l); pp != nil {
+				out.Problem = &Problem{Reason: metav1alpha1.ReasonPropertyNotReady,
+					Message: fmt.Sprintf("Property %q (a slot of %s) is not usable: %s", ref.Property, k.Name, pp.Message)}
+				out.Slots = nil
+				return out
+			}
+			slot := SlotOf(p)
+			if other, ok := fieldOwner[slot.Field]; ok {
+				out.Problem = &Problem{Reason: metav1alpha1.ReasonDuplicateField,
+					Message: fmt.Sprintf("Properties %q and %q both use the field %q", other, ref.Property, slot.Field)}
+				out.Slots = nil
+				return out
+			}
+			slot.Required = ref.Required
+			slot.From = k.Name
+			fieldOwner[slot.Field] = ref.Property
+			index[ref.Property] = len(out.Slots)
+			out.Slots = append(out.Slots, slot)
+		}
+	}
+	for _, s := range out.Slots {
+		if s.Required {
+			out.Required = append(out.Required, s.Field)
+		}
+	}
+	return out
+}
+
+// linearize returns c's ancestors and c itself in inheritance order: every class comes
+// after all of its parents, parents in their declared order.
+func linearize(c *metav1alpha1.Class, l Lookup) ([]*metav1alpha1.Class, *Problem) {
+	const (
+		visiting = 1
+		done     = 2
+	)
+	state := map[string]int{}
+	var order []*metav1alpha1.Class
+	var path []string
+	var visit func(k *metav1alpha1.Class) *Problem
+	visit = func(k *metav1alpha1.Class) *Problem {
+		switch state[k.Name] {
+		case done:
+			return nil
+		case visiting:
+			cycle := append(path[indexOf(path, k.Name):], k.Name)
+			return &Problem{Reason: metav1alpha1.ReasonInheritanceCycle,
+				Message: "inheritance cycle: " + strings.Join(cycle, " -> ")}
+		}
+		state[k.Name] = visiting
+		path = append(path, k.Name)
+		for _, pn := range k.Spec.Parents {
+			parent, ok := l.Class(pn)
+			if pn == c.Name {
+				parent, ok = c, true
+			}
+			if !ok {
+				return &Problem{Reason: metav1alpha1.ReasonUnknownParent,
+					Message: fmt.Sprintf("parent Class %q (of %s) does not exist", pn, k.Name)}
+			}
+			if p := visit(parent); p != nil {
+				return p
+			}
+		}
+		path = path[:len(path)-1]
+		state[k.Name] = done
+		order = append(order, k)
+		return nil
+	}
+	if p := visit(c); p != nil {
+		return nil, p
+	}
+	return order, nil
+}
+
+func indexOf(xs []string, x string) int {
+	for i, v := range xs {
+		if v == x {
+			return i
+		}
+	}
+	return 0
+}
+
+// ValidateWorkflow checks a WorkflowDefinition's state machine: unique state and
+// transition names, an initial state that exists and is not terminal, at least one
+// terminal state, and transitions between existing states that do not leave a terminal
+// state. The API server enforces most of this too; the operator checks again so that
+// objects stored before a rule existed are reported.
+func ValidateWorkflow(wd *metav1alpha1.WorkflowDefinition, l Lookup) *Workflow {
+	out := &Workflow{Name: wd.Name, Spec: wd.Spec}
+	invalid := func(format string, args ...any) *Workflow {
+		out.Problem = &Problem{Reason: metav1alpha1.ReasonInvalid, Message: fmt.Sprintf(format, args...)}
+		out.TerminalStates, out.CancellableFrom = nil, nil
+		return out
+	}
+	states := map[string]metav1alpha1.TerminalKind{}
+	for _, s := range wd.Spec.States {
+		if _, dup := states[s.Name]; dup {
+			return invalid("state %q is declared twice", s.Name)
+		}
+		states[s.Name] = s.Terminal
+		if s.Terminal != "" {
+			out.TerminalStates = append(out.TerminalStates, s.Name)
+		}
+	}
+	kind, ok := states[wd.Spec.Initial]
+	switch {
+	case !ok:
+		return invalid("initial state %q is not one of the states", wd.Spec.Initial)
+	case kind != "":
+		return invalid("initial state %q is terminal", wd.Spec.Initial)
+	case len(out.TerminalStates) == 0:
+		return invalid("no state is terminal: mark at least one with terminal: success, failure or cancelled")
+	}
+	names := map[string]bool{}
+	cancellable := map[string]bool{}
+	for _, t := range wd.Spec.Transitions {
+		if names[t.Name] {
+			return invalid("transition %q is declared twice", t.Name)
+		}
+		names[t.Name] = true
+		to, ok := states[t.To]
+		if !ok {
+			return invalid("transition %q leads to %q, which is not a state", t.Name, t.To)
+		}
+		for _, f := range t.From {
+			fromKind, ok := states[f]
+			if !ok {
+				return invalid("transition %q starts from %q, which is not a state", t.Name, f)
+			}
+			if fromKind != "" {
+				return invalid("transition %q starts from the terminal state %q", t.Name, f)
+			}
+			if to == metav1alpha1.TerminalCancelled {
+				cancellable[f] = true
+			}
+		}
+	}
+	for _, s := range wd.Spec.States {
+		if cancellable[s.Name] {
+			out.CancellableFrom = append(out.CancellableFrom, s.Name)
+		}
+	}
+	if wd.Spec.SubjectClass != "" {
+		if _, ok := l.Class(wd.Spec.SubjectClass); !ok {
+			out.Problem = &Problem{Reason: metav1alpha1.ReasonUnknownClass,
+				Message: fmt.Sprintf("subject Class %q does not exist", wd.Spec.SubjectClass)}
+		}
+	}
+	return out
+}

@@ -1,0 +1,167 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package catalog
+
+import (
+	"sort"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+)
+
+// Problem is something wrong with an object of the metamodel, in the words of a
+// condition: a CamelCase reason and a message a person can act on.
+type Problem struct {
+	Reason  string
+	Message string
+}
+
+// Slot is one effective slot of a Class: the Property's definition plus whether the
+// class requires it and which class declares it.
+type Slot struct {
+	Property    string
+	Field       string
+	Range       metav1alpha1.PropertyRange
+	Cardinality metav1alpha1.Cardinality
+	Required    bool
+	From        string
+	Description string
+	Target      string
+	Enum        []string
+	Minimum     *float64
+	Maximum     *float64
+	Pattern     string
+	MaxLength   *int64
+}
+
+// Many reports whether the slot holds a list of values.
+func (s Slot) Many() bool { return s.Cardinality == metav1alpha1.CardinalityMany }
+
+// InstanceAPI is where the instances of a concrete Class are served.
+type InstanceAPI struct {
+	Group   string
+	Version string
+	Kind    string
+	Plural  string
+	// Established is true once the generated CRD is served.
+	Established bool
+}
+
+// Class is a resolved Class.
+type Class struct {
+	Name        string
+	Prefix      string
+	Kind        string
+	Description string
+	Abstract    bool
+	Parents     []string
+	// Ancestors are every class this one inherits from, in inheritance order (roots first).
+	Ancestors []string
+	Slots     []Slot
+	// Required are the fields of the required slots.
+	Required []string
+	// Problem is set when the class could not be resolved.
+	Problem *Problem
+	// InstanceAPI is set for concrete classes whose generated CRD has been applied.
+	InstanceAPI *InstanceAPI
+	// InstanceAPIOptions are the class's wishes for its generated CRD.
+	InstanceAPIOptions metav1alpha1.InstanceAPISpec
+	// Ready mirrors the Class's Ready condition.
+	Ready bool
+}
+
+// Ident is the class's name in the seeds' notation, "zorp/SpaceBoot".
+func (c *Class) Ident() string { return c.Prefix + "/" + c.Kind }
+
+// Slot returns the effective slot with the given field.
+func (c *Class) Slot(field string) (Slot, bool) {
+	for _, s := range c.Slots {
+		if s.Field == field {
+			return s, true
+		}
+	}
+	return Slot{}, false
+}
+
+// Property is a Property as the catalog knows it.
+type Property struct {
+	Name    string
+	Slot    Slot
+	Problem *Problem
+}
+
+// Workflow is a validated WorkflowDefinition.
+type Workflow struct {
+	Name            string
+	Spec            metav1alpha1.WorkflowDefinitionSpec
+	TerminalStates  []string
+	CancellableFrom []string
+	Problem         *Problem
+}
+
+// Account is the public part of a ServiceAccount: never its key or the key's hash.
+type Account struct {
+	Namespace     string
+	Name          string
+	ServiceName   string
+	PrincipalName string
+	Active        bool
+	Ready         bool
+	Permissions   metav1alpha1.Permissions
+}
+
+// Snapshot is one immutable version of the catalog. Never modify a snapshot that has
+// been published.
+type Snapshot struct {
+	// Version grows by one with every published change.
+	Version    uint64
+	Classes    map[string]*Class
+	Properties map[string]*Property
+	Workflows  map[string]*Workflow
+	// Accounts are keyed by service name.
+	Accounts map[string]*Account
+}
+
+// ClassNames returns the names of all classes, sorted.
+func (s *Snapshot) ClassNames() []string { return sortedKeys(s.Classes) }
+
+// WorkflowNames returns the names of all workflows, sorted.
+func (s *Snapshot) WorkflowNames() []string { return sortedKeys(s.Workflows) }
+
+// Subclasses returns the names of the classes that have name among their ancestors,
+// sorted: the classes a query for "all <name>" spans besides name itself.
+func (s *Snapshot) Subclasses(name string) []string {
+	var out []string
+	for n, c := range s.Classes {
+		for _, a := range c.Ancestors {
+			if a == name {
+				out = append(out, n)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}

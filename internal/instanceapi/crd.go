@@ -1,0 +1,257 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package instanceapi
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
+
+// keywordPattern accepts a keyword such as "zorp/red" or ":zorp/red" (and plain "red").
+const keywordPattern = `^:?[A-Za-z_*+!?<>=-][A-Za-z0-9_*+!?<>=.-]*(/[A-Za-z_*+!?<>=-][A-Za-z0-9_*+!?<>=.-]*)?$`
+
+// maxPrinterSlots is how many slot columns kubectl get shows for instances.
+const maxPrinterSlots = 4
+
+// SlotSchema is the OpenAPI schema of one slot's value, following the metamodel's
+// type table: string, integer, number and boolean map to their JSON types; date-time,
+// uuid and uri are strings with that format; keyword is a string of the keyword shape;
+// ref is the name of an instance of the target class; json is any value; cardinality
+// many wraps the value schema in an array. Constraints carry through.
+func SlotSchema(s catalog.Slot) apiextensionsv1.JSONSchemaProps {
+	v := apiextensionsv1.JSONSchemaProps{}
+	switch s.Range {
+	case metav1alpha1.RangeInteger:
+		v.Type, v.Format = "integer", "int64"
+	case metav1alpha1.RangeNumber:
+		v.Type, v.Format = "number", "double"
+	case metav1alpha1.RangeBoolean:
+		v.Type = "boolean"
+	case metav1alpha1.RangeDateTime:
+		v.Type, v.Format = "string", "date-time"
+	case metav1alpha1.RangeUUID:
+		v.Type, v.Format = "string", "uuid"
+	case metav1alpha1.RangeURI:
+		v.Type, v.Format = "string", "uri"
+	case metav1alpha1.RangeKeyword:
+		v.Type, v.Pattern = "string", keywordPattern
+	case metav1alpha1.RangeRef:
+		v.Type = "string"
+	case metav1alpha1.RangeJSON:
+		v.XPreserveUnknownFields = ptr(true)
+	default:
+		v.Type = "string"
+	}
+	if s.Pattern != "" {
+		v.Pattern = s.Pattern
+	}
+	v.MaxLength = s.MaxLength
+	v.Minimum = s.Minimum
+	v.Maximum = s.Maximum
+	for _, e := range s.Enum {
+		v.Enum = append(v.Enum, apiextensionsv1.JSON{Raw: []byte(fmt.Sprintf("%q", e))})
+	}
+	desc := slotDescription(s)
+	if s.Many() {
+		return apiextensionsv1.JSONSchemaProps{
+			Type:        "array",
+			Description: desc,
+			Items:       &apiextensionsv1.JSONSchemaPropsOrArray{Schema: &v},
+		}
+	}
+	v.Description = desc
+	return v
+}
+
+func slotDescription(s catalog.Slot) string {
+	d := s.Description
+	add := func(more string) {
+		if d != "" {
+			d += " "
+		}
+		d += more
+	}
+	switch s.Range {
+	case metav1alpha1.RangeRef:
+		add(fmt.Sprintf("Reference: the name of a %s instance in the same namespace.", s.Target))
+	case metav1alpha1.RangeKeyword:
+		add("Keyword string, such as \"ns/name\".")
+	}
+	return d
+}
+
+// Schema is the OpenAPI schema of a class's instances: the effective slots under
+// spec, required slots required, and a free-form status.
+func Schema(c *catalog.Class) *apiextensionsv1.JSONSchemaProps {
+	spec := apiextensionsv1.JSONSchemaProps{
+		Type:        "object",
+		Description: fmt.Sprintf("The slot values of this %s.", c.Ident()),
+		Properties:  map[string]apiextensionsv1.JSONSchemaProps{},
+	}
+	for _, s := range c.Slots {
+		spec.Properties[s.Field] = SlotSchema(s)
+	}
+	spec.Required = append([]string(nil), c.Required...)
+	root := &apiextensionsv1.JSONSchemaProps{
+		Type:        "object",
+		Description: classDescription(c),
+		Properties: map[string]apiextensionsv1.JSONSchemaProps{
+			"apiVersion": {Type: "string", Description: "APIVersion defines the versioned schema of this representation of an object."},
+			"kind":       {Type: "string", Description: "Kind is a string value representing the REST resource this object represents."},
+			"metadata":   {Type: "object"},
+			"spec":       spec,
+			"status": {
+				Type:                   "object",
+				Description:            "Status written by tools and controllers that work on the instance.",
+				XPreserveUnknownFields: ptr(true),
+			},
+		},
+	}
+	if len(spec.Required) > 0 {
+		root.Required = []string{"spec"}
+	}
+	return root
+}
+
+func classDescription(c *catalog.Class) string {
+	d := fmt.Sprintf("An instance of the Sandbar class %s", c.Ident())
+	if len(c.Ancestors) > 0 {
+		d += " (a kind of " + strings.Join(c.Ancestors, ", ") + ")"
+	}
+	d += "."
+	if c.Description != "" {
+		d += " " + c.Description
+	}
+	return d
+}
+
+// PrinterColumns shows up to four single-valued slots, required ones first, and the age.
+func PrinterColumns(c *catalog.Class) []apiextensionsv1.CustomResourceColumnDefinition {
+	var picked []catalog.Slot
+	for _, required := range []bool{true, false} {
+		for _, s := range c.Slots {
+			if len(picked) < maxPrinterSlots && s.Required == required && !s.Many() && s.Range != metav1alpha1.RangeJSON {
+				picked = append(picked, s)
+			}
+		}
+	}
+	var cols []apiextensionsv1.CustomResourceColumnDefinition
+	for _, s := range picked {
+		typ := "string"
+		switch s.Range {
+		case metav1alpha1.RangeInteger:
+			typ = "integer"
+		case metav1alpha1.RangeNumber:
+			typ = "number"
+		case metav1alpha1.RangeBoolean:
+			typ = "boolean"
+		case metav1alpha1.RangeDateTime:
+			typ = "date"
+		}
+		cols = append(cols, apiextensionsv1.CustomResourceColumnDefinition{
+			Name:     columnName(s.Field),
+			Type:     typ,
+			JSONPath: ".spec." + s.Field,
+		})
+	}
+	return append(cols, apiextensionsv1.CustomResourceColumnDefinition{
+		Name: "Age", Type: "date", JSONPath: ".metadata.creationTimestamp",
+	})
+}
+
+// columnName turns tentacleCount into Tentacle-Count, in the style of kubectl's headers.
+func columnName(field string) string {
+	var b strings.Builder
+	for i, r := range field {
+		if r >= 'A' && r <= 'Z' && i > 0 {
+			b.WriteByte('-')
+		}
+		if i == 0 && r >= 'a' && r <= 'z' {
+			r -= 'a' - 'A'
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// Categories puts instances in "sandbar-instances", in their prefix ("kubectl get zorp")
+// and in the lower-case kind of every ancestor ("kubectl get footwear" lists every
+// SpaceBoot when SpaceBoot inherits from Footwear).
+func Categories(c *catalog.Class, ancestorKinds []string) []string {
+	seen := map[string]bool{}
+	out := []string{CategoryAll}
+	seen[CategoryAll] = true
+	add := func(s string) {
+		s = strings.ToLower(s)
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	add(c.Prefix)
+	kinds := append([]string(nil), ancestorKinds...)
+	sort.Strings(kinds)
+	for _, k := range kinds {
+		add(k)
+	}
+	return out
+}
+
+// CRD synthesises the CustomResourceDefinition that serves the instances of a
+// resolved, concrete class. ancestorKinds are the kinds of its ancestors.
+func CRD(c *catalog.Class, ancestorKinds []string) *apiextensionsv1.CustomResourceDefinition {
+	n := NamesFor(c)
+	return &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
+		ObjectMeta: metav1.ObjectMeta{
+			Name: n.CRDName,
+			Labels: map[string]string{
+				metav1alpha1.LabelClass:     c.Name,
+				metav1alpha1.LabelManagedBy: metav1alpha1.ManagedByValue,
+			},
+		},
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: n.Group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{
+				Plural:     n.Plural,
+				Singular:   n.Singular,
+				Kind:       n.Kind,
+				ListKind:   n.ListKind,
+				ShortNames: c.InstanceAPIOptions.ShortNames,
+				Categories: Categories(c, ancestorKinds),
+			},
+			Scope: apiextensionsv1.NamespaceScoped,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name:                     n.Version,
+				Served:                   true,
+				Storage:                  true,
+				Schema:                   &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: Schema(c)},
+				Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
+				AdditionalPrinterColumns: PrinterColumns(c),
+			}},
+		},
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

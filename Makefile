@@ -56,7 +56,8 @@ bench: ## Run the benchmarks (catalog snapshot, CRD projection).
 
 .PHONY: dev
 dev: build envtest-assets ## Start a local control plane, install CRDs and samples, run the manager in the foreground.
-	ASSETS="$(ENVTEST_ASSETS)" MANAGER="$(LOCALBIN)/manager" hack/dev.sh
+	go build -o $(LOCALBIN)/sandbar-dev ./hack/dev
+	$(LOCALBIN)/sandbar-dev --assets "$(ENVTEST_ASSETS)" --manager "$(LOCALBIN)/manager"
 
 ##@ Build
 

@@ -49,6 +49,8 @@ type instanceAPIOutcome struct {
 	conflict *catalog.Problem
 	// problem is set while the instance API is not served as the Class declares it.
 	problem *catalog.Problem
+	// exists is true when the Class's CRD exists, up to date or not.
+	exists bool
 }
 
 func wantsInstanceAPI(class *metav1alpha1.Class) bool {
@@ -65,9 +67,12 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 		return out, nil
 	}
 	if resolved.Problem != nil {
+		var crd apiextensionsv1.CustomResourceDefinition
+		err := r.Get(ctx, client.ObjectKey{Name: out.names.CRDName}, &crd)
+		out.exists = err == nil && crd.Labels[metav1alpha1.LabelClass] == class.Name
 		out.problem = &catalog.Problem{Reason: metav1alpha1.ReasonDependencyFailed,
 			Message: "the instance API waits for the Class's references to resolve"}
-		return out, nil
+		return out, client.IgnoreNotFound(err)
 	}
 	if out.conflict = r.classConflict(ctx, class); out.conflict != nil {
 		return out, nil
@@ -79,6 +84,7 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 		return out, err
 	}
 	found := err == nil
+	out.exists = found
 	if found {
 		if owner := existing.Labels[metav1alpha1.LabelClass]; owner != class.Name {
 			if _, ownerExists := (cacheLookup{ctx, r.Client}).Class(owner); ownerExists {
@@ -104,6 +110,7 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 			}
 			return r.applyFailed(out, err)
 		}
+		out.exists = true
 		log.Info("instance API created", "crd", desired.Name)
 		r.Recorder.Eventf(class, "Normal", "InstanceAPICreated", "created the CRD %s", desired.Name)
 		out.problem = establishing(out.names.CRDName)
@@ -203,6 +210,7 @@ func (r *ClassReconciler) crdExistsOutsideCache(ctx context.Context, class *meta
 			out.names.CRDName)}
 		return out, nil
 	}
+	out.exists = true
 	out.problem = establishing(out.names.CRDName)
 	return out, nil
 }

@@ -58,7 +58,7 @@ func classStatus(class *metav1alpha1.Class, resolved *catalog.Class, api instanc
 
 	if api.wanted {
 		n := api.names
-		if api.conflict == nil {
+		if api.exists && api.conflict == nil {
 			st.InstanceAPI = &metav1alpha1.InstanceAPIStatus{
 				Group: n.Group, Version: n.Version, Kind: n.Kind, Plural: n.Plural, CRDName: n.CRDName,
 			}

@@ -84,7 +84,7 @@ func recordReadyChange(rec record.EventRecorder, obj client.Object, before, afte
 		b.Status == a.Status && b.Reason == a.Reason && b.Message == a.Message {
 		return
 	}
-	if a.Status == metav1.ConditionTrue {
+	if a.Status == metav1.ConditionTrue || a.Reason == metav1alpha1.ReasonEstablishing {
 		rec.Event(obj, "Normal", a.Reason, a.Message)
 		return
 	}

@@ -47,7 +47,7 @@ const (
 )
 
 // PropertySpec describes one slot that Classes can use.
-// +kubebuilder:validation:XValidation:rule="self.range == 'ref' ? (has(self.target) && self.target != ”) : !has(self.target)",message="target is required when range is ref and not allowed otherwise"
+// +kubebuilder:validation:XValidation:rule="self.range == 'ref' ? (has(self.target) && size(self.target) > 0) : !has(self.target)",message="target is required when range is ref and not allowed otherwise"
 // +kubebuilder:validation:XValidation:rule="!has(self.enum) || self.range in ['string', 'keyword', 'uri', 'uuid']",message="enum applies only to ranges string, keyword, uri and uuid"
 // +kubebuilder:validation:XValidation:rule="(!has(self.minimum) && !has(self.maximum)) || self.range in ['integer', 'number']",message="minimum and maximum apply only to ranges integer and number"
 // +kubebuilder:validation:XValidation:rule="!has(self.minimum) || !has(self.maximum) || self.minimum <= self.maximum",message="minimum must not be greater than maximum"

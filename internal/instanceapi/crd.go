@@ -180,9 +180,14 @@ func PrinterColumns(c *catalog.Class) []apiextensionsv1.CustomResourceColumnDefi
 	})
 }
 
-// columnName turns tentacleCount into Tentacle-Count, in the style of kubectl's headers.
+// columnName turns tentacleCount into Tentacle-Count, in the style of kubectl's
+// headers; a slot named like one of kubectl's own columns gets a "Spec-" prefix.
 func columnName(field string) string {
 	var b strings.Builder
+	switch field {
+	case "name", "namespace", "age":
+		b.WriteString("Spec-")
+	}
 	for i, r := range field {
 		if r >= 'A' && r <= 'Z' && i > 0 {
 			b.WriteByte('-')

@@ -1,0 +1,280 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers_test
+
+import (
+	"context"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+)
+
+// A broken Class says why in a condition and an Event, and the rest of the metamodel
+// keeps working.
+func TestBrokenClassesReportWhyAndOthersKeepWorking(t *testing.T) {
+	p := uniq("p")
+	good := property(p+".title", metav1alpha1.RangeString)
+	create(t, good)
+
+	cycleA, cycleB := uniq("cycle"), uniq("cycle")
+	unknownProp, unknownParent, fine := uniq("badprop"), uniq("badparent"), uniq("fine")
+	create(t,
+		abstract(class(cycleA, p, "CycleA", []string{cycleB})),
+		abstract(class(cycleB, p, "CycleB", []string{cycleA})),
+		class(unknownProp, p, "NoProp", nil, slot(p+".missing", true)),
+		class(unknownParent, p, "NoParent", []string{p + ".ghost"}),
+		class(fine, p, "Fine", nil, slot(good.Name, true)),
+	)
+
+	for _, name := range []string{cycleA, cycleB} {
+		c := waitClassCondition(t, name, metav1alpha1.ConditionReferencesResolved, metav1.ConditionFalse, metav1alpha1.ReasonInheritanceCycle)
+		NewWithT(t).Expect(condition(c.Status.Conditions, metav1alpha1.ConditionReferencesResolved).Message).
+			To(ContainSubstring(cycleA + " -> " + cycleB))
+		waitClassCondition(t, name, metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonInheritanceCycle)
+		waitEvent(t, "", name, metav1alpha1.ReasonInheritanceCycle)
+	}
+	c := waitClassCondition(t, unknownProp, metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonUnknownProperty)
+	NewWithT(t).Expect(condition(c.Status.Conditions, metav1alpha1.ConditionReady).Message).To(ContainSubstring(p + ".missing"))
+	waitEvent(t, "", unknownProp, metav1alpha1.ReasonUnknownProperty)
+	c = waitClassCondition(t, unknownParent, metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonUnknownParent)
+	NewWithT(t).Expect(condition(c.Status.Conditions, metav1alpha1.ConditionReady).Message).To(ContainSubstring(p + ".ghost"))
+	NewWithT(t).Expect(c.Status.InstanceAPI).To(BeNil(), "no CRD was made for a Class that does not resolve")
+
+	waitClassCondition(t, fine, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	waitEvent(t, "", fine, metav1alpha1.ReasonReady)
+
+	// Fixing the manifest fixes the Class: the missing Property appears.
+	create(t, property(p+".missing", metav1alpha1.RangeInteger))
+	waitClassCondition(t, unknownProp, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+}
+
+// The API server refuses what a rule on the object itself can state.
+func TestAPIServerRefusesInvalidManifests(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	p := uniq("q")
+
+	self := class(p+".self", p, "Self", []string{p + ".self"})
+	g.Expect(k8s.Create(ctx, self)).To(MatchError(ContainSubstring("a Class cannot be its own parent")))
+
+	ref := property(p+".ref", metav1alpha1.RangeRef)
+	g.Expect(k8s.Create(ctx, ref)).To(MatchError(ContainSubstring("target is required when range is ref")))
+
+	num := property(p+".num", metav1alpha1.RangeNumber)
+	num.Spec.Pattern = "^[0-9]+$"
+	g.Expect(k8s.Create(ctx, num)).To(MatchError(ContainSubstring("pattern and maxLength apply only to ranges string, keyword and uri")))
+
+	bad := property(p+".kind", "colour")
+	g.Expect(k8s.Create(ctx, bad)).To(MatchError(ContainSubstring(`spec.range: Unsupported value: "colour"`)))
+
+	lower := class(p+".lower", p, "lower", nil)
+	g.Expect(k8s.Create(ctx, lower)).To(MatchError(ContainSubstring("spec.kind")))
+}
+
+// A Property whose pattern is not a regular expression passes the API server's rules
+// but is reported, and so is every Class that uses it.
+func TestInvalidPropertyIsReportedWithItsClasses(t *testing.T) {
+	p := uniq("r")
+	pat := property(p+".code", metav1alpha1.RangeString)
+	pat.Spec.Pattern = "[unclosed"
+	cls := abstract(class(p+".coded", p, "Coded", nil, slot(pat.Name, false)))
+	create(t, pat, cls)
+
+	NewWithT(t).Eventually(func(g Gomega) {
+		var got metav1alpha1.Property
+		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: pat.Name}, &got)).To(Succeed())
+		valid := condition(got.Status.Conditions, metav1alpha1.ConditionValid)
+		g.Expect(valid.Status).To(Equal(metav1.ConditionFalse))
+		g.Expect(valid.Message).To(ContainSubstring("not a valid regular expression"))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	waitEvent(t, "", pat.Name, metav1alpha1.ReasonInvalid)
+	waitClassCondition(t, cls.Name, metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonPropertyNotReady)
+
+	// Fixing the Property re-reconciles the Class through the index, not by polling.
+	NewWithT(t).Eventually(func() error {
+		var got metav1alpha1.Property
+		if err := k8s.Get(context.Background(), client.ObjectKey{Name: pat.Name}, &got); err != nil {
+			return err
+		}
+		got.Spec.Pattern = "^[A-Z]+$"
+		return k8s.Update(context.Background(), &got)
+	}).WithTimeout(timeout).Should(Succeed())
+	waitClassCondition(t, cls.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+}
+
+// A Property change reaches every Class that has the slot, inherited ones included.
+func TestPropertyChangeReReconcilesDependentClasses(t *testing.T) {
+	p := uniq("s")
+	prop := property(p+".colour", metav1alpha1.RangeString)
+	root := abstract(class(p+".root", p, "Root", nil, slot(prop.Name, false)))
+	mid := abstract(class(p+".mid", p, "Mid", []string{root.Name}))
+	leaf := abstract(class(p+".leaf", p, "Leaf", []string{mid.Name}))
+	create(t, prop, root, mid, leaf)
+	for _, c := range []string{root.Name, mid.Name, leaf.Name} {
+		got := waitClassCondition(t, c, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+		NewWithT(t).Expect(got.Status.EffectiveSlots).To(HaveLen(1))
+	}
+
+	NewWithT(t).Eventually(func() error {
+		var got metav1alpha1.Property
+		if err := k8s.Get(context.Background(), client.ObjectKey{Name: prop.Name}, &got); err != nil {
+			return err
+		}
+		got.Spec.Range = metav1alpha1.RangeKeyword
+		got.Spec.Field = "hue"
+		return k8s.Update(context.Background(), &got)
+	}).WithTimeout(timeout).Should(Succeed())
+
+	for _, c := range []string{root.Name, mid.Name, leaf.Name} {
+		NewWithT(t).Eventually(func(g Gomega) {
+			var got metav1alpha1.Class
+			g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: c}, &got)).To(Succeed())
+			g.Expect(got.Status.EffectiveSlots).To(ConsistOf(metav1alpha1.EffectiveSlot{
+				Property: prop.Name, Field: "hue", Range: metav1alpha1.RangeKeyword,
+				Cardinality: metav1alpha1.CardinalityOne, From: root.Name,
+			}))
+		}).WithTimeout(timeout).WithPolling(poll).Should(Succeed(), "class %s", c)
+	}
+
+	// A parent added later extends the leaf's slots.
+	extra := property(p+".size", metav1alpha1.RangeInteger)
+	other := abstract(class(p+".other", p, "Other", nil, slot(extra.Name, true)))
+	create(t, extra, other)
+	NewWithT(t).Eventually(func() error {
+		var got metav1alpha1.Class
+		if err := k8s.Get(context.Background(), client.ObjectKey{Name: mid.Name}, &got); err != nil {
+			return err
+		}
+		got.Spec.Parents = append(got.Spec.Parents, other.Name)
+		return k8s.Update(context.Background(), &got)
+	}).WithTimeout(timeout).Should(Succeed())
+	NewWithT(t).Eventually(func(g Gomega) {
+		var got metav1alpha1.Class
+		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Name: leaf.Name}, &got)).To(Succeed())
+		g.Expect(got.Status.RequiredSlots).To(Equal([]string{"size"}))
+		g.Expect(got.Status.Ancestors).To(ConsistOf(root.Name, other.Name, mid.Name))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}
+
+// A change that stored instances may not survive is refused unless the Class allows
+// it; a compatible change goes through.
+func TestBreakingInstanceAPIChangeIsRefused(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	p := uniq("t")
+	title := property(p+".title", metav1alpha1.RangeString)
+	pages := property(p+".pages", metav1alpha1.RangeInteger)
+	book := class(p+".book", p, "Book", nil, slot(title.Name, true))
+	create(t, title, pages, book)
+	got := waitClassCondition(t, book.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	crdName := got.Status.InstanceAPI.CRDName
+	g.Expect(crdName).To(Equal("books." + p + ".sandbar.dev"))
+	g.Expect(k8s.Create(ctx, instance(p+".sandbar.dev", "Book", "dune", map[string]any{"title": "Dune"}))).To(Succeed())
+
+	updateClass := func(mutate func(*metav1alpha1.Class)) {
+		g.Eventually(func() error {
+			var c metav1alpha1.Class
+			if err := k8s.Get(ctx, client.ObjectKey{Name: book.Name}, &c); err != nil {
+				return err
+			}
+			mutate(&c)
+			return k8s.Update(ctx, &c)
+		}).WithTimeout(timeout).Should(Succeed())
+	}
+
+	// Adding an optional slot is compatible.
+	updateClass(func(c *metav1alpha1.Class) { c.Spec.Slots = append(c.Spec.Slots, slot(pages.Name, false)) })
+	g.Eventually(func(g Gomega) {
+		var crd apiextensionsv1.CustomResourceDefinition
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Name: crdName}, &crd)).To(Succeed())
+		g.Expect(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties).To(HaveKey("pages"))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	waitClassCondition(t, book.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+
+	// Making it required would break "dune", which has no pages.
+	updateClass(func(c *metav1alpha1.Class) { c.Spec.Slots[1].Required = true })
+	got = waitClassCondition(t, book.Name, metav1alpha1.ConditionInstanceAPIEstablished, metav1.ConditionFalse, metav1alpha1.ReasonBreakingChange)
+	g.Expect(condition(got.Status.Conditions, metav1alpha1.ConditionInstanceAPIEstablished).Message).
+		To(ContainSubstring(`slot "pages" becomes required`))
+	waitClassCondition(t, book.Name, metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonBreakingChange)
+	waitEvent(t, "", book.Name, metav1alpha1.ReasonBreakingChange)
+	var crd apiextensionsv1.CustomResourceDefinition
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: crdName}, &crd)).To(Succeed())
+	g.Expect(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Required).To(Equal([]string{"title"}))
+
+	// Allowed explicitly, it goes through.
+	updateClass(func(c *metav1alpha1.Class) { c.Spec.InstanceAPI.AllowBreakingChanges = true })
+	waitClassCondition(t, book.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: crdName}, &crd)).To(Succeed())
+	g.Expect(crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Required).To(Equal([]string{"title", "pages"}))
+}
+
+// Deleting a Class keeps its CRD and instances unless the Class asks otherwise.
+func TestClassDeletionRetainsInstances(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	p := uniq("u")
+	name := property(p+".name", metav1alpha1.RangeString)
+	kept := class(p+".kept", p, "Kept", nil, slot(name.Name, true))
+	gone := class(p+".gone", p, "Gone", nil, slot(name.Name, true))
+	gone.Spec.InstanceAPI.DeletionPolicy = metav1alpha1.DeletionPolicyDelete
+	create(t, name, kept, gone)
+	waitClassCondition(t, kept.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	waitClassCondition(t, gone.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	g.Expect(k8s.Create(ctx, instance(p+".sandbar.dev", "Kept", "one", map[string]any{"name": "one"}))).To(Succeed())
+
+	g.Expect(k8s.Delete(ctx, kept)).To(Succeed())
+	g.Expect(k8s.Delete(ctx, gone)).To(Succeed())
+	waitCRDGone(t, "gones."+p+".sandbar.dev")
+	g.Eventually(func() bool {
+		var c metav1alpha1.Class
+		return client.IgnoreNotFound(k8s.Get(ctx, client.ObjectKey{Name: kept.Name}, &c)) == nil &&
+			k8s.Get(ctx, client.ObjectKey{Name: kept.Name}, &c) != nil
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+
+	var crd apiextensionsv1.CustomResourceDefinition
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: "kepts." + p + ".sandbar.dev"}, &crd)).To(Succeed())
+	one := &unstructured.Unstructured{}
+	one.SetAPIVersion(p + ".sandbar.dev/v1")
+	one.SetKind("Kept")
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: "one"}, one)).To(Succeed())
+
+	// A Class created again adopts the retained instance API.
+	again := class(p+".kept", p, "Kept", nil, slot(name.Name, true))
+	create(t, again)
+	waitClassCondition(t, again.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+}
+
+// Two Classes that would serve the same instance API: the older keeps it.
+func TestInstanceAPINameConflict(t *testing.T) {
+	p := uniq("v")
+	first := class(p+".first", p, "Gadget", nil)
+	create(t, first)
+	waitClassCondition(t, first.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	second := class(p+".second", p, "Gadget", nil)
+	create(t, second)
+	got := waitClassCondition(t, second.Name, metav1alpha1.ConditionNameConflict, metav1.ConditionTrue, metav1alpha1.ReasonCRDConflict)
+	NewWithT(t).Expect(condition(got.Status.Conditions, metav1alpha1.ConditionNameConflict).Message).To(ContainSubstring(first.Name))
+	waitClassCondition(t, second.Name, metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonCRDConflict)
+	waitClassCondition(t, first.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+}

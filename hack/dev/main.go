@@ -1,0 +1,155 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Command dev runs Sandbar on one machine with nothing else: a local control plane
+// (etcd and kube-apiserver), the metamodel CRDs, the samples, and the manager in the
+// foreground. Ctrl-C stops everything and removes what it made.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	"github.com/sandbar-dev/sandbar/controllers"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "dev:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	var (
+		assets  = flag.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "Folder with kube-apiserver, etcd and kubectl.")
+		manager = flag.String("manager", "bin/manager", "The manager binary to run.")
+		dir     = flag.String("dir", ".dev", "Folder for the kubeconfig (removed on exit).")
+		samples = flag.Bool("samples", true, "Apply config/samples.")
+	)
+	flag.Parse()
+	root := testenv.RepoRoot()
+	if *assets == "" {
+		return errors.New("no control plane binaries: pass --assets or set KUBEBUILDER_ASSETS (make dev does)")
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	fmt.Println(">> starting etcd and kube-apiserver")
+	env := &envtest.Environment{
+		BinaryAssetsDirectory: *assets,
+		CRDDirectoryPaths:     []string{filepath.Join(root, "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	if _, err := env.Start(); err != nil {
+		return fmt.Errorf("starting the control plane: %w", err)
+	}
+	defer func() {
+		fmt.Println(">> stopping the control plane")
+		_ = env.Stop()
+	}()
+
+	user, err := env.AddUser(envtest.User{Name: "sandbar-dev", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return err
+	}
+	kubeconfigData, err := user.KubeConfig()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(*dir, 0o700); err != nil {
+		return err
+	}
+	kubeconfig, err := filepath.Abs(filepath.Join(*dir, "kubeconfig"))
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(kubeconfig, kubeconfigData, 0o600); err != nil {
+		return err
+	}
+	defer os.Remove(kubeconfig)
+
+	if *samples {
+		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfigData)
+		if err != nil {
+			return err
+		}
+		c, err := client.New(cfg, client.Options{Scheme: controllers.NewScheme()})
+		if err != nil {
+			return err
+		}
+		fmt.Println(">> applying config/samples")
+		for _, f := range []string{"properties.yaml", "classes.yaml", "workflows.yaml", "serviceaccount.yaml"} {
+			if err := testenv.Apply(ctx, c, filepath.Join(root, "config", "samples", f)); err != nil {
+				return err
+			}
+		}
+	}
+
+	kubectl := filepath.Join(*assets, "kubectl")
+	fmt.Printf(`
+Sandbar's local control plane is up. In another terminal:
+
+  export KUBECONFIG=%s
+  kubectl get sandbar                 # the metamodel, with Ready conditions
+  kubectl get spaceboots -A           # instances of a generated instance API
+  kubectl explain classes.spec
+
+(kubectl matching the API server's version: %s)
+Ctrl-C here stops the manager and the control plane.
+
+`, kubeconfig, kubectl)
+
+	cmd := exec.Command(*manager,
+		"--health-probe-bind-address=127.0.0.1:8081",
+		"--metrics-bind-address=127.0.0.1:8082")
+	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	if err := cmd.Start(); err != nil {
+		return fmt.Errorf("starting the manager: %w", err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+
+	select {
+	case err := <-exited:
+		return fmt.Errorf("the manager stopped: %v", err)
+	case <-ctx.Done():
+	}
+	fmt.Println(">> stopping the manager")
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		_ = cmd.Process.Kill()
+		<-exited
+	}
+	return nil
+}

@@ -31,6 +31,7 @@ help: ## Display this help.
 manifests: controller-gen ## Generate CRDs (config/crd/bases) and RBAC (config/rbac) from markers.
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
+	rm -f charts/sandbar/crds/*.yaml && cp config/crd/bases/*.yaml charts/sandbar/crds/
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.

@@ -165,7 +165,7 @@ func (r *ClassReconciler) classConflict(ctx context.Context, class *metav1alpha1
 	}
 	for i := range list.Items {
 		other := &list.Items[i]
-		if other.Name != class.Name && wantsInstanceAPI(other) && olderThan(other, class) {
+		if other.Name != class.Name && wantsInstanceAPI(other) && catalog.Older(other, class) {
 			return &catalog.Problem{Reason: metav1alpha1.ReasonCRDConflict, Message: fmt.Sprintf(
 				"Class %q already serves instances as %s; change spec.prefix, spec.kind or spec.instanceAPI.plural",
 				other.Name, crdNameOf(class))}

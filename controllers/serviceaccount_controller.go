@@ -96,7 +96,7 @@ func (r *ServiceAccountReconciler) serviceNameConflict(ctx context.Context, sa *
 	}
 	for i := range list.Items {
 		other := &list.Items[i]
-		if (other.Namespace != sa.Namespace || other.Name != sa.Name) && olderThan(other, sa) {
+		if (other.Namespace != sa.Namespace || other.Name != sa.Name) && catalog.Older(other, sa) {
 			return &catalog.Problem{Reason: metav1alpha1.ReasonDuplicateService, Message: fmt.Sprintf(
 				"service name %q is already used by ServiceAccount %s/%s", sa.Spec.ServiceName, other.Namespace, other.Name)}
 		}

@@ -112,15 +112,3 @@ func (l cacheLookup) Property(name string) (*metav1alpha1.Property, bool) {
 	}
 	return &p, true
 }
-
-// olderThan orders objects that claim the same name: the older one keeps it.
-func olderThan(a, b metav1.Object) bool {
-	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
-	if !ta.Equal(&tb) {
-		return ta.Before(&tb)
-	}
-	if a.GetNamespace() != b.GetNamespace() {
-		return a.GetNamespace() < b.GetNamespace()
-	}
-	return a.GetName() < b.GetName()
-}

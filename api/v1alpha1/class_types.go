@@ -162,7 +162,7 @@ type ClassStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// ancestors are every class this one inherits from, nearest first.
+	// ancestors are every class this one inherits from, most general first.
 	// +optional
 	Ancestors []string `json:"ancestors,omitempty"`
 

@@ -17,7 +17,10 @@ limitations under the License.
 package catalog
 
 import (
+	"sort"
+
 	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 )
@@ -33,6 +36,21 @@ type Inputs struct {
 type mapLookup struct {
 	classes    map[string]*metav1alpha1.Class
 	properties map[string]*metav1alpha1.Property
+	// problems caches ValidateProperty, so that a Property used by many classes is
+	// checked (and its pattern compiled) once per build.
+	problems map[string]*Problem
+}
+
+func (m mapLookup) propertyProblem(p *metav1alpha1.Property) *Problem {
+	if m.problems == nil {
+		return ValidateProperty(p, m)
+	}
+	if problem, ok := m.problems[p.Name]; ok {
+		return problem
+	}
+	problem := ValidateProperty(p, m)
+	m.problems[p.Name] = problem
+	return problem
 }
 
 func (m mapLookup) Class(name string) (*metav1alpha1.Class, bool) {
@@ -53,6 +71,7 @@ func Build(in Inputs) *Snapshot {
 	l := mapLookup{
 		classes:    make(map[string]*metav1alpha1.Class, len(in.Classes)),
 		properties: make(map[string]*metav1alpha1.Property, len(in.Properties)),
+		problems:   make(map[string]*Problem, len(in.Properties)),
 	}
 	for i := range in.Classes {
 		l.classes[in.Classes[i].Name] = &in.Classes[i]
@@ -67,7 +86,7 @@ func Build(in Inputs) *Snapshot {
 		Accounts:   make(map[string]*Account, len(in.ServiceAccounts)),
 	}
 	for name, p := range l.properties {
-		s.Properties[name] = &Property{Name: name, Slot: SlotOf(p), Problem: ValidateProperty(p, l)}
+		s.Properties[name] = &Property{Name: name, Slot: SlotOf(p), Problem: l.propertyProblem(p)}
 	}
 	for name, c := range l.classes {
 		rc := ResolveClass(c, l)
@@ -84,9 +103,18 @@ func Build(in Inputs) *Snapshot {
 		w := ValidateWorkflow(&in.Workflows[i], l)
 		s.Workflows[w.Name] = w
 	}
+	// When two accounts claim one service name, the older keeps it, as the
+	// ServiceAccount reconciler decides; the other is not in the catalog.
+	accounts := make([]*metav1alpha1.ServiceAccount, len(in.ServiceAccounts))
 	for i := range in.ServiceAccounts {
-		sa := &in.ServiceAccounts[i]
-		a := &Account{
+		accounts[i] = &in.ServiceAccounts[i]
+	}
+	sort.Slice(accounts, func(i, j int) bool { return Older(accounts[i], accounts[j]) })
+	for _, sa := range accounts {
+		if _, taken := s.Accounts[sa.Spec.ServiceName]; taken {
+			continue
+		}
+		s.Accounts[sa.Spec.ServiceName] = &Account{
 			Namespace:     sa.Namespace,
 			Name:          sa.Name,
 			ServiceName:   sa.Spec.ServiceName,
@@ -95,12 +123,19 @@ func Build(in Inputs) *Snapshot {
 			Ready:         meta.IsStatusConditionTrue(sa.Status.Conditions, metav1alpha1.ConditionReady),
 			Permissions:   sa.Spec.Permissions,
 		}
-		// A service name claimed twice belongs to no one until the conflict is gone;
-		// the ServiceAccount reconciler reports it.
-		if prev, dup := s.Accounts[a.ServiceName]; dup {
-			prev.Ready, a.Ready = false, false
-		}
-		s.Accounts[a.ServiceName] = a
 	}
 	return s
+}
+
+// Older orders objects that claim the same name: the one created first keeps it, ties
+// broken by namespace and name so that every replica decides alike.
+func Older(a, b metav1.Object) bool {
+	ta, tb := a.GetCreationTimestamp(), b.GetCreationTimestamp()
+	if !ta.Equal(&tb) {
+		return ta.Before(&tb)
+	}
+	if a.GetNamespace() != b.GetNamespace() {
+		return a.GetNamespace() < b.GetNamespace()
+	}
+	return a.GetName() < b.GetName()
 }

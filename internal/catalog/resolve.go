@@ -103,6 +103,16 @@ func ValidateProperty(p *metav1alpha1.Property, l Lookup) *Problem {
 	return nil
 }
 
+// propertyProblem validates a Property through the lookup's cache when it has one.
+func propertyProblem(p *metav1alpha1.Property, l Lookup) *Problem {
+	if c, ok := l.(interface {
+		propertyProblem(*metav1alpha1.Property) *Problem
+	}); ok {
+		return c.propertyProblem(p)
+	}
+	return ValidateProperty(p, l)
+}
+
 // SlotOf is the catalog's view of a Property.
 func SlotOf(p *metav1alpha1.Property) Slot {
 	card := p.Spec.Cardinality
@@ -163,7 +173,7 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 				out.Slots = nil
 				return out
 			}
-			if pp := ValidateProperty(p, l); pp != nil {
+			if pp := propertyProblem(p, l); pp != nil {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonPropertyNotReady,
 					Message: fmt.Sprintf("Property %q (a slot of %s) is not usable: %s", ref.Property, k.Name, pp.Message)}
 				out.Slots = nil

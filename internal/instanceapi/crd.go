@@ -17,6 +17,7 @@ limitations under the License.
 package instanceapi
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -70,7 +71,8 @@ func SlotSchema(s catalog.Slot) apiextensionsv1.JSONSchemaProps {
 	v.Minimum = s.Minimum
 	v.Maximum = s.Maximum
 	for _, e := range s.Enum {
-		v.Enum = append(v.Enum, apiextensionsv1.JSON{Raw: []byte(fmt.Sprintf("%q", e))})
+		raw, _ := json.Marshal(e) // a string always marshals
+		v.Enum = append(v.Enum, apiextensionsv1.JSON{Raw: raw})
 	}
 	desc := slotDescription(s)
 	if s.Many() {

@@ -69,6 +69,7 @@ func run() error {
 		ErrorIfCRDPathMissing: true,
 	}
 	if _, err := env.Start(); err != nil {
+		_ = env.Stop() // whatever did start
 		return fmt.Errorf("starting the control plane: %w", err)
 	}
 	defer func() {

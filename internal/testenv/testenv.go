@@ -52,6 +52,7 @@ func Start() (*envtest.Environment, error) {
 		ErrorIfCRDPathMissing: true,
 	}
 	if _, err := env.Start(); err != nil {
+		_ = env.Stop() // whatever did start
 		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
 	return env, nil

@@ -14,13 +14,17 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Command manager runs the Sandbar operator: the reconcilers of the metamodel and
-// the catalog they publish.
+// Command manager runs the Sandbar operator: the reconcilers of the metamodel, the
+// catalog they publish, and the MCP server that serves it. "manager create-key"
+// issues an API key for an MCP ServiceAccount.
 package main
 
 import (
 	"flag"
+	"fmt"
 	"os"
+	"strings"
+	"time"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
@@ -29,27 +33,57 @@ import (
 
 	"github.com/sandbar-dev/sandbar/controllers"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 )
 
 // version is the build's version, set with -ldflags "-X main.version=...".
 var version = "dev"
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "create-key" {
+		os.Exit(createKey(os.Args[2:]))
+	}
+	os.Exit(run())
+}
+
+func run() int {
 	var (
 		metricsAddr   string
 		probeAddr     string
 		leaderElect   bool
 		leaderElectNS string
+		origins       string
+		mcpOpts       = mcpserver.Options{Version: version}
+		nameStyle     string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8082", "Address of the metrics endpoint; \"0\" turns it off.")
-	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of /healthz and /readyz.")
+	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the manager's /healthz and /readyz.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect one leader among the replicas to run the reconcilers (every replica serves MCP).")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader-election lease (default: the pod's namespace).")
-	opts := zap.Options{Development: false}
+	flag.StringVar(&mcpOpts.BindAddress, "mcp-bind-address", ":8080", "Address of the MCP server (/mcp, /healthz, /readyz).")
+	flag.StringVar(&mcpOpts.ToolSurface, "tool-surface", mcpserver.SurfaceBoth, "Tools to serve: operational (verbs with the class as argument), per-class (one create tool per class) or both.")
+	flag.StringVar(&nameStyle, "tool-name-style", string(mcpserver.StyleUnderscore), "Tool names: underscore (sandbar_entity_create; accepted by every client) or dotted (sandbar.entity.create).")
+	flag.StringVar(&origins, "mcp-allowed-origins", "", "Comma-separated browser origins allowed to call /mcp (as https://app.example.com); other cross-origin browser requests get 403.")
+	flag.Float64Var(&mcpOpts.RateLimit, "mcp-rate-limit", 20, "Requests per second each ServiceAccount may make (0: unlimited).")
+	flag.IntVar(&mcpOpts.RateBurst, "mcp-rate-burst", 60, "Requests a ServiceAccount may make in a burst.")
+	flag.Int64Var(&mcpOpts.MaxRequestBytes, "mcp-max-request-bytes", 1<<20, "Largest request body accepted (413 beyond).")
+	flag.DurationVar(&mcpOpts.SessionTimeout, "mcp-session-timeout", 30*time.Minute, "Close MCP sessions idle for this long.")
+	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
+
+	mcpOpts.NameStyle = mcpserver.NameStyle(nameStyle)
+	for _, o := range strings.Split(origins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			mcpOpts.AllowedOrigins = append(mcpOpts.AllowedOrigins, o)
+		}
+	}
+	if err := mcpOpts.Validate(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 
 	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
 		Scheme:                  controllers.NewScheme(),
@@ -62,25 +96,35 @@ func main() {
 	})
 	if err != nil {
 		log.Error(err, "creating the manager")
-		os.Exit(1)
+		return 1
 	}
 	ctx := ctrl.SetupSignalHandler()
 	store := catalog.NewStore()
 	if err := controllers.Setup(ctx, mgr, store); err != nil {
 		log.Error(err, "setting up the reconcilers")
-		os.Exit(1)
+		return 1
+	}
+	server, err := mcpserver.New(mcpOpts, store, mgr.GetClient())
+	if err != nil {
+		log.Error(err, "setting up the MCP server")
+		return 1
+	}
+	if err := mgr.Add(server); err != nil {
+		log.Error(err, "adding the MCP server")
+		return 1
 	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		log.Error(err, "adding the health check")
-		os.Exit(1)
+		return 1
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		log.Error(err, "adding the readiness check")
-		os.Exit(1)
+		return 1
 	}
 	log.Info("starting the manager", "version", version)
 	if err := mgr.Start(ctx); err != nil {
 		log.Error(err, "running the manager")
-		os.Exit(1)
+		return 1
 	}
+	return 0
 }

@@ -105,9 +105,11 @@ func (r *ClassReconciler) SetupWithManager(mgr ctrl.Manager) error {
 func (r *ClassReconciler) dependentsOfClass(ctx context.Context, o client.Object) []reconcile.Request {
 	class := o.(*metav1alpha1.Class)
 	out := r.descendants(ctx, class.Name)
-	for _, req := range requestsFor(ctx, r.Client, &metav1alpha1.ClassList{}, indexClassCRD, crdNameOf(class)) {
-		if req.Name != class.Name {
-			out = append(out, req)
+	for _, index := range []struct{ name, value string }{{indexClassCRD, crdNameOf(class)}, {indexClassIdent, identOf(class)}} {
+		for _, req := range requestsFor(ctx, r.Client, &metav1alpha1.ClassList{}, index.name, index.value) {
+			if req.Name != class.Name {
+				out = append(out, req)
+			}
 		}
 	}
 	return out

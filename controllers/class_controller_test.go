@@ -265,16 +265,32 @@ func TestClassDeletionRetainsInstances(t *testing.T) {
 	waitClassCondition(t, again.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
 }
 
-// Two Classes that would serve the same instance API: the older keeps it.
-func TestInstanceAPINameConflict(t *testing.T) {
+// Two Classes with the same prefix and kind, or the same instance API: the older
+// keeps it.
+func TestClassNameConflicts(t *testing.T) {
 	p := uniq("v")
 	first := class(p+".first", p, "Gadget", nil)
+	first.Spec.InstanceAPI.DeletionPolicy = metav1alpha1.DeletionPolicyDelete
 	create(t, first)
 	waitClassCondition(t, first.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
-	second := class(p+".second", p, "Gadget", nil)
-	create(t, second)
-	got := waitClassCondition(t, second.Name, metav1alpha1.ConditionNameConflict, metav1.ConditionTrue, metav1alpha1.ReasonCRDConflict)
+
+	sameIdent := class(p+".second", p, "Gadget", nil)
+	sameIdent.Spec.InstanceAPI.Plural = "gadgetz"
+	create(t, sameIdent)
+	got := waitClassCondition(t, sameIdent.Name, metav1alpha1.ConditionNameConflict, metav1.ConditionTrue, metav1alpha1.ReasonIdentConflict)
 	NewWithT(t).Expect(condition(got.Status.Conditions, metav1alpha1.ConditionNameConflict).Message).To(ContainSubstring(first.Name))
-	waitClassCondition(t, second.Name, metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonCRDConflict)
+	waitClassCondition(t, sameIdent.Name, metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonIdentConflict)
+
+	samePlural := class(p+".third", p, "Widget", nil)
+	samePlural.Spec.InstanceAPI.Plural = "gadgets"
+	create(t, samePlural)
+	got = waitClassCondition(t, samePlural.Name, metav1alpha1.ConditionNameConflict, metav1.ConditionTrue, metav1alpha1.ReasonCRDConflict)
+	NewWithT(t).Expect(condition(got.Status.Conditions, metav1alpha1.ConditionNameConflict).Message).To(ContainSubstring("gadgets." + p + ".sandbar.dev"))
+
 	waitClassCondition(t, first.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+
+	// When the older Class goes with its instance API, the next one takes the name
+	// over. (A retained CRD keeps its kind: the API server refuses a second one.)
+	NewWithT(t).Expect(k8s.Delete(context.Background(), first)).To(Succeed())
+	waitClassCondition(t, sameIdent.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
 }

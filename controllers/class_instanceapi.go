@@ -157,18 +157,24 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 	return out, nil
 }
 
-// classConflict reports whether an older Class claims the same instance API.
+// classConflict reports whether an older Class claims the same instance API or the
+// same prefix/Kind (and so the same MCP tool names).
 func (r *ClassReconciler) classConflict(ctx context.Context, class *metav1alpha1.Class) *catalog.Problem {
-	var list metav1alpha1.ClassList
-	if err := r.List(ctx, &list, client.MatchingFields{indexClassCRD: crdNameOf(class)}); err != nil {
-		return nil
-	}
-	for i := range list.Items {
-		other := &list.Items[i]
-		if other.Name != class.Name && wantsInstanceAPI(other) && catalog.Older(other, class) {
-			return &catalog.Problem{Reason: metav1alpha1.ReasonCRDConflict, Message: fmt.Sprintf(
-				"Class %q already serves instances as %s; change spec.prefix, spec.kind or spec.instanceAPI.plural",
-				other.Name, crdNameOf(class))}
+	for _, by := range []struct{ index, value, what, reason string }{
+		{indexClassIdent, identOf(class), "the name " + identOf(class) + " (and its MCP tools)", metav1alpha1.ReasonIdentConflict},
+		{indexClassCRD, crdNameOf(class), "the instance API " + crdNameOf(class), metav1alpha1.ReasonCRDConflict},
+	} {
+		var list metav1alpha1.ClassList
+		if err := r.List(ctx, &list, client.MatchingFields{by.index: by.value}); err != nil {
+			continue
+		}
+		for i := range list.Items {
+			other := &list.Items[i]
+			if other.Name != class.Name && wantsInstanceAPI(other) && catalog.Older(other, class) {
+				return &catalog.Problem{Reason: by.reason, Message: fmt.Sprintf(
+					"Class %q already has %s; change spec.prefix, spec.kind or spec.instanceAPI.plural",
+					other.Name, by.what)}
+			}
 		}
 	}
 	return nil

@@ -35,7 +35,8 @@ import (
 const (
 	indexClassParent     = "spec.parents"
 	indexClassProperty   = "spec.slots.property"
-	indexClassCRD        = "status.instanceAPI.crdName"
+	indexClassCRD        = "instanceAPI.crdName"
+	indexClassIdent      = "spec.ident"
 	indexPropertyTarget  = "spec.target"
 	indexWorkflowSubject = "spec.subjectClass"
 	indexAccountSecret   = "spec.apiKeySecretRef.name"
@@ -62,6 +63,9 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 		}},
 		{&metav1alpha1.Class{}, indexClassCRD, func(o client.Object) []string {
 			return []string{crdNameOf(o.(*metav1alpha1.Class))}
+		}},
+		{&metav1alpha1.Class{}, indexClassIdent, func(o client.Object) []string {
+			return []string{identOf(o.(*metav1alpha1.Class))}
 		}},
 		{&metav1alpha1.Property{}, indexPropertyTarget, func(o client.Object) []string {
 			if t := o.(*metav1alpha1.Property).Spec.Target; t != "" {
@@ -95,6 +99,10 @@ func crdNameOf(c *metav1alpha1.Class) string {
 		Prefix: c.Spec.Prefix, Kind: c.Spec.Kind, InstanceAPIOptions: c.Spec.InstanceAPI,
 	}).CRDName
 }
+
+// identOf is a Class's name in the metamodel, prefix/Kind: its tool name derives
+// from it, so two Classes cannot share it.
+func identOf(c *metav1alpha1.Class) string { return c.Spec.Prefix + "/" + c.Spec.Kind }
 
 // requestsFor lists the objects whose field has the given value, as requests.
 func requestsFor(ctx context.Context, c client.Client, list client.ObjectList, field, value string, opts ...client.ListOption) []reconcile.Request {

@@ -69,7 +69,7 @@ func patchStatus(ctx context.Context, c client.Client, rec record.EventRecorder,
 		return nil
 	}
 	if err := c.Status().Patch(ctx, obj, client.MergeFrom(orig)); err != nil {
-		return err
+		return client.IgnoreNotFound(err) // deleted meanwhile: nothing to report on
 	}
 	recordReadyChange(rec, obj, oldConds, newConds)
 	return nil

@@ -48,6 +48,7 @@ const (
 	ReasonDuplicateField   = "DuplicateField"
 	ReasonNoConflict       = "NoConflict"
 	ReasonCRDConflict      = "CRDConflict"
+	ReasonIdentConflict    = "IdentConflict"
 	ReasonDuplicateService = "DuplicateServiceName"
 	ReasonEstablished      = "Established"
 	ReasonEstablishing     = "Establishing"

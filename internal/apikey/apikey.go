@@ -1,0 +1,109 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package apikey issues API keys for MCP ServiceAccounts: a random key that is shown
+// once, and its bcrypt hash, which is all that is stored.
+package apikey
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+
+	"golang.org/x/crypto/bcrypt"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+)
+
+// DefaultKey is the Secret key of the hash when the ServiceAccount names none.
+const DefaultKey = "api-key-hash"
+
+// Generate makes a new API key (256 random bits, URL-safe) and its bcrypt hash.
+func Generate() (key string, hash []byte, err error) {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		return "", nil, err
+	}
+	key = base64.RawURLEncoding.EncodeToString(b)
+	hash, err = bcrypt.GenerateFromPassword([]byte(key), bcrypt.DefaultCost)
+	return key, hash, err
+}
+
+// Secret is the Secret that holds a ServiceAccount's key hash.
+func Secret(sa *metav1alpha1.ServiceAccount, hash []byte) *corev1.Secret {
+	key := sa.Spec.APIKeySecretRef.Key
+	if key == "" {
+		key = DefaultKey
+	}
+	return &corev1.Secret{
+		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
+		ObjectMeta: metav1.ObjectMeta{
+			Namespace: sa.Namespace,
+			Name:      sa.Spec.APIKeySecretRef.Name,
+			Labels:    map[string]string{metav1alpha1.LabelAPIKey: "true"},
+		},
+		Type: corev1.SecretTypeOpaque,
+		Data: map[string][]byte{key: hash},
+	}
+}
+
+// Issue gives an existing ServiceAccount a new key: it writes the hash into the
+// account's Secret (creating or updating it) and returns the bearer token
+// "<service-name>:<key>", which is not stored anywhere.
+func Issue(ctx context.Context, c client.Client, namespace, name string) (string, error) {
+	var sa metav1alpha1.ServiceAccount
+	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &sa); err != nil {
+		if apierrors.IsNotFound(err) {
+			return "", fmt.Errorf("ServiceAccount %s/%s (serviceaccounts.meta.sandbar.dev) not found; create it first, or use --dry-run to print both", namespace, name)
+		}
+		return "", err
+	}
+	key, hash, err := Generate()
+	if err != nil {
+		return "", err
+	}
+	want := Secret(&sa, hash)
+	var existing corev1.Secret
+	err = c.Get(ctx, client.ObjectKeyFromObject(want), &existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		if err := c.Create(ctx, want); err != nil {
+			return "", err
+		}
+	case err != nil:
+		return "", err
+	default:
+		if existing.Labels == nil {
+			existing.Labels = map[string]string{}
+		}
+		existing.Labels[metav1alpha1.LabelAPIKey] = "true"
+		if existing.Data == nil {
+			existing.Data = map[string][]byte{}
+		}
+		for k, v := range want.Data {
+			existing.Data[k] = v
+		}
+		if err := c.Update(ctx, &existing); err != nil {
+			return "", err
+		}
+	}
+	return sa.Spec.ServiceName + ":" + key, nil
+}

@@ -1,0 +1,318 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/url"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
+
+// Coerce turns tool arguments into the spec of an instance of c: every key must be a
+// slot, every value is converted to the slot's range where a faithful conversion
+// exists ("42" for an integer, ":zorp/red" for a keyword, a single value for a
+// many-valued slot, an epoch in milliseconds for a date-time), and every required
+// slot must be present. It returns all problems at once, each naming the slot and
+// what it expects, so that a client can fix everything in one go.
+func Coerce(c *catalog.Class, args map[string]any) (map[string]any, []string) {
+	spec := map[string]any{}
+	var problems []string
+	for _, key := range sortedKeys(args) {
+		s, ok := c.Slot(key)
+		if !ok {
+			problems = append(problems, fmt.Sprintf("%q is not a slot of %s; its slots are: %s", key, c.Ident(), slotList(c)))
+			continue
+		}
+		v, err := coerceSlot(s, args[key])
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("slot %q: %v", key, err))
+			continue
+		}
+		if v != nil {
+			spec[key] = v
+		}
+	}
+	var missing []string
+	for _, f := range c.Required {
+		if _, ok := spec[f]; !ok {
+			s, _ := c.Slot(f)
+			missing = append(missing, fmt.Sprintf("%q (%s)", f, rangeName(s)))
+		}
+	}
+	if len(missing) > 0 {
+		problems = append([]string{"missing required slot(s): " + strings.Join(missing, ", ")}, problems...)
+	}
+	return spec, problems
+}
+
+func coerceSlot(s catalog.Slot, v any) (any, error) {
+	if v == nil {
+		return nil, nil
+	}
+	if !s.Many() {
+		if _, isList := v.([]any); isList {
+			return nil, fmt.Errorf("expected a single %s, got a list", rangeName(s))
+		}
+		return coerceValue(s, v)
+	}
+	items, isList := v.([]any)
+	if !isList {
+		items = []any{v}
+	}
+	out := make([]any, 0, len(items))
+	for i, item := range items {
+		c, err := coerceValue(s, item)
+		if err != nil {
+			return nil, fmt.Errorf("item %d: %v", i, err)
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func coerceValue(s catalog.Slot, v any) (any, error) {
+	got := describe(v)
+	bad := func() (any, error) {
+		return nil, fmt.Errorf("expected %s, got %s", rangeName(catalog.Slot{Range: s.Range, Target: s.Target}), got)
+	}
+	var out any
+	switch s.Range {
+	case metav1alpha1.RangeInteger:
+		switch x := v.(type) {
+		case float64:
+			if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
+				return bad()
+			}
+			out = int64(x)
+		case json.Number:
+			n, err := x.Int64()
+			if err != nil {
+				return bad()
+			}
+			out = n
+		case string:
+			n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+			if err != nil {
+				return bad()
+			}
+			out = n
+		default:
+			return bad()
+		}
+	case metav1alpha1.RangeNumber:
+		switch x := v.(type) {
+		case float64:
+			out = x
+		case json.Number:
+			f, err := x.Float64()
+			if err != nil {
+				return bad()
+			}
+			out = f
+		case string:
+			f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
+			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				return bad()
+			}
+			out = f
+		default:
+			return bad()
+		}
+	case metav1alpha1.RangeBoolean:
+		switch x := v.(type) {
+		case bool:
+			out = x
+		case string:
+			b, err := strconv.ParseBool(strings.TrimSpace(x))
+			if err != nil {
+				return bad()
+			}
+			out = b
+		default:
+			return bad()
+		}
+	case metav1alpha1.RangeDateTime:
+		switch x := v.(type) {
+		case string:
+			t, err := parseTime(strings.TrimSpace(x))
+			if err != nil {
+				return bad()
+			}
+			out = t.UTC().Format(time.RFC3339Nano)
+		case float64:
+			out = time.UnixMilli(int64(x)).UTC().Format(time.RFC3339Nano)
+		default:
+			return bad()
+		}
+	case metav1alpha1.RangeUUID:
+		x, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		u, err := uuid.Parse(strings.TrimSpace(x))
+		if err != nil {
+			return bad()
+		}
+		out = u.String()
+	case metav1alpha1.RangeURI:
+		x, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		u, err := url.Parse(strings.TrimSpace(x))
+		if err != nil || !u.IsAbs() {
+			return nil, fmt.Errorf("expected an absolute URI, got %s", got)
+		}
+		out = u.String()
+	case metav1alpha1.RangeKeyword:
+		x, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		k := strings.TrimPrefix(strings.TrimSpace(x), ":")
+		if !keyword.MatchString(k) {
+			return nil, fmt.Errorf("expected a keyword such as \"ns/name\", got %s", got)
+		}
+		out = k
+	case metav1alpha1.RangeJSON:
+		out = v
+	default: // string, ref
+		x, ok := v.(string)
+		if !ok {
+			return bad()
+		}
+		out = x
+	}
+	return out, checkConstraints(s, out, got)
+}
+
+var keyword = regexp.MustCompile(`^[A-Za-z_*+!?<>=-][A-Za-z0-9_*+!?<>=.-]*(/[A-Za-z_*+!?<>=-][A-Za-z0-9_*+!?<>=.-]*)?$`)
+
+func parseTime(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("not a date-time")
+}
+
+// checkConstraints applies a slot's constraints, so that an error names them rather
+// than leaving it to the API server's message.
+func checkConstraints(s catalog.Slot, v any, got string) error {
+	if str, ok := v.(string); ok {
+		if len(s.Enum) > 0 && !contains(s.Enum, str) {
+			return fmt.Errorf("%s is not one of the allowed values: %s", got, strings.Join(quoteAll(s.Enum), ", "))
+		}
+		if s.MaxLength != nil && int64(len([]rune(str))) > *s.MaxLength {
+			return fmt.Errorf("%d characters, at most %d allowed", len([]rune(str)), *s.MaxLength)
+		}
+		if s.Pattern != "" {
+			if re, err := regexp.Compile(s.Pattern); err == nil && !re.MatchString(str) {
+				return fmt.Errorf("%s does not match the pattern %s", got, s.Pattern)
+			}
+		}
+	}
+	var f float64
+	switch x := v.(type) {
+	case int64:
+		f = float64(x)
+	case float64:
+		f = x
+	default:
+		return nil
+	}
+	if s.Minimum != nil && f < *s.Minimum {
+		return fmt.Errorf("%v is less than the minimum %v", v, *s.Minimum)
+	}
+	if s.Maximum != nil && f > *s.Maximum {
+		return fmt.Errorf("%v is greater than the maximum %v", v, *s.Maximum)
+	}
+	return nil
+}
+
+// describe shows a value in an error message: its JSON type and, briefly, itself.
+func describe(v any) string {
+	b, _ := json.Marshal(v)
+	s := string(b)
+	if len(s) > 60 {
+		s = s[:57] + "..."
+	}
+	switch v.(type) {
+	case string:
+		return "string " + s
+	case float64, json.Number:
+		return "number " + s
+	case bool:
+		return "boolean " + s
+	case []any:
+		return "list " + s
+	case map[string]any:
+		return "object " + s
+	case nil:
+		return "null"
+	}
+	return s
+}
+
+func slotList(c *catalog.Class) string {
+	var out []string
+	for _, s := range c.Slots {
+		out = append(out, fmt.Sprintf("%s (%s)", s.Field, rangeName(s)))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+func contains(xs []string, x string) bool {
+	for _, v := range xs {
+		if v == x {
+			return true
+		}
+	}
+	return false
+}
+
+func quoteAll(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = strconv.Quote(x)
+	}
+	return out
+}

@@ -1,0 +1,200 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	. "github.com/onsi/gomega"
+	"go.uber.org/zap/zapcore"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/sandbar-dev/sandbar/controllers"
+	"github.com/sandbar-dev/sandbar/internal/apikey"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
+)
+
+// The suite runs a control plane, the manager's reconcilers and the MCP server on a
+// loopback port, applies the samples and issues a key for the sample account
+// "claude". Tests talk to the server through real MCP clients.
+var (
+	k8s    client.Client
+	store  *catalog.Store
+	mcpURL string
+	// token is the bearer token of default/claude, which may do everything.
+	token string
+	// serve starts one more MCP server with other options on the same catalog.
+	serve func(opts mcpserver.Options) string
+)
+
+const (
+	timeout = 20 * time.Second
+	poll    = 50 * time.Millisecond
+)
+
+func TestMain(m *testing.M) { os.Exit(run(m)) }
+
+func run(m *testing.M) int {
+	level := zapcore.ErrorLevel
+	if os.Getenv("SANDBAR_TEST_LOG") != "" {
+		level = zapcore.DebugLevel
+	}
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(level)))
+	env, err := testenv.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = env.Stop() }()
+	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+		Scheme:  controllers.NewScheme(),
+		Metrics: metricsserver.Options{BindAddress: "0"},
+		Cache:   controllers.CacheOptions(),
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	store = catalog.NewStore()
+	if err := controllers.Setup(ctx, mgr, store); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	serve = func(opts mcpserver.Options) string {
+		if opts.ToolSurface == "" {
+			opts.ToolSurface = mcpserver.SurfaceBoth
+		}
+		if opts.NameStyle == "" {
+			opts.NameStyle = mcpserver.StyleUnderscore
+		}
+		opts.Version = "test"
+		srv, err := mcpserver.New(opts, store, mgr.GetClient())
+		if err != nil {
+			panic(err)
+		}
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			panic(err)
+		}
+		go func() { _ = srv.Serve(ctx, ln) }()
+		return "http://" + ln.Addr().String() + "/mcp"
+	}
+	mcpURL = serve(mcpserver.Options{})
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+
+	k8s, err = client.New(env.Config, client.Options{Scheme: mgr.GetScheme()})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir := filepath.Join(testenv.RepoRoot(), "config", "samples")
+	for _, f := range []string{"properties.yaml", "classes.yaml", "workflows.yaml", "serviceaccount.yaml"} {
+		if err := testenv.Apply(ctx, k8s, filepath.Join(dir, f)); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	if token, err = apikey.Issue(ctx, k8s, "default", "claude"); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if err := waitFor(func() bool {
+		s := store.Load()
+		c, a := s.Classes["zorp.spaceboot"], s.Accounts["claude"]
+		return c != nil && c.Ready && c.InstanceAPI != nil && c.InstanceAPI.Established && a != nil && a.Ready
+	}); err != nil {
+		fmt.Fprintln(os.Stderr, "the samples did not become ready:", err)
+		return 1
+	}
+	code := m.Run()
+	cancel()
+	<-done
+	return code
+}
+
+func waitFor(cond func() bool) error {
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			return fmt.Errorf("timed out after %s", timeout)
+		}
+		<-time.After(poll)
+	}
+	return nil
+}
+
+// bearer adds an Authorization header to every request.
+type bearer struct {
+	token string
+	base  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.base.RoundTrip(r)
+}
+
+// connect opens an MCP session as the holder of a token.
+func connect(t *testing.T, url, tok string, opts *mcp.ClientOptions) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "sandbar-test", Version: "1"}, opts)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint:   url,
+		HTTPClient: &http.Client{Transport: bearer{token: tok, base: http.DefaultTransport}},
+		MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatalf("connecting: %v", err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// callTool calls a tool and fails the test on a protocol error.
+func callTool(t *testing.T, cs *mcp.ClientSession, name string, args map[string]any) *mcp.CallToolResult {
+	t.Helper()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred(), "calling %s", name)
+	return res
+}
+
+func text(res *mcp.CallToolResult) string {
+	out := ""
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			out += t.Text
+		}
+	}
+	return out
+}

@@ -1,0 +1,227 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/apikey"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+)
+
+const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
+
+// post sends an initialize request with the given headers.
+func post(t *testing.T, url string, headers map[string]string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(initializeBody))
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return resp, string(body)
+}
+
+// newAccount creates a ServiceAccount with a fresh key and returns its token.
+func newAccount(t *testing.T, name string, perms metav1alpha1.Permissions) (*metav1alpha1.ServiceAccount, string) {
+	t.Helper()
+	g := NewWithT(t)
+	sa := &metav1alpha1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: metav1alpha1.ServiceAccountSpec{
+			ServiceName:     name,
+			APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: name + "-key"},
+			Permissions:     perms,
+		},
+	}
+	g.Expect(k8s.Create(context.Background(), sa)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), sa) })
+	tok, err := apikey.Issue(context.Background(), k8s, "default", name)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() bool {
+		a := store.Load().Accounts[name]
+		return a != nil && a.Ready
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+	return sa, tok
+}
+
+func TestWrongTokensGet401(t *testing.T) {
+	_, inactiveTok := newAccount(t, "sleepy", metav1alpha1.Permissions{})
+	var sa metav1alpha1.ServiceAccount
+	NewWithT(t).Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "sleepy"}, &sa)).To(Succeed())
+	off := false
+	sa.Spec.Active = &off
+	NewWithT(t).Expect(k8s.Update(context.Background(), &sa)).To(Succeed())
+
+	service, key, _ := strings.Cut(token, ":")
+	for _, tc := range []struct {
+		desc, header, body string
+	}{
+		{"no header", "", "Bearer token required"},
+		{"not bearer", "Basic " + token, "invalid token"},
+		{"no colon", "Bearer " + service + key, "invalid token"},
+		{"unknown service", "Bearer nobody:" + key, "invalid token"},
+		{"wrong key", "Bearer " + service + ":" + key + "x", "invalid token"},
+		{"inactive account", "Bearer " + inactiveTok, "invalid token"},
+	} {
+		t.Run(tc.desc, func(t *testing.T) {
+			g := NewWithT(t)
+			headers := map[string]string{}
+			if tc.header != "" {
+				headers["Authorization"] = tc.header
+			}
+			g.Eventually(func(g Gomega) {
+				resp, body := post(t, mcpURL, headers)
+				g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
+				g.Expect(resp.Header.Get("WWW-Authenticate")).To(Equal(`Bearer realm="sandbar-mcp"`))
+				g.Expect(resp.Header.Get("Content-Type")).To(Equal("application/json"))
+				var msg map[string]string
+				g.Expect(json.Unmarshal([]byte(body), &msg)).To(Succeed())
+				g.Expect(msg).To(Equal(map[string]string{"error": tc.body}))
+			}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+		})
+	}
+	resp, _ := post(t, mcpURL, map[string]string{"Authorization": "Bearer " + token})
+	NewWithT(t).Expect(resp.StatusCode).To(Equal(http.StatusOK))
+}
+
+// Deactivating an account or giving it a new key locks the old token out, on an
+// already open session too.
+func TestLockOutReachesOpenSessions(t *testing.T) {
+	g := NewWithT(t)
+	_, tok := newAccount(t, "rotor", metav1alpha1.Permissions{})
+	cs := connect(t, mcpURL, tok, nil)
+	_, err := cs.ListTools(context.Background(), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	newTok, err := apikey.Issue(context.Background(), k8s, "default", "rotor")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() error {
+		_, err := cs.ListTools(context.Background(), nil)
+		return err
+	}).WithTimeout(timeout).WithPolling(poll).Should(MatchError(ContainSubstring("Unauthorized")))
+
+	fresh := connect(t, mcpURL, newTok, nil)
+	_, err = fresh.ListTools(context.Background(), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	var sa metav1alpha1.ServiceAccount
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: "rotor"}, &sa)).To(Succeed())
+	off := false
+	sa.Spec.Active = &off
+	g.Expect(k8s.Update(context.Background(), &sa)).To(Succeed())
+	g.Eventually(func() error {
+		_, err := fresh.ListTools(context.Background(), nil)
+		return err
+	}).WithTimeout(timeout).WithPolling(poll).Should(MatchError(ContainSubstring("Unauthorized")))
+}
+
+func TestPermissionsFilterAndGuardTools(t *testing.T) {
+	g := NewWithT(t)
+	_, tok := newAccount(t, "reader", metav1alpha1.Permissions{
+		Tools:      []string{"sandbar_schema_*", "sandbar.entity.*"},
+		ReadOnly:   true,
+		Namespaces: []string{"kube-public"},
+	})
+	cs := connect(t, mcpURL, tok, nil)
+	tools := listTools(t, cs)
+	g.Expect(tools).To(HaveKey("sandbar_schema_classes"))
+	g.Expect(tools).To(HaveKey("sandbar_entity_find"), "globs match canonical names too")
+	g.Expect(tools).NotTo(HaveKey("sandbar_entity_create"), "read-only accounts see read-only tools only")
+	g.Expect(tools).NotTo(HaveKey("sandbar_class_describe"))
+	g.Expect(tools).NotTo(HaveKey("sandbar_class_zorp_SpaceBoot"))
+
+	res := callTool(t, cs, "sandbar_entity_create", map[string]any{"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "nope"}})
+	g.Expect(res.IsError).To(BeTrue())
+	g.Expect(text(res)).To(ContainSubstring(`forbidden: this account's permissions do not allow the tool "sandbar_entity_create"`))
+
+	res = callTool(t, cs, "sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "namespace": "kube-public"})
+	g.Expect(res.IsError).To(BeFalse(), "a granted namespace: %s", text(res))
+	res = callTool(t, cs, "sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "namespace": "kube-system"})
+	g.Expect(res.IsError).To(BeTrue())
+}
+
+func TestNewClassAppearsAsToolWithListChanged(t *testing.T) {
+	g := NewWithT(t)
+	changed := make(chan struct{}, 16)
+	cs := connect(t, mcpURL, token, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} },
+	})
+	g.Expect(listTools(t, cs)).NotTo(HaveKey("sandbar_class_zorp_Hat"))
+
+	prop := &metav1alpha1.Property{ObjectMeta: metav1.ObjectMeta{Name: "hat.brim"}, Spec: metav1alpha1.PropertySpec{Range: metav1alpha1.RangeNumber}}
+	hat := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: "zorp.hat"}, Spec: metav1alpha1.ClassSpec{
+		Prefix: "zorp", Kind: "Hat", Slots: []metav1alpha1.SlotRef{{Property: "hat.brim", Required: true}},
+	}}
+	g.Expect(k8s.Create(context.Background(), prop)).To(Succeed())
+	g.Expect(k8s.Create(context.Background(), hat)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), prop) })
+
+	g.Eventually(func(g Gomega) {
+		select {
+		case <-changed:
+		default:
+		}
+		g.Expect(listTools(t, cs)).To(HaveKey("sandbar_class_zorp_Hat"))
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	g.Eventually(changed).WithTimeout(timeout).Should(Receive(), "notifications/tools/list_changed arrived")
+
+	g.Expect(k8s.Delete(context.Background(), hat)).To(Succeed())
+	g.Eventually(func() map[string]*mcp.Tool { return listTools(t, cs) }).WithTimeout(timeout).WithPolling(poll).
+		ShouldNot(HaveKey("sandbar_class_zorp_Hat"))
+}
+
+func TestRateLimitAnswers429(t *testing.T) {
+	url := serve(mcpserver.Options{RateLimit: 0.01, RateBurst: 2})
+	auth := map[string]string{"Authorization": "Bearer " + token}
+	for i := 0; i < 2; i++ {
+		resp, body := post(t, url, auth)
+		NewWithT(t).Expect(resp.StatusCode).To(Equal(http.StatusOK), body)
+	}
+	resp, body := post(t, url, auth)
+	NewWithT(t).Expect(resp.StatusCode).To(Equal(http.StatusTooManyRequests))
+	NewWithT(t).Expect(resp.Header.Get("Retry-After")).NotTo(BeEmpty())
+	NewWithT(t).Expect(body).To(ContainSubstring("rate limit exceeded"))
+}
+
+func TestCrossOriginBrowserRequestsGet403(t *testing.T) {
+	auth := map[string]string{"Authorization": "Bearer " + token, "Origin": "https://evil.example.com", "Sec-Fetch-Site": "cross-site"}
+	resp, _ := post(t, mcpURL, auth)
+	NewWithT(t).Expect(resp.StatusCode).To(Equal(http.StatusForbidden))
+
+	url := serve(mcpserver.Options{AllowedOrigins: []string{"https://app.example.com"}})
+	auth["Origin"] = "https://app.example.com"
+	resp, body := post(t, url, auth)
+	NewWithT(t).Expect(resp.StatusCode).To(Equal(http.StatusOK), body)
+}

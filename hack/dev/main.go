@@ -21,6 +21,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -36,6 +37,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	"github.com/sandbar-dev/sandbar/controllers"
+	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
@@ -46,12 +48,20 @@ func main() {
 	}
 }
 
+func tokenOrHint(token string) string {
+	if token == "" {
+		return "<run: bin/manager create-key --name claude>"
+	}
+	return token
+}
+
 func run() error {
 	var (
 		assets  = flag.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "Folder with kube-apiserver, etcd and kubectl.")
 		manager = flag.String("manager", "bin/manager", "The manager binary to run.")
 		dir     = flag.String("dir", ".dev", "Folder for the kubeconfig (removed on exit).")
-		samples = flag.Bool("samples", true, "Apply config/samples.")
+		samples = flag.Bool("samples", true, "Apply config/samples and issue a key for the sample ServiceAccount default/claude.")
+		mcpAddr = flag.String("mcp-address", "127.0.0.1:8080", "Where the manager serves MCP.")
 	)
 	flag.Parse()
 	root := testenv.RepoRoot()
@@ -97,6 +107,7 @@ func run() error {
 	}
 	defer os.Remove(kubeconfig)
 
+	var token string
 	if *samples {
 		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfigData)
 		if err != nil {
@@ -112,6 +123,22 @@ func run() error {
 				return err
 			}
 		}
+		if token, err = apikey.Issue(ctx, c, "default", "claude"); err != nil {
+			return err
+		}
+	}
+	mcpURL := "http://" + *mcpAddr + "/mcp"
+	mcpJSON, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"sandbar": map[string]any{
+		"type":    "http",
+		"url":     mcpURL,
+		"headers": map[string]string{"Authorization": "Bearer ${SANDBAR_TOKEN:-disabled}"},
+	}}}, "", "  ")
+	if err != nil {
+		return err
+	}
+	mcpFile := filepath.Join(root, ".mcp.json")
+	if err := os.WriteFile(mcpFile, append(mcpJSON, '\n'), 0o644); err != nil {
+		return err
 	}
 
 	kubectl := filepath.Join(*assets, "kubectl")
@@ -124,11 +151,22 @@ Sandbar's local control plane is up. In another terminal:
   kubectl explain classes.spec
 
 (kubectl matching the API server's version: %s)
+
+MCP is served at %s. The token of the sample account default/claude
+(shown only now; make dev issues a new one each time):
+
+  export SANDBAR_TOKEN=%s
+
+A ready .mcp.json, written to %s (Claude Code reads it from this folder):
+
+%s
+
 Ctrl-C here stops the manager and the control plane.
 
-`, kubeconfig, kubectl)
+`, kubeconfig, kubectl, mcpURL, tokenOrHint(token), mcpFile, mcpJSON)
 
 	cmd := exec.Command(*manager,
+		"--mcp-bind-address="+*mcpAddr,
 		"--health-probe-bind-address=127.0.0.1:8081",
 		"--metrics-bind-address=127.0.0.1:8082")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)

@@ -52,6 +52,8 @@ var (
 	token string
 	// serve starts one more MCP server with other options on the same catalog.
 	serve func(opts mcpserver.Options) string
+	// serveStore starts one more MCP server on another catalog.
+	serveStore func(s *catalog.Store, opts mcpserver.Options) string
 )
 
 const (
@@ -89,7 +91,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	serve = func(opts mcpserver.Options) string {
+	serveStore = func(st *catalog.Store, opts mcpserver.Options) string {
 		if opts.ToolSurface == "" {
 			opts.ToolSurface = mcpserver.SurfaceBoth
 		}
@@ -97,7 +99,7 @@ func run(m *testing.M) int {
 			opts.NameStyle = mcpserver.StyleUnderscore
 		}
 		opts.Version = "test"
-		srv, err := mcpserver.New(opts, store, mgr.GetClient())
+		srv, err := mcpserver.New(opts, st, mgr.GetClient())
 		if err != nil {
 			panic(err)
 		}
@@ -108,6 +110,7 @@ func run(m *testing.M) int {
 		go func() { _ = srv.Serve(ctx, ln) }()
 		return "http://" + ln.Addr().String() + "/mcp"
 	}
+	serve = func(opts mcpserver.Options) string { return serveStore(store, opts) }
 	mcpURL = serve(mcpserver.Options{})
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()

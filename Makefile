@@ -9,6 +9,8 @@ LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 # KUBEBUILDER_ASSETS: kube-apiserver, etcd and kubectl for envtest and `make dev`.
 ENVTEST_ASSETS ?= $(LOCALBIN)/k8s/$(KUBERNETES_VERSION)
+# TS_CLIENT: the TypeScript MCP SDK client of internal/mcpserver/typescript_test.go.
+TS_CLIENT ?= hack/ts-client
 
 GO_TEST_FLAGS ?= -count=1
 export KUBERNETES_VERSION ETCD_VERSION
@@ -46,14 +48,15 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: test
-test: controller-gen envtest-assets ## Run every test (unit, envtest, generated-files check) against a local control plane.
+test: controller-gen envtest-assets ts-client ## Run every test (unit, envtest, generated-files check) against a local control plane.
 	@test -z "$$(gofmt -l api cmd controllers internal)" || { echo "gofmt needed:"; gofmt -l api cmd controllers internal; exit 1; }
 	go vet ./...
 	CONTROLLER_GEN="$(CONTROLLER_GEN)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: bench
-bench: ## Run the benchmarks (catalog snapshot, CRD projection).
-	go test -run '^$$' -bench . -benchmem ./internal/...
+bench: envtest-assets ## Run the benchmarks; each is printed with its ratio to the baseline measured in the same run.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test -run '^$$' -bench . -benchmem ./internal/... | tee $(LOCALBIN)/bench.txt
+	@hack/bench-ratios.sh $(LOCALBIN)/bench.txt
 
 .PHONY: dev
 dev: build envtest-assets ## Start a local control plane, install CRDs and samples, run the manager in the foreground.
@@ -92,3 +95,9 @@ $(CONTROLLER_GEN):
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl from the Go module proxy into bin/k8s (cached).
 	hack/control-plane-binaries.sh $(ENVTEST_ASSETS)
+
+.PHONY: ts-client
+ts-client: $(TS_CLIENT)/node_modules/.package-lock.json ## Install the TypeScript MCP SDK client (hack/ts-client) for the second-opinion test.
+$(TS_CLIENT)/node_modules/.package-lock.json: $(TS_CLIENT)/package-lock.json
+	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund
+	@touch $@

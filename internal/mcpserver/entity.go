@@ -171,29 +171,24 @@ func (c *call) createEntity(ctx context.Context, className string, attrs, meta m
 	if len(problems) > 0 {
 		return nil, fail("Validation failed for %s: %s. Example: %s", cl.Ident(), strings.Join(problems, "; "), exampleArgs(cl))
 	}
-	nsArg, _ := meta["namespace"].(string)
-	ns, err := c.namespace(nsArg)
+	md, err := parseMetadata(meta)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := c.namespace(md.namespace)
 	if err != nil {
 		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetGroupVersionKind(gvk(cl))
 	u.SetNamespace(ns)
-	if name, _ := meta["name"].(string); name != "" {
-		u.SetName(name)
+	if md.name != "" {
+		u.SetName(md.name)
 	} else {
 		u.SetGenerateName(strings.ToLower(cl.Kind) + "-")
 	}
-	if l, ok := meta["labels"].(map[string]any); ok {
-		lbls := map[string]string{}
-		for k, v := range l {
-			s, ok := v.(string)
-			if !ok {
-				return nil, fail("label %q must have a string value", k)
-			}
-			lbls[k] = s
-		}
-		u.SetLabels(lbls)
+	if len(md.labels) > 0 {
+		u.SetLabels(md.labels)
 	}
 	u.SetAnnotations(map[string]string{"meta.sandbar.dev/created-by": c.acct.Namespace + "/" + c.acct.Name})
 	var opts []client.CreateOption
@@ -207,6 +202,48 @@ func (c *call) createEntity(ctx context.Context, className string, attrs, meta m
 		return map[string]any{"valid": true, "class": cl.Ident(), "attributes": spec}, nil
 	}
 	return entityView(cl, u), nil
+}
+
+type metadata struct {
+	name, namespace string
+	labels          map[string]string
+}
+
+// parseMetadata reads the "metadata" argument strictly: a misspelt key or a name that
+// is not a string is an error, not an instance with a generated name.
+func parseMetadata(m map[string]any) (metadata, error) {
+	var md metadata
+	for _, k := range sortedKeys(m) {
+		v := m[k]
+		switch k {
+		case "name", "namespace":
+			s, ok := v.(string)
+			if !ok {
+				return md, fail("metadata.%s must be a string, got %s", k, describe(v))
+			}
+			if k == "name" {
+				md.name = s
+			} else {
+				md.namespace = s
+			}
+		case "labels":
+			l, ok := v.(map[string]any)
+			if !ok {
+				return md, fail("metadata.labels must be an object of strings, got %s", describe(v))
+			}
+			md.labels = map[string]string{}
+			for lk, lv := range l {
+				s, ok := lv.(string)
+				if !ok {
+					return md, fail("label %q must have a string value, got %s", lk, describe(lv))
+				}
+				md.labels[lk] = s
+			}
+		default:
+			return md, fail("metadata.%s is not allowed; metadata takes name, namespace and labels", k)
+		}
+	}
+	return md, nil
 }
 
 // apiFailure turns the API server's refusals into messages for the caller; other

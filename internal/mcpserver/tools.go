@@ -67,9 +67,12 @@ func (e *domainError) Error() string { return e.msg }
 
 func fail(format string, args ...any) error { return &domainError{msg: fmt.Sprintf(format, args...)} }
 
-// badParams is a JSON-RPC -32602 error.
+// badParams is an argument that does not fit a tool's input schema. Since protocol
+// revision 2025-11-25 such errors are tool results with isError, so that the model
+// sees them and corrects its call; -32602 stays for unknown tools and for arguments
+// that are not a JSON object.
 func badParams(format string, args ...any) error {
-	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+	return &domainError{msg: "invalid arguments: " + fmt.Sprintf(format, args...)}
 }
 
 // tools derives every tool the options ask for from a snapshot.
@@ -153,7 +156,10 @@ func (s *Server) classTool(c *catalog.Class) toolDef {
 			},
 		},
 		handler: s.handle(name, func(cl *call, ctx context.Context) (any, error) {
-			meta, _ := cl.args["metadata"].(map[string]any)
+			meta, err := cl.object("metadata")
+			if err != nil {
+				return nil, err
+			}
 			attrs := map[string]any{}
 			for k, v := range cl.args {
 				if k != "metadata" {
@@ -175,7 +181,7 @@ func (s *Server) handle(tool string, run func(c *call, ctx context.Context) (any
 		if raw := req.Params.Arguments; len(raw) > 0 && string(raw) != "null" {
 			if err := json.Unmarshal(raw, &args); err != nil {
 				toolCalls.WithLabelValues(tool, "protocol_error").Inc()
-				return nil, badParams("the arguments of %s must be a JSON object", tool)
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the arguments of %s must be a JSON object", tool)}
 			}
 		}
 		c := &call{s: s, snap: s.store.Load(), acct: accountOf(req.GetExtra()), args: args}

@@ -193,18 +193,36 @@ func TestDomainErrorsSayWhatToFix(t *testing.T) {
 	}
 }
 
-func TestProtocolFaultsAreJSONRPCErrors(t *testing.T) {
+func TestProtocolFaultsAreJSONRPCErrorsAndBadArgumentsAreResults(t *testing.T) {
+	g := NewWithT(t)
 	cs := connect(t, mcpURL, token, nil)
 	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sandbar_no_such_tool", Arguments: map[string]any{}})
 	var rpc *jsonrpc.Error
-	NewWithT(t).Expect(err).To(BeAssignableToTypeOf(err))
-	NewWithT(t).Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
-	NewWithT(t).Expect(rpc.Code).To(Equal(int64(jsonrpc.CodeInvalidParams)))
+	g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
+	g.Expect(rpc.Code).To(Equal(int64(jsonrpc.CodeInvalidParams)))
 
-	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sandbar_class_describe", Arguments: map[string]any{}})
-	NewWithT(t).Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
-	NewWithT(t).Expect(rpc.Code).To(Equal(int64(jsonrpc.CodeInvalidParams)))
-	NewWithT(t).Expect(rpc.Message).To(ContainSubstring(`missing argument "class"`))
+	_, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sandbar_class_describe", Arguments: []int{1}})
+	g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
+	g.Expect(rpc.Code).To(Equal(int64(jsonrpc.CodeInvalidParams)))
+
+	// Arguments that do not fit the input schema come back as results the model can
+	// read and act on (protocol revision 2025-11-25).
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"sandbar_class_describe", map[string]any{}, `invalid arguments: missing argument "class"`},
+		{"sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "limit": "ten"}, `argument "limit" must be an integer`},
+		{"sandbar_class_zorp_SpaceBoot", map[string]any{"name": "x", "metadata": "my-boot"}, `argument "metadata" must be an object`},
+		{"sandbar_class_zorp_SpaceBoot", map[string]any{"name": "x", "metadata": map[string]any{"nmae": "b"}}, "metadata.nmae is not allowed"},
+		{"sandbar_entity_create", map[string]any{"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "x"}, "metadata": map[string]any{"name": 42}},
+			"metadata.name must be a string, got number 42"},
+	} {
+		res := callTool(t, cs, tc.tool, tc.args)
+		g.Expect(res.IsError).To(BeTrue(), text(res))
+		g.Expect(text(res)).To(ContainSubstring(tc.want))
+	}
 }
 
 func TestFindUpdateValidate(t *testing.T) {

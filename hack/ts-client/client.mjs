@@ -1,0 +1,145 @@
+// Copyright 2026 The Sandbar Authors.
+// SPDX-License-Identifier: Apache-2.0
+//
+// A second opinion on the MCP server: drives it with the official TypeScript SDK
+// client. internal/mcpserver/typescript_test.go runs it against the test suite's
+// server; by hand:
+//
+//   MCP_URL=http://127.0.0.1:8080/mcp MCP_TOKEN=claude:<key> node hack/ts-client/client.mjs
+//
+// It prints one JSON line with what it saw and exits 0, or names the first check
+// that failed on stderr and exits 1.
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+
+const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
+const REQUIRED_TOOLS = ["sandbar_entity_create", CLASS_TOOL];
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const REALM = 'realm="sandbar-mcp"';
+
+class CheckFailed extends Error {}
+
+let step = "start";
+function check(cond, msg) {
+  if (!cond) throw new CheckFailed(msg);
+}
+
+function textOf(result) {
+  return (result.content ?? [])
+    .filter((c) => c.type === "text")
+    .map((c) => c.text)
+    .join("\n");
+}
+
+async function main() {
+  const url = process.env.MCP_URL;
+  const token = process.env.MCP_TOKEN;
+  check(url, "MCP_URL is not set");
+  check(token, "MCP_TOKEN is not set");
+  const seen = {};
+
+  step = "connect";
+  const transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+  const client = new Client({ name: "sandbar-ts-client", version: "1.0.0" });
+  await client.connect(transport);
+  try {
+    const info = client.getServerVersion();
+    seen.serverInfo = info;
+    seen.protocolVersion = transport.protocolVersion;
+    seen.sessionId = transport.sessionId !== undefined;
+    check(info?.name === "sandbar", `serverInfo.name is ${JSON.stringify(info?.name)}, want "sandbar"`);
+
+    step = "tools/list";
+    const names = [];
+    let cursor;
+    let pages = 0;
+    do {
+      const page = await client.listTools(cursor === undefined ? {} : { cursor });
+      pages++;
+      check(pages <= 100, "tools/list: more than 100 pages; the cursor does not advance");
+      names.push(...page.tools.map((t) => t.name));
+      cursor = page.nextCursor;
+    } while (cursor);
+    seen.tools = names.length;
+    seen.toolPages = pages;
+    const bad = names.filter((n) => !TOOL_NAME.test(n));
+    check(bad.length === 0, `tool names not matching ${TOOL_NAME}: ${JSON.stringify(bad)}`);
+    const dup = names.filter((n, i) => names.indexOf(n) !== i);
+    check(dup.length === 0, `tools listed twice: ${JSON.stringify(dup)}`);
+    for (const want of REQUIRED_TOOLS) {
+      check(names.includes(want), `tool ${want} is not listed; got ${JSON.stringify(names)}`);
+    }
+
+    step = `tools/call ${CLASS_TOOL} (valid)`;
+    const ok = await client.callTool({
+      name: CLASS_TOOL,
+      arguments: { name: "TS Boot", price: 3, metadata: { name: "ts-boot" } },
+    });
+    check(!ok.isError, `isError is true: ${textOf(ok)}`);
+    seen.created = ok.structuredContent ?? textOf(ok);
+
+    step = `tools/call ${CLASS_TOOL} (without name)`;
+    const missing = await client.callTool({ name: CLASS_TOOL, arguments: { price: 3 } });
+    const missingText = textOf(missing);
+    check(missing.isError === true, `isError is ${JSON.stringify(missing.isError)}, want true; result: ${JSON.stringify(missing)}`);
+    check(/\bname\b/.test(missingText), `the error does not mention "name": ${JSON.stringify(missingText)}`);
+    seen.missingNameError = missingText;
+
+    step = "close session";
+    await transport.terminateSession();
+  } finally {
+    await client.close();
+  }
+
+  step = "initialize with a wrong token";
+  const wrong = token.includes(":") ? token.slice(0, token.indexOf(":")) + ":not-the-key" : "nobody:not-the-key";
+  const res = await fetch(url, {
+    method: "POST",
+    headers: {
+      Authorization: `Bearer ${wrong}`,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+    },
+    body: JSON.stringify({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "initialize",
+      params: {
+        protocolVersion: LATEST_PROTOCOL_VERSION,
+        capabilities: {},
+        clientInfo: { name: "sandbar-ts-client", version: "1.0.0" },
+      },
+    }),
+  });
+  const body = await res.text();
+  const challenge = res.headers.get("www-authenticate");
+  seen.wrongToken = { status: res.status, wwwAuthenticate: challenge, body: body.trim() };
+  check(res.status === 401, `status ${res.status}, want 401; body: ${body}`);
+  check(
+    challenge !== null && /^Bearer\b/i.test(challenge) && challenge.includes(REALM),
+    `WWW-Authenticate is ${JSON.stringify(challenge)}, want a Bearer challenge with ${REALM}`,
+  );
+
+  step = "done";
+  console.log(JSON.stringify({ ok: true, sdk: "@modelcontextprotocol/sdk", ...seen }));
+}
+
+// The Go test gives the script 60 s; fail with a message of our own before that.
+const deadline = setTimeout(() => {
+  console.error(`ts-client: FAIL at ${step}: no answer within 45 s`);
+  process.exit(1);
+}, 45_000);
+deadline.unref();
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    const what = err instanceof CheckFailed ? err.message : err?.stack ?? String(err);
+    console.error(`ts-client: FAIL at ${step}: ${what}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,206 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"sync/atomic"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+)
+
+// Each benchmark has a baseline measured in the same run; make bench prints the ratios.
+
+// syntheticCatalog is the real catalog (for the accounts) plus 1,000 ready classes of
+// 8 slots each, which need no CRDs because tools/list does not touch them.
+func syntheticCatalog() *catalog.Store {
+	real := store.Load()
+	snap := &catalog.Snapshot{
+		Classes:    map[string]*catalog.Class{},
+		Properties: real.Properties,
+		Workflows:  real.Workflows,
+		Accounts:   real.Accounts,
+	}
+	ranges := []metav1alpha1.PropertyRange{"string", "integer", "number", "boolean", "date-time", "keyword", "uuid", "uri"}
+	for i := 0; i < 1000; i++ {
+		c := &catalog.Class{
+			Name: fmt.Sprintf("bench.c%04d", i), Prefix: "bench", Kind: fmt.Sprintf("C%04d", i),
+			Description: "A generated class for the benchmark.", Ready: true,
+			InstanceAPI: &catalog.InstanceAPI{Group: "bench.sandbar.dev", Version: "v1", Kind: fmt.Sprintf("C%04d", i), Plural: fmt.Sprintf("c%04ds", i), Established: true},
+		}
+		for j, r := range ranges {
+			c.Slots = append(c.Slots, catalog.Slot{Field: fmt.Sprintf("slot%d", j), Range: r, Cardinality: "one", Required: j == 0, Description: "A slot."})
+		}
+		c.Required = []string{"slot0"}
+		snap.Classes[c.Name] = c
+	}
+	s := catalog.NewStore()
+	s.Publish(snap)
+	return s
+}
+
+func benchSession(b *testing.B, url, tok string) *mcp.ClientSession {
+	b.Helper()
+	hc := &http.Client{Transport: http.DefaultTransport}
+	if tok != "" {
+		hc.Transport = bearer{token: tok, base: http.DefaultTransport}
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+func listAll(b *testing.B, cs *mcp.ClientSession) int {
+	n := 0
+	for _, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		n++
+	}
+	return n
+}
+
+// bareServer serves tools with a plain go-sdk server: no auth, no permissions, no catalog.
+func bareServer(b *testing.B, tools []*mcp.Tool) string {
+	b.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	for _, t := range tools {
+		srv.AddTool(t, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)}
+	go func() { _ = hs.Serve(ln) }()
+	b.Cleanup(func() { _ = hs.Close() })
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+func toolsOf(b *testing.B, url string) []*mcp.Tool {
+	cs := benchSession(b, url, token)
+	var out []*mcp.Tool
+	for t, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			b.Fatal(err)
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// BenchmarkToolsList1000Classes lists the tools of a catalog of 1,000 classes, per-class surface.
+func BenchmarkToolsList1000Classes(b *testing.B) {
+	url := serveStore(syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	cs := benchSession(b, url, token)
+	waitTools(b, cs, 1000)
+	for b.Loop() {
+		listAll(b, cs)
+	}
+}
+
+// BenchmarkToolsList1000ClassesBaseline lists the same 1,000 tools from a bare go-sdk server.
+func BenchmarkToolsList1000ClassesBaseline(b *testing.B) {
+	url := serveStore(syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	waitTools(b, benchSession(b, url, token), 1000)
+	cs := benchSession(b, bareServer(b, toolsOf(b, url)), "")
+	for b.Loop() {
+		listAll(b, cs)
+	}
+}
+
+func waitTools(b *testing.B, cs *mcp.ClientSession, n int) {
+	b.Helper()
+	if err := waitFor(func() bool { return listAll(b, cs) >= n }); err != nil {
+		b.Fatalf("the server never served %d tools: %v", n, err)
+	}
+}
+
+var benchSeq atomic.Int64
+
+// BenchmarkEntityCreate creates a SpaceBoot through sandbar_entity_create.
+func BenchmarkEntityCreate(b *testing.B) {
+	cs := benchSession(b, mcpURL, token)
+	create := func() {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sandbar_entity_create", Arguments: map[string]any{
+			"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "Bench", "price": 1.5, "tentacleCount": 4},
+			"metadata": map[string]any{"name": fmt.Sprintf("bench-mcp-%d", benchSeq.Add(1))},
+		}})
+		if err != nil || res.IsError {
+			b.Fatalf("%v %v", err, res)
+		}
+	}
+	// The API server's first write to a new CRD is slow (about 2 s here), once.
+	create()
+	for b.Loop() {
+		create()
+	}
+}
+
+// BenchmarkEntityCreateBaseline creates the same object with a plain client.
+func BenchmarkEntityCreateBaseline(b *testing.B) {
+	create := func() {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"name": "Bench", "price": 1.5, "tentacleCount": int64(4)}}}
+		u.SetAPIVersion("zorp.sandbar.dev/v1")
+		u.SetKind("SpaceBoot")
+		u.SetNamespace("default")
+		u.SetName(fmt.Sprintf("bench-go-%d", benchSeq.Add(1)))
+		if err := k8s.Create(context.Background(), u); err != nil {
+			b.Fatal(err)
+		}
+	}
+	create()
+	for b.Loop() {
+		create()
+	}
+}
+
+// BenchmarkAuthenticatedPing pings through authentication with a warm token cache.
+func BenchmarkAuthenticatedPing(b *testing.B) {
+	cs := benchSession(b, mcpURL, token)
+	for b.Loop() {
+		if err := cs.Ping(context.Background(), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkAuthenticatedPingBaseline pings a bare go-sdk server without authentication.
+func BenchmarkAuthenticatedPingBaseline(b *testing.B) {
+	cs := benchSession(b, bareServer(b, nil), "")
+	for b.Loop() {
+		if err := cs.Ping(context.Background(), nil); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

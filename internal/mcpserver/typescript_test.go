@@ -1,0 +1,112 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sandbar-dev/sandbar/internal/testenv"
+)
+
+// TestTypeScriptSDKClient is a second opinion from another implementation of the
+// protocol: hack/ts-client/client.mjs drives the server with the official
+// TypeScript SDK client (@modelcontextprotocol/sdk from npm, installed by
+// `make ts-client`, which `make test` runs).
+func TestTypeScriptSDKClient(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(), "hack", "ts-client")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal("run make test (it installs the TypeScript SDK client)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("the TypeScript SDK client needs Node.js (node on PATH): %v", err)
+	}
+
+	key := client.ObjectKey{Namespace: "default", Name: "ts-boot"}
+	obj := func() *unstructured.Unstructured {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(schema.GroupVersionKind{Group: "zorp.sandbar.dev", Version: "v1", Kind: "SpaceBoot"})
+		u.SetNamespace(key.Namespace)
+		u.SetName(key.Name)
+		return u
+	}
+	t.Cleanup(func() {
+		if err := k8s.Delete(context.Background(), obj()); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting %s: %v", key, err)
+		}
+	})
+
+	// The server adds a class's create tool when it sees the class in a catalog
+	// snapshot; wait until it serves it, so that the script lists it for sure.
+	cs := connect(t, mcpURL, token, nil)
+	const classTool = "sandbar_class_zorp_SpaceBoot"
+	var listErr error
+	if err := waitFor(func() bool {
+		for tool, err := range cs.Tools(context.Background(), nil) {
+			if err != nil {
+				listErr = err
+				return false
+			}
+			if tool.Name == classTool {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("the server does not serve %s: %v (last tools/list error: %v)", classTool, err, listErr)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"))
+	cmd.Dir = dir
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "MCP_URL=") || strings.HasPrefix(kv, "MCP_TOKEN=")
+	}), "MCP_URL="+mcpURL, "MCP_TOKEN="+token)
+	out, err := cmd.CombinedOutput()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("the TypeScript SDK client did not finish within 60 s; output:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("the TypeScript SDK client failed (%v); output:\n%s", err, out)
+	}
+	t.Logf("TypeScript SDK client: %s", strings.TrimSpace(string(out)))
+
+	// The instance the script created is there, with the slot it gave.
+	u := obj()
+	if err := k8s.Get(context.Background(), key, u); err != nil {
+		t.Fatalf("getting the SpaceBoot %s the script created: %v", key, err)
+	}
+	name, found, err := unstructured.NestedString(u.Object, "spec", "name")
+	if err != nil || !found || name != "TS Boot" {
+		t.Fatalf("SpaceBoot %s has spec.name %q (found %v, err %v), want %q; spec: %v",
+			key, name, found, err, "TS Boot", u.Object["spec"])
+	}
+}

@@ -1,0 +1,78 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver_test
+
+import (
+	"net/http"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+)
+
+func TestDottedNamesAndToolSurfaces(t *testing.T) {
+	g := NewWithT(t)
+	dotted := connect(t, serve(mcpserver.Options{NameStyle: mcpserver.StyleDotted}), token, nil)
+	tools := listTools(t, dotted)
+	g.Expect(tools).To(HaveKey("sandbar.entity.create"))
+	g.Expect(tools).To(HaveKey("sandbar.class.zorp.SpaceBoot"))
+	g.Expect(tools["sandbar.schema.classes"].Description).NotTo(ContainSubstring("sandbar_"))
+	g.Expect(dotted.InitializeResult().Instructions).To(ContainSubstring("sandbar.schema.classes"))
+	res := callTool(t, dotted, "sandbar.class.zorp.SpaceBoot", map[string]any{"name": "Dotted", "metadata": map[string]any{"name": "dotted"}})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+
+	operational := listTools(t, connect(t, serve(mcpserver.Options{ToolSurface: mcpserver.SurfaceOperational}), token, nil))
+	g.Expect(operational).To(HaveKey("sandbar_entity_create"))
+	g.Expect(operational).NotTo(HaveKey("sandbar_class_zorp_SpaceBoot"))
+
+	perClass := listTools(t, connect(t, serve(mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass}), token, nil))
+	g.Expect(perClass).To(HaveKey("sandbar_class_zorp_SpaceBoot"))
+	g.Expect(perClass).NotTo(HaveKey("sandbar_entity_create"))
+
+	g.Expect(mcpserver.Options{ToolSurface: "all", NameStyle: mcpserver.StyleUnderscore}.Validate()).
+		To(MatchError(ContainSubstring("--tool-surface must be operational, per-class or both")))
+}
+
+func TestMetricsCountRequestsFailuresAndCalls(t *testing.T) {
+	g := NewWithT(t)
+	post(t, mcpURL, map[string]string{"Authorization": "Bearer nobody:nothing"})
+	callTool(t, connect(t, mcpURL, token, nil), "sandbar_schema_datatypes", nil)
+
+	families, err := metrics.Registry.Gather()
+	g.Expect(err).NotTo(HaveOccurred())
+	seen := map[string]bool{}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			labels := []string{}
+			for _, l := range m.GetLabel() {
+				labels = append(labels, l.GetName()+"="+l.GetValue())
+			}
+			seen[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = true
+		}
+	}
+	g.Expect(seen).To(HaveKey("sandbar_mcp_auth_failures_total{reason=unknown_service}"))
+	g.Expect(seen).To(HaveKey("sandbar_mcp_tool_calls_total{outcome=ok,tool=sandbar_schema_datatypes}"))
+	g.Expect(seen).To(HaveKey("sandbar_mcp_http_requests_total{code=401,method=POST}"))
+
+	resp, err := http.Get(strings.TrimSuffix(mcpURL, "/mcp") + "/readyz")
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	_ = resp.Body.Close()
+}

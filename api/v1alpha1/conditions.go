@@ -46,6 +46,7 @@ const (
 	ReasonPropertyNotReady = "PropertyNotReady"
 	ReasonInheritanceCycle = "InheritanceCycle"
 	ReasonDuplicateField   = "DuplicateField"
+	ReasonReservedField    = "ReservedField"
 	ReasonNoConflict       = "NoConflict"
 	ReasonCRDConflict      = "CRDConflict"
 	ReasonIdentConflict    = "IdentConflict"

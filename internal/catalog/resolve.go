@@ -32,6 +32,10 @@ type Lookup interface {
 	Property(name string) (*metav1alpha1.Property, bool)
 }
 
+// ReservedField is the one field name a slot cannot have: create tools take the
+// instance's name, namespace and labels in an argument of that name.
+const ReservedField = "metadata"
+
 // FieldName is a Property's field name in instances: spec.field, or else the last
 // dot-separated part of its name in camelCase ("footwear.tentacle-count" gives
 // "tentacleCount").
@@ -180,6 +184,13 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 				return out
 			}
 			slot := SlotOf(p)
+			if slot.Field == ReservedField {
+				out.Problem = &Problem{Reason: metav1alpha1.ReasonReservedField, Message: fmt.Sprintf(
+					"Property %q uses the field %q, which create tools reserve for the instance's metadata; set its spec.field",
+					ref.Property, ReservedField)}
+				out.Slots = nil
+				return out
+			}
 			if other, ok := fieldOwner[slot.Field]; ok {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonDuplicateField,
 					Message: fmt.Sprintf("Properties %q and %q both use the field %q", other, ref.Property, slot.Field)}

@@ -95,6 +95,7 @@ func baseProps() []metav1alpha1.Property {
 		newProp("zorp.color", metav1alpha1.RangeKeyword),
 		newProp("zorp.name", metav1alpha1.RangeString),                        // field "name", clashes with footwear.name
 		newProp("zorp.label", metav1alpha1.RangeString, withField("name")),    // field "name" by override
+		newProp("zorp.metadata", metav1alpha1.RangeJSON),                      // the reserved field
 		newProp("zorp.broken-ref", metav1alpha1.RangeRef),                     // ref without target
 		newProp("zorp.owner", metav1alpha1.RangeRef, withTarget("zorp.gone")), // target does not exist
 		newProp("d.a", metav1alpha1.RangeString),
@@ -368,6 +369,12 @@ func TestResolveClass(t *testing.T) {
 		resolve: "zorp.boot",
 		reason:  metav1alpha1.ReasonDuplicateField,
 		words:   []string{`"footwear.name"`, `"zorp.label"`, `field "name"`},
+	}, {
+		desc:    "a slot whose field is the reserved metadata",
+		classes: []metav1alpha1.Class{newClass("zorp.boot", false, nil, opt("zorp.metadata"))},
+		resolve: "zorp.boot",
+		reason:  metav1alpha1.ReasonReservedField,
+		words:   []string{`"zorp.metadata"`, `"metadata"`, "spec.field"},
 	}, {
 		desc: "cycle A -> B -> A",
 		classes: []metav1alpha1.Class{

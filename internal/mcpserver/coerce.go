@@ -59,7 +59,8 @@ func Coerce(c *catalog.Class, args map[string]any) (map[string]any, []string) {
 	}
 	var missing []string
 	for _, f := range c.Required {
-		if _, ok := spec[f]; !ok {
+		// A required slot given a bad value is reported for the value, not as missing.
+		if v, given := args[f]; !given || v == nil {
 			s, _ := c.Slot(f)
 			missing = append(missing, fmt.Sprintf("%q (%s)", f, rangeName(s)))
 		}
@@ -75,7 +76,7 @@ func coerceSlot(s catalog.Slot, v any) (any, error) {
 		return nil, nil
 	}
 	if !s.Many() {
-		if _, isList := v.([]any); isList {
+		if _, isList := v.([]any); isList && s.Range != metav1alpha1.RangeJSON {
 			return nil, fmt.Errorf("expected a single %s, got a list", rangeName(s))
 		}
 		return coerceValue(s, v)
@@ -258,10 +259,13 @@ func checkConstraints(s catalog.Slot, v any, got string) error {
 
 // describe shows a value in an error message: its JSON type and, briefly, itself.
 func describe(v any) string {
-	b, _ := json.Marshal(v)
-	s := string(b)
-	if len(s) > 60 {
-		s = s[:57] + "..."
+	var buf strings.Builder
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+	s := strings.TrimSuffix(buf.String(), "\n")
+	if r := []rune(s); len(r) > 60 {
+		s = string(r[:57]) + "..."
 	}
 	switch v.(type) {
 	case string:

@@ -404,11 +404,7 @@ func (c *call) findEntities(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	nsArg, err := c.str("namespace", false)
-	if err != nil {
-		return nil, err
-	}
-	ns, err := c.namespace(nsArg)
+	ns, err := c.namespaceArg()
 	if err != nil {
 		return nil, err
 	}
@@ -556,11 +552,7 @@ func (c *call) update(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	nsArg, err := c.str("namespace", false)
-	if err != nil {
-		return nil, err
-	}
-	ns, err := c.namespace(nsArg)
+	ns, err := c.namespaceArg()
 	if err != nil {
 		return nil, err
 	}
@@ -633,11 +625,7 @@ func (c *call) instanceOf(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	nsArg, err := c.str("namespace", false)
-	if err != nil {
-		return nil, err
-	}
-	ns, err := c.namespace(nsArg)
+	ns, err := c.namespaceArg()
 	if err != nil {
 		return nil, err
 	}

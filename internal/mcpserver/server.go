@@ -136,7 +136,6 @@ func New(opts Options, store *catalog.Store, c client.Client) (*Server, error) {
 			Completions: &mcp.CompletionCapabilities{},
 		},
 		CompletionHandler: s.complete,
-		KeepAlive:         0,
 	})
 	s.mcp.AddReceivingMiddleware(s.permissions)
 

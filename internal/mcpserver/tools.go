@@ -319,7 +319,16 @@ func classIdents(snap *catalog.Snapshot, concreteOnly bool) []string {
 	return out
 }
 
-// namespace resolves the "namespace" argument against the account's namespaces.
+// namespaceArg resolves the "namespace" argument.
+func (c *call) namespaceArg() (string, error) {
+	requested, err := c.str("namespace", false)
+	if err != nil {
+		return "", err
+	}
+	return c.namespace(requested)
+}
+
+// namespace resolves a requested namespace against the account's namespaces.
 func (c *call) namespace(requested string) (string, error) {
 	if requested == "" || requested == c.acct.Namespace {
 		return c.acct.Namespace, nil

@@ -34,7 +34,7 @@ mkdir -p "$work/etcd"
   cd "$work/etcd"
   printf 'module sandbar.dev/etcdbuild\n\ngo 1.24\n' > go.mod
   printf '//go:build tools\n\npackage etcdbuild\n\nimport _ "go.etcd.io/etcd/server/v3"\n' > tools.go
-  go get "go.etcd.io/etcd/server/v3@${ETCD_VERSION}" >/dev/null 2>&1
+  go get "go.etcd.io/etcd/server/v3@${ETCD_VERSION}" >/dev/null
   go build -trimpath -ldflags "-s -w" -o "$dest/etcd" go.etcd.io/etcd/server/v3
 )
 
@@ -65,7 +65,7 @@ import (
 GO
 (
   cd "$work"
-  go get "k8s.io/kubernetes@${KUBERNETES_VERSION}" >/dev/null 2>&1
+  go get "k8s.io/kubernetes@${KUBERNETES_VERSION}" >/dev/null
   ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBERNETES_VERSION} -X k8s.io/client-go/pkg/version.gitVersion=${KUBERNETES_VERSION}"
   go build -trimpath -ldflags "$ldflags" -o "$dest/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
   go build -trimpath -ldflags "$ldflags" -o "$dest/kubectl" k8s.io/kubernetes/cmd/kubectl

@@ -104,7 +104,7 @@ func run() int {
 		log.Error(err, "setting up the reconcilers")
 		return 1
 	}
-	server, err := mcpserver.New(mcpOpts, store, mgr.GetClient())
+	server, err := mcpserver.New(mcpOpts, store, mgr.GetClient(), mgr.GetCache())
 	if err != nil {
 		log.Error(err, "setting up the MCP server")
 		return 1

@@ -646,3 +646,28 @@ func TestPureDescribeKeepsTextReadable(t *testing.T) {
 		t.Errorf("describe(long) = %q, want valid UTF-8 cut with ...", got)
 	}
 }
+
+func TestPureResourceURIs(t *testing.T) {
+	for _, ref := range []ResourceRef{
+		{Prefix: "zorp", Kind: "SpaceBoot", Namespace: "default", Name: "moonwalker"},
+		{Prefix: "meta", Kind: "Class", Namespace: "team-a", Name: "a.b-c"},
+		{MetaKind: MetaClass, Name: "zorp.spaceboot"},
+		{MetaKind: MetaProperty, Name: "footwear.tentacle-count"},
+		{MetaKind: MetaWorkflow, Name: "order.fulfillment"},
+	} {
+		got, err := ParseURI(ref.String())
+		if err != nil || got != ref {
+			t.Errorf("ParseURI(%q) = %+v, %v; want %+v", ref.String(), got, err, ref)
+		}
+	}
+	for _, bad := range []string{
+		"", "mcp://other/zorp/SpaceBoot/default/x", "mcp://sandbar/", "mcp://sandbar/zorp/SpaceBoot/default",
+		"mcp://sandbar/zorp/SpaceBoot/default/x/y", "mcp://sandbar/Zorp/SpaceBoot/default/x", "mcp://sandbar/zorp/spaceBoot/default/x",
+		"mcp://sandbar/zorp/SpaceBoot/Default/x", "mcp://sandbar/zorp/SpaceBoot/default/X", "mcp://sandbar/meta/Thing/x",
+		"mcp://sandbar/meta/Class/", "mcp://sandbar/zorp/SpaceBoot/default/../x",
+	} {
+		if ref, err := ParseURI(bad); err == nil {
+			t.Errorf("ParseURI(%q) = %+v, want an error", bad, ref)
+		}
+	}
+}

@@ -30,6 +30,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -103,6 +104,14 @@ type Server struct {
 
 	mu     sync.Mutex
 	served map[string]servedTool
+
+	// informers watch instances for resources/list and resources/subscribe.
+	informers      cache.Informers
+	rmu            sync.Mutex
+	metaResources  map[string]*mcp.Resource
+	watches        map[string]*instanceWatch
+	prompts        map[string]string // served prompt name -> fingerprint
+	promptWorkflow map[string]string // served prompt name -> WorkflowDefinition
 }
 
 // servedTool is a tool the server currently serves.
@@ -112,8 +121,10 @@ type servedTool struct {
 	fingerprint string
 }
 
-// New assembles the server. Start it with Start (it is a manager Runnable).
-func New(opts Options, store *catalog.Store, c client.Client) (*Server, error) {
+// New assembles the server. Start it with Start (it is a manager Runnable). The
+// client reads the metamodel and Secrets from the informer cache and instances from
+// the API server; informers (the manager's cache) follow instances for resources.
+func New(opts Options, store *catalog.Store, c client.Client, informers cache.Informers) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -123,6 +134,12 @@ func New(opts Options, store *catalog.Store, c client.Client) (*Server, error) {
 		client: c,
 		auth:   newAuthenticator(store, c, opts.RateLimit, opts.RateBurst),
 		served: map[string]servedTool{},
+
+		informers:      informers,
+		metaResources:  map[string]*mcp.Resource{},
+		watches:        map[string]*instanceWatch{},
+		prompts:        map[string]string{},
+		promptWorkflow: map[string]string{},
 	}
 	s.mcp = mcp.NewServer(&mcp.Implementation{
 		Name:    "sandbar",
@@ -134,8 +151,12 @@ func New(opts Options, store *catalog.Store, c client.Client) (*Server, error) {
 			Logging:     &mcp.LoggingCapabilities{},
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Completions: &mcp.CompletionCapabilities{},
+			Resources:   &mcp.ResourceCapabilities{Subscribe: true, ListChanged: true},
+			Prompts:     &mcp.PromptCapabilities{ListChanged: true},
 		},
-		CompletionHandler: s.complete,
+		CompletionHandler:  s.complete,
+		SubscribeHandler:   s.subscribe,
+		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	s.mcp.AddReceivingMiddleware(s.permissions)
 
@@ -216,6 +237,8 @@ func (s *Server) syncTools(ctx context.Context) {
 	for {
 		snap, changed := s.store.Watch()
 		s.apply(snap)
+		s.syncResources(ctx, snap)
+		s.syncPrompts(snap)
 		s.ready.Store(true)
 		select {
 		case <-ctx.Done():
@@ -310,6 +333,12 @@ func (s *Server) permissions(next mcp.MethodHandler) mcp.MethodHandler {
 			out := *list
 			out.Tools = kept
 			return &out, nil
+		case "resources/list":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			return filterResources(accountOf(req.GetExtra()), res.(*mcp.ListResourcesResult)), nil
 		case "tools/call":
 			call := req.(*mcp.CallToolRequest)
 			name := call.Params.Name
@@ -324,10 +353,4 @@ func (s *Server) permissions(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// complete answers completion/complete; prompts and resource templates, the things
-// that have arguments to complete, are not served yet, so there is nothing to offer.
-func (s *Server) complete(context.Context, *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: []string{}}}, nil
 }

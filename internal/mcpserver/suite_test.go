@@ -99,7 +99,7 @@ func run(m *testing.M) int {
 			opts.NameStyle = mcpserver.StyleUnderscore
 		}
 		opts.Version = "test"
-		srv, err := mcpserver.New(opts, st, mgr.GetClient())
+		srv, err := mcpserver.New(opts, st, mgr.GetClient(), mgr.GetCache())
 		if err != nil {
 			panic(err)
 		}

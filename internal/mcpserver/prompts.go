@@ -1,0 +1,181 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
+
+// syncPrompts serves every valid WorkflowDefinition as a prompt; the SDK sends
+// notifications/prompts/list_changed for every change.
+func (s *Server) syncPrompts(snap *catalog.Snapshot) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	want := map[string]string{} // prompt name -> fingerprint
+	for _, name := range snap.WorkflowNames() {
+		w := snap.Workflows[name]
+		if w.Problem != nil {
+			continue
+		}
+		p := &mcp.Prompt{
+			Name:        Encode(s.opts.NameStyle, "sandbar.workflow."+name),
+			Title:       "Workflow " + name,
+			Description: promptDescription(w),
+		}
+		for _, a := range w.Spec.Arguments {
+			p.Arguments = append(p.Arguments, &mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+		}
+		fp := fmt.Sprintf("%v", renderWorkflow(w, snap, s.opts.NameStyle, nil))
+		for _, a := range p.Arguments {
+			fp += "|" + a.Name + a.Description + fmt.Sprint(a.Required)
+		}
+		want[p.Name] = fp
+		s.promptWorkflow[p.Name] = name
+		if s.prompts[p.Name] == fp {
+			continue
+		}
+		workflow := name
+		s.mcp.AddPrompt(p, func(_ context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			return s.getPrompt(workflow, req)
+		})
+	}
+	var gone []string
+	for name := range s.prompts {
+		if _, ok := want[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	for _, name := range gone {
+		delete(s.promptWorkflow, name)
+	}
+	if len(gone) > 0 {
+		s.mcp.RemovePrompts(gone...)
+	}
+	s.prompts = want
+}
+
+func promptDescription(w *catalog.Workflow) string {
+	d := w.Spec.Description
+	if d == "" {
+		d = "The workflow " + w.Name + "."
+	}
+	return d + " Describes its states and transitions and how to drive a process."
+}
+
+func (s *Server) getPrompt(workflow string, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	snap := s.store.Load()
+	w, ok := snap.Workflows[workflow]
+	if !ok || w.Problem != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %q", req.Params.Name)}
+	}
+	var missing []string
+	for _, a := range w.Spec.Arguments {
+		if a.Required && req.Params.Arguments[a.Name] == "" {
+			missing = append(missing, a.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("prompt %q needs the argument(s): %s", req.Params.Name, strings.Join(missing, ", "))}
+	}
+	return &mcp.GetPromptResult{
+		Description: promptDescription(w),
+		Messages: []*mcp.PromptMessage{{
+			Role:    "user",
+			Content: &mcp.TextContent{Text: renderWorkflow(w, snap, s.opts.NameStyle, req.Params.Arguments)},
+		}},
+	}, nil
+}
+
+// renderWorkflow describes a workflow in Markdown: its states, transitions, terminal
+// states and cancellation, the arguments given, and how to work with it.
+func renderWorkflow(w *catalog.Workflow, snap *catalog.Snapshot, style NameStyle, args map[string]string) string {
+	var b strings.Builder
+	tool := func(canonical string) string { return "`" + Encode(style, canonical) + "`" }
+	fmt.Fprintf(&b, "# Workflow %s\n\n", w.Name)
+	if w.Spec.Description != "" {
+		fmt.Fprintf(&b, "%s\n\n", w.Spec.Description)
+	}
+	subject := ""
+	if cl, ok := snap.Classes[w.Spec.SubjectClass]; ok {
+		subject = cl.Ident()
+		fmt.Fprintf(&b, "Each process of this workflow is about one %s instance.\n\n", subject)
+	}
+	b.WriteString("## States\n\n")
+	for _, st := range w.Spec.States {
+		fmt.Fprintf(&b, "- `%s`", st.Name)
+		var notes []string
+		if st.Name == w.Spec.Initial {
+			notes = append(notes, "initial")
+		}
+		if st.Terminal != "" {
+			notes = append(notes, "terminal: "+string(st.Terminal))
+		}
+		if len(notes) > 0 {
+			fmt.Fprintf(&b, " (%s)", strings.Join(notes, ", "))
+		}
+		if st.Description != "" {
+			fmt.Fprintf(&b, ": %s", st.Description)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Transitions\n\n| transition | from | to |\n|---|---|---|\n")
+	for _, t := range w.Spec.Transitions {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", t.Name, strings.Join(t.From, ", "), t.To)
+	}
+	b.WriteString("\n## How it ends\n\n")
+	byKind := map[metav1alpha1.TerminalKind][]string{}
+	for _, st := range w.Spec.States {
+		if st.Terminal != "" {
+			byKind[st.Terminal] = append(byKind[st.Terminal], "`"+st.Name+"`")
+		}
+	}
+	for _, k := range []metav1alpha1.TerminalKind{metav1alpha1.TerminalSuccess, metav1alpha1.TerminalFailure, metav1alpha1.TerminalCancelled} {
+		if len(byKind[k]) > 0 {
+			fmt.Fprintf(&b, "- %s: %s\n", k, strings.Join(byKind[k], ", "))
+		}
+	}
+	if len(w.CancellableFrom) > 0 {
+		fmt.Fprintf(&b, "- A process can be cancelled while in: %s.\n", strings.Join(w.CancellableFrom, ", "))
+	} else {
+		b.WriteString("- A process of this workflow cannot be cancelled.\n")
+	}
+	if len(args) > 0 {
+		b.WriteString("\n## Arguments\n\n")
+		for _, a := range w.Spec.Arguments {
+			if v, ok := args[a.Name]; ok {
+				fmt.Fprintf(&b, "- %s: %s\n", a.Name, v)
+			}
+		}
+	}
+	b.WriteString("\n## Working with it\n\n")
+	b.WriteString("Every run of this workflow is a WorkflowProcess object that records its state and history; it starts in `" +
+		w.Spec.Initial + "` and moves only by the transitions above, from the states they list.\n")
+	if subject != "" {
+		fmt.Fprintf(&b, "Find the %s instances with %s ({class: %q}) and read one with %s before acting on it.\n",
+			subject, tool("sandbar.entity.find"), subject, tool("sandbar.class.describe"))
+	}
+	return b.String()
+}

@@ -80,6 +80,33 @@ type InstanceAPISpec struct {
 	AllowBreakingChanges bool `json:"allowBreakingChanges,omitempty"`
 }
 
+// CodecFormat is a text format of instances.
+// +kubebuilder:validation:Enum=json;markdown
+type CodecFormat string
+
+const (
+	CodecJSON     CodecFormat = "json"
+	CodecMarkdown CodecFormat = "markdown"
+)
+
+// CodecSpec says how a class's instances read as text.
+type CodecSpec struct {
+	// format is the class's own format, used when its instances are read as MCP
+	// resources: json (the default) or markdown (slot values in YAML front matter,
+	// the section slots as Markdown sections below it).
+	// +optional
+	// +kubebuilder:default=json
+	Format CodecFormat `json:"format,omitempty"`
+
+	// sections are the fields of single-valued string slots written, in this order, as
+	// Markdown sections ("# <field>") rather than in the front matter.
+	// +optional
+	// +listType=atomic
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=63
+	Sections []string `json:"sections,omitempty"`
+}
+
 // ClassSpec declares a class of the metamodel.
 type ClassSpec struct {
 	// prefix is the namespace of the class, as "zorp" in zorp/SpaceBoot. Instances of
@@ -123,6 +150,10 @@ type ClassSpec struct {
 	// instanceAPI shapes the CRD generated for a concrete class.
 	// +optional
 	InstanceAPI InstanceAPISpec `json:"instanceAPI,omitempty"`
+
+	// codec says how instances read as text (json or markdown).
+	// +optional
+	Codec CodecSpec `json:"codec,omitempty"`
 }
 
 // EffectiveSlot is one slot of a class after inheritance.

@@ -152,6 +152,10 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 		Abstract:           c.Spec.Abstract,
 		Parents:            c.Spec.Parents,
 		InstanceAPIOptions: c.Spec.InstanceAPI,
+		Codec:              c.Spec.Codec,
+	}
+	if out.Codec.Format == "" {
+		out.Codec.Format = metav1alpha1.CodecJSON
 	}
 	order, problem := linearize(c, l)
 	if problem != nil {
@@ -207,6 +211,14 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 	for _, s := range out.Slots {
 		if s.Required {
 			out.Required = append(out.Required, s.Field)
+		}
+	}
+	for _, f := range out.Codec.Sections {
+		if s, ok := out.Slot(f); !ok || s.Many() || (s.Range != metav1alpha1.RangeString) {
+			out.Problem = &Problem{Reason: metav1alpha1.ReasonInvalid, Message: fmt.Sprintf(
+				"codec section %q is not a single-valued string slot of the class", f)}
+			out.Slots, out.Required = nil, nil
+			return out
 		}
 	}
 	return out

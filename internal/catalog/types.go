@@ -79,6 +79,8 @@ type Class struct {
 	InstanceAPI *InstanceAPI
 	// InstanceAPIOptions are the class's wishes for its generated CRD.
 	InstanceAPIOptions metav1alpha1.InstanceAPISpec
+	// Codec is how instances read as text.
+	Codec metav1alpha1.CodecSpec
 	// Ready mirrors the Class's Ready condition.
 	Ready bool
 }

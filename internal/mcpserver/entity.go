@@ -31,7 +31,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/codec"
 )
 
 const (
@@ -94,16 +96,27 @@ func (c *call) createFromArgs(ctx context.Context, args map[string]any, dryRun b
 		if attrs != nil {
 			return nil, badParams("give either attributes or format and source, not both")
 		}
-		format, _ := args["format"].(string)
-		if format != "" && format != "json" {
-			return nil, fail("unknown format %q; the formats are: json", format)
-		}
 		text, ok := source.(string)
 		if !ok {
 			return nil, badParams("argument \"source\" must be a string")
 		}
-		if attrs, meta, err = parseJSONSource(text, meta); err != nil {
-			return nil, err
+		format, _ := args["format"].(string)
+		var doc *codec.Document
+		var err error
+		switch metav1alpha1.CodecFormat(format) {
+		case metav1alpha1.CodecJSON, "":
+			doc, err = codec.DecodeJSON(text)
+		case metav1alpha1.CodecMarkdown:
+			doc, err = codec.DecodeMarkdown(cl, text)
+		default:
+			return nil, fail("unknown format %q; the formats are: json, markdown", format)
+		}
+		if err != nil {
+			return nil, fail("source (%s): %v", orDefault(format, "json"), err)
+		}
+		attrs = doc.Attributes
+		if meta == nil {
+			meta = doc.Metadata
 		}
 	}
 	if attrs == nil {
@@ -112,49 +125,11 @@ func (c *call) createFromArgs(ctx context.Context, args map[string]any, dryRun b
 	return c.createEntity(ctx, cl.Name, attrs, meta, dryRun)
 }
 
-// parseJSONSource reads an instance given as JSON text: either its attributes, or an
-// object with "spec" (the attributes) and "metadata".
-func parseJSONSource(text string, meta map[string]any) (map[string]any, map[string]any, error) {
-	var doc map[string]any
-	if err := json.Unmarshal([]byte(text), &doc); err != nil {
-		var se *json.SyntaxError
-		if ok := asSyntax(err, &se); ok {
-			line, col := position(text, se.Offset)
-			return nil, nil, fail("source is not valid JSON: %v (line %d, column %d)", err, line, col)
-		}
-		return nil, nil, fail("source must be a JSON object: %v", err)
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
 	}
-	spec, hasSpec := doc["spec"].(map[string]any)
-	if !hasSpec {
-		return doc, meta, nil
-	}
-	if m, ok := doc["metadata"].(map[string]any); ok && meta == nil {
-		meta = m
-	}
-	return spec, meta, nil
-}
-
-func asSyntax(err error, target **json.SyntaxError) bool {
-	se, ok := err.(*json.SyntaxError)
-	if ok {
-		*target = se
-	}
-	return ok
-}
-
-func position(text string, offset int64) (line, col int) {
-	line, col = 1, 1
-	for i, r := range text {
-		if int64(i) >= offset-1 {
-			break
-		}
-		if r == '\n' {
-			line, col = line+1, 1
-		} else {
-			col++
-		}
-	}
-	return line, col
+	return s
 }
 
 // createEntity coerces attributes against the class and creates the instance in the
@@ -416,6 +391,13 @@ func (c *call) findEntities(ctx context.Context) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	format, err := c.str("format", false)
+	if err != nil {
+		return nil, err
+	}
+	if format != "" && format != string(metav1alpha1.CodecJSON) && format != string(metav1alpha1.CodecMarkdown) {
+		return nil, fail("unknown format %q; the formats are: json, markdown", format)
+	}
 	var cur findCursor
 	if token != "" {
 		b, err := base64.RawURLEncoding.DecodeString(token)
@@ -480,6 +462,14 @@ scan:
 					continue
 				}
 				v := entityView(k, u)
+				if format == string(metav1alpha1.CodecMarkdown) {
+					md, err := codec.EncodeMarkdown(k, u.GetName(), v["attributes"].(map[string]any))
+					if err != nil {
+						return nil, err
+					}
+					delete(v, "attributes")
+					v["source"] = md
+				}
 				b, _ := json.Marshal(v)
 				if int64(len(items)) == limit || (size+len(b) > maxFindBytes && len(items) > 0) {
 					// The next call reads this page again and skips what it returned.

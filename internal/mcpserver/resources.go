@@ -32,7 +32,9 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/codec"
 )
 
 const mimeJSON = "application/json"
@@ -42,6 +44,7 @@ const mimeJSON = "application/json"
 // subscribers when one changes.
 type instanceWatch struct {
 	class   string // ident, prefix/Kind
+	format  metav1alpha1.CodecFormat
 	obj     *metav1.PartialObjectMetadata
 	handle  toolscache.ResourceEventHandlerRegistration
 	inf     cache.Informer
@@ -98,6 +101,10 @@ func (s *Server) syncResources(ctx context.Context, snap *catalog.Snapshot) {
 	}
 	for ident, c := range want {
 		tmpl := uriBase + c.Prefix + "/" + c.Kind + "/{namespace}/{name}"
+		if old, ok := s.watches[ident]; ok && old.format != c.Codec.Format {
+			// The codec changed: serve the instances again with the new MIME type.
+			s.stopWatch(ident, old)
+		}
 		if _, ok := s.watches[ident]; ok {
 			continue
 		}
@@ -113,22 +120,26 @@ func (s *Server) syncResources(ctx context.Context, snap *catalog.Snapshot) {
 		s.watches[ident] = w
 	}
 	for ident, w := range s.watches {
-		if _, ok := want[ident]; ok {
-			continue
+		if _, ok := want[ident]; !ok {
+			s.stopWatch(ident, w)
 		}
-		w.stopped = true
-		_ = w.inf.RemoveEventHandler(w.handle)
-		var uris []string
-		for uri := range w.uris {
-			uris = append(uris, uri)
-		}
-		if len(uris) > 0 {
-			s.mcp.RemoveResources(uris...)
-		}
-		prefix, kind, _ := strings.Cut(ident, "/")
-		s.mcp.RemoveResourceTemplates(uriBase + prefix + "/" + kind + "/{namespace}/{name}")
-		delete(s.watches, ident)
 	}
+}
+
+// stopWatch stops following a class's instances and withdraws their resources.
+func (s *Server) stopWatch(ident string, w *instanceWatch) {
+	w.stopped = true
+	_ = w.inf.RemoveEventHandler(w.handle)
+	var uris []string
+	for uri := range w.uris {
+		uris = append(uris, uri)
+	}
+	if len(uris) > 0 {
+		s.mcp.RemoveResources(uris...)
+	}
+	prefix, kind, _ := strings.Cut(ident, "/")
+	s.mcp.RemoveResourceTemplates(uriBase + prefix + "/" + kind + "/{namespace}/{name}")
+	delete(s.watches, ident)
 }
 
 func (s *Server) watchInstances(ctx context.Context, c *catalog.Class) (*instanceWatch, error) {
@@ -138,7 +149,7 @@ func (s *Server) watchInstances(ctx context.Context, c *catalog.Class) (*instanc
 	if err != nil {
 		return nil, err
 	}
-	w := &instanceWatch{class: c.Ident(), obj: obj, inf: inf, uris: map[string]bool{}, byNS: map[string]map[string]bool{}}
+	w := &instanceWatch{class: c.Ident(), format: c.Codec.Format, obj: obj, inf: inf, uris: map[string]bool{}, byNS: map[string]map[string]bool{}}
 	prefix, kind := c.Prefix, c.Kind
 	uriOf := func(o any) (string, string, string, bool) {
 		if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
@@ -167,7 +178,8 @@ func (s *Server) watchInstances(ctx context.Context, c *catalog.Class) (*instanc
 			}
 			w.byNS[ns][name] = true
 			s.rmu.Unlock()
-			s.mcp.AddResource(&mcp.Resource{URI: uri, Name: name, Title: c.Ident() + " " + ns + "/" + name, MIMEType: mimeJSON}, s.readInstance)
+			s.mcp.AddResource(&mcp.Resource{URI: uri, Name: name, Title: c.Ident() + " " + ns + "/" + name,
+				MIMEType: codec.MIMEType(c.Codec.Format)}, s.readInstance)
 		},
 		UpdateFunc: func(old, o any) {
 			uri, _, _, ok := uriOf(o)
@@ -238,7 +250,15 @@ func (s *Server) readInstance(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 		return nil, err
 	}
-	return jsonContents(uri, entityView(cl, u))
+	view := entityView(cl, u)
+	if cl.Codec.Format == metav1alpha1.CodecMarkdown {
+		md, err := codec.EncodeMarkdown(cl, u.GetName(), view["attributes"].(map[string]any))
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: codec.MIMEType(cl.Codec.Format), Text: md}}}, nil
+	}
+	return jsonContents(uri, view)
 }
 
 func (s *Server) readMeta(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {

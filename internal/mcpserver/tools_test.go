@@ -170,7 +170,7 @@ func TestDomainErrorsSayWhatToFix(t *testing.T) {
 		{"unknown class", "sandbar_entity_create", map[string]any{"class": "zorp/Hat"},
 			[]string{`unknown class "zorp/Hat"; known classes:`, "zorp/SpaceBoot"}},
 		{"bad JSON source", "sandbar_entity_create", map[string]any{"class": "zorp/SpaceBoot", "format": "json", "source": "{\n  \"name\": }"},
-			[]string{"source is not valid JSON", "line 2"}},
+			[]string{"source (json): line 2: not valid JSON"}},
 		{"not found", "sandbar_entity_update", map[string]any{"class": "zorp/SpaceBoot", "name": "ghost", "attributes": map[string]any{"price": 1}},
 			[]string{`no zorp/SpaceBoot named "ghost"`}},
 		{"another namespace", "sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "namespace": "kube-system"},

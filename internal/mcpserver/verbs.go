@@ -91,6 +91,10 @@ func (s *Server) verbs() []verb {
 				return map[string]any{"property": p.Name, "cardinality": p.Slot.Cardinality}
 			})},
 
+		{group: "codec", name: "list", title: "List codecs", readOnly: true, idempotent: true,
+			description: "The text formats of instances (json, markdown), how each looks, and which classes use which as their own.",
+			run:         func(c *call, _ context.Context) (any, error) { return c.listCodecs(), nil }},
+
 		{group: "entity", name: "create", title: "Create an instance",
 			description: "Create an instance of a class: {class, attributes: {slot: value}, metadata?: {name, namespace, labels}}, or {class, format: \"json\", source: \"<JSON text>\"}. Missing or wrong slots are reported by name with the expected type.",
 			input:       createInput, run: (*call).create},
@@ -169,8 +173,8 @@ func createInput(snap *catalog.Snapshot) schema {
 			"class":      classArg(snap, true),
 			"attributes": schema{"type": "object", "description": "Slot values by field name (see sandbar_class_describe)."},
 			"metadata":   metadataSchema(),
-			"format":     schema{"type": "string", "enum": []string{"json"}, "description": "Format of source."},
-			"source":     schema{"type": "string", "description": "The instance as text in the given format: its attributes, or an object with metadata and spec."},
+			"format":     schema{"type": "string", "enum": []string{"json", "markdown"}, "description": "Format of source (sandbar_codec_list describes them)."},
+			"source":     schema{"type": "string", "description": "The instance as text in the given format. json: its attributes, or an object with metadata and spec. markdown: YAML front matter with the slot values (and metadata), then \"# <field>\" sections for the class's section slots."},
 		},
 		"required": []string{"class"},
 	}
@@ -198,6 +202,7 @@ func findInput(snap *catalog.Snapshot) schema {
 			"namespace":     namespaceArg,
 			"limit":         schema{"type": "integer", "minimum": 1, "maximum": maxFindLimit, "description": "At most this many instances (default 20)."},
 			"continue":      schema{"type": "string", "description": "The continue token of a previous call, for the next page."},
+			"format":        schema{"type": "string", "enum": []string{"json", "markdown"}, "description": "markdown gives each instance as a Markdown document (source) instead of attributes."},
 		},
 		"required": []string{"class"},
 	}
@@ -285,6 +290,7 @@ func (c *call) describeClass(cl *catalog.Class) any {
 		"slots":       slotViews(cl.Slots),
 		"required":    nonNil(cl.Required),
 		"ready":       cl.Ready,
+		"codec":       map[string]any{"format": cl.Codec.Format, "sections": nonNil(cl.Codec.Sections)},
 	}
 	if cl.Problem != nil {
 		v["problem"] = cl.Problem.Message
@@ -418,6 +424,20 @@ func isA(cl, of *catalog.Class) bool {
 		}
 	}
 	return false
+}
+
+func (c *call) listCodecs() any {
+	byFormat := map[metav1alpha1.CodecFormat][]string{}
+	for _, name := range c.snap.ClassNames() {
+		cl := c.snap.Classes[name]
+		byFormat[cl.Codec.Format] = append(byFormat[cl.Codec.Format], cl.Ident())
+	}
+	return map[string]any{"codecs": []map[string]any{
+		{"format": "json", "mimeType": "application/json", "classes": nonNil(byFormat[metav1alpha1.CodecJSON]),
+			"description": "The attributes as a JSON object, or {\"metadata\": {...}, \"spec\": {...}}."},
+		{"format": "markdown", "mimeType": "text/markdown", "classes": nonNil(byFormat[metav1alpha1.CodecMarkdown]),
+			"description": "YAML front matter between --- lines with metadata and the slot values, then a \"# <field>\" section for each of the class's section slots (see spec.codec.sections in sandbar_class_describe)."},
+	}}
 }
 
 func nonNil[T any](xs []T) []T {

@@ -158,7 +158,7 @@ func New(opts Options, store *catalog.Store, c client.Client, informers cache.In
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
-	s.mcp.AddReceivingMiddleware(s.permissions)
+	s.mcp.AddReceivingMiddleware(s.permissions, redact)
 
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: opts.MaxRequestBytes,

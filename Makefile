@@ -11,6 +11,8 @@ CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 ENVTEST_ASSETS ?= $(LOCALBIN)/k8s/$(KUBERNETES_VERSION)
 # TS_CLIENT: the TypeScript MCP SDK client of internal/mcpserver/typescript_test.go.
 TS_CLIENT ?= hack/ts-client
+# CONFORMANCE: the official MCP conformance suite and the Node.js 22 it needs.
+CONFORMANCE ?= hack/conformance
 
 GO_TEST_FLAGS ?= -count=1
 export KUBERNETES_VERSION ETCD_VERSION
@@ -48,7 +50,7 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: test
-test: controller-gen envtest-assets ts-client ## Run every test (unit, envtest, generated-files check) against a local control plane.
+test: controller-gen envtest-assets ts-client conformance ## Run every test (unit, envtest, generated-files check) against a local control plane.
 	@test -z "$$(gofmt -l api cmd controllers internal)" || { echo "gofmt needed:"; gofmt -l api cmd controllers internal; exit 1; }
 	go vet ./...
 	CONTROLLER_GEN="$(CONTROLLER_GEN)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
@@ -100,4 +102,10 @@ envtest-assets: ## Build kube-apiserver, etcd and kubectl from the Go module pro
 ts-client: $(TS_CLIENT)/node_modules/.package-lock.json ## Install the TypeScript MCP SDK client (hack/ts-client) for the second-opinion test.
 $(TS_CLIENT)/node_modules/.package-lock.json: $(TS_CLIENT)/package-lock.json
 	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund
+	@touch $@
+
+.PHONY: conformance
+conformance: $(CONFORMANCE)/node_modules/.package-lock.json ## Install the MCP conformance suite (hack/conformance) for internal/mcpserver/conformance_test.go.
+$(CONFORMANCE)/node_modules/.package-lock.json: $(CONFORMANCE)/package-lock.json
+	npm ci --prefix $(CONFORMANCE) --no-audit --no-fund
 	@touch $@

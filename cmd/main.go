@@ -68,6 +68,8 @@ func run() int {
 	flag.IntVar(&mcpOpts.RateBurst, "mcp-rate-burst", 60, "Requests a ServiceAccount may make in a burst.")
 	flag.Int64Var(&mcpOpts.MaxRequestBytes, "mcp-max-request-bytes", 1<<20, "Largest request body accepted (413 beyond).")
 	flag.DurationVar(&mcpOpts.SessionTimeout, "mcp-session-timeout", 30*time.Minute, "Close MCP sessions idle for this long.")
+	flag.BoolVar(&mcpOpts.NoAuth, "mcp-insecure-no-auth", false, "Serve MCP without tokens, as an account of --mcp-no-auth-namespace allowed every tool; only with a loopback --mcp-bind-address (for tools that cannot send a token, such as the MCP conformance suite).")
+	flag.StringVar(&mcpOpts.NoAuthNamespace, "mcp-no-auth-namespace", "default", "The namespace of the no-auth account.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()

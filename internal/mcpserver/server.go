@@ -64,6 +64,11 @@ type Options struct {
 	SessionTimeout time.Duration
 	// Version is the build's version, shown in serverInfo.
 	Version string
+	// NoAuth serves every request as an account of NoAuthNamespace allowed every tool,
+	// for clients that cannot send a token (the MCP conformance suite). It is refused
+	// unless the server listens on loopback only.
+	NoAuth          bool
+	NoAuthNamespace string
 }
 
 // Validate checks the options, with messages that name the flag.
@@ -78,10 +83,26 @@ func (o Options) Validate() error {
 	default:
 		return fmt.Errorf("--tool-name-style must be underscore or dotted, not %q", o.NameStyle)
 	}
+	if o.NoAuth && !loopback(o.BindAddress) {
+		return fmt.Errorf("--mcp-insecure-no-auth needs --mcp-bind-address on loopback (127.0.0.1:PORT or [::1]:PORT), not %q", o.BindAddress)
+	}
 	if o.RateLimit < 0 || (o.RateLimit > 0 && o.RateBurst < 1) {
 		return errors.New("--mcp-rate-limit must be >= 0, and --mcp-rate-burst >= 1 with a limit")
 	}
 	return nil
+}
+
+// loopback reports whether an address listens on loopback only.
+func loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 const instructions = `Sandbar serves a metamodel of classes and their instances, which are stored as Kubernetes objects.
@@ -132,7 +153,7 @@ func New(opts Options, store *catalog.Store, c client.Client, informers cache.In
 		opts:   opts,
 		store:  store,
 		client: c,
-		auth:   newAuthenticator(store, c, opts.RateLimit, opts.RateBurst),
+		auth:   newAuthenticator(store, c, opts.RateLimit, opts.RateBurst, noAuthAccount(opts)),
 		served: map[string]servedTool{},
 
 		informers:      informers,
@@ -163,6 +184,9 @@ func New(opts Options, store *catalog.Store, c client.Client, informers cache.In
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: opts.MaxRequestBytes,
 		SessionTimeout:      opts.SessionTimeout,
+		// Lets clients resume a stream after a dropped connection (Last-Event-ID) and
+		// keeps list_changed notifications for clients without an open GET stream.
+		EventStore: mcp.NewMemoryEventStore(nil),
 	})
 	origins := http.NewCrossOriginProtection()
 	for _, o := range opts.AllowedOrigins {
@@ -208,6 +232,9 @@ func (s *Server) Start(ctx context.Context) error {
 
 // Serve is Start on a listener of the caller's.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.opts.NoAuth && !loopback(ln.Addr().String()) {
+		return fmt.Errorf("MCP server: no-auth mode on %s, which is not loopback", ln.Addr())
+	}
 	log := ctrl.LoggerFrom(ctx).WithName("mcp")
 	go s.syncTools(ctx)
 	srv := &http.Server{
@@ -218,6 +245,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	errs := make(chan error, 1)
 	go func() { errs <- srv.Serve(ln) }()
 	log.Info("serving MCP", "address", ln.Addr().String(), "path", "/mcp")
+	if s.opts.NoAuth {
+		log.Info("WARNING: serving MCP without authentication (loopback only)", "namespace", s.opts.NoAuthNamespace)
+	}
 	select {
 	case err := <-errs:
 		return err

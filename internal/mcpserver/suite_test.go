@@ -99,6 +99,7 @@ func run(m *testing.M) int {
 			opts.NameStyle = mcpserver.StyleUnderscore
 		}
 		opts.Version = "test"
+		opts.BindAddress = "127.0.0.1:0"
 		srv, err := mcpserver.New(opts, st, mgr.GetClient(), mgr.GetCache())
 		if err != nil {
 			panic(err)

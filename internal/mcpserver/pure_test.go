@@ -650,6 +650,7 @@ func TestPureDescribeKeepsTextReadable(t *testing.T) {
 func TestPureResourceURIs(t *testing.T) {
 	for _, ref := range []ResourceRef{
 		{Prefix: "zorp", Kind: "SpaceBoot", Namespace: "default", Name: "moonwalker"},
+		{Prefix: "zorp", Kind: "SpaceBoot", Namespace: "default", Name: "moonwalker", Format: "markdown"},
 		{Prefix: "meta", Kind: "Class", Namespace: "team-a", Name: "a.b-c"},
 		{MetaKind: MetaClass, Name: "zorp.spaceboot"},
 		{MetaKind: MetaProperty, Name: "footwear.tentacle-count"},
@@ -665,6 +666,7 @@ func TestPureResourceURIs(t *testing.T) {
 		"mcp://sandbar/zorp/SpaceBoot/default/x/y", "mcp://sandbar/Zorp/SpaceBoot/default/x", "mcp://sandbar/zorp/spaceBoot/default/x",
 		"mcp://sandbar/zorp/SpaceBoot/Default/x", "mcp://sandbar/zorp/SpaceBoot/default/X", "mcp://sandbar/meta/Thing/x",
 		"mcp://sandbar/meta/Class/", "mcp://sandbar/zorp/SpaceBoot/default/../x",
+		"mcp://sandbar/zorp/SpaceBoot/default/x?format=yaml", "mcp://sandbar/zorp/SpaceBoot/default/x?fmt=json", "mcp://sandbar/meta/Class/x?format=json",
 	} {
 		if ref, err := ParseURI(bad); err == nil {
 			t.Errorf("ParseURI(%q) = %+v, want an error", bad, ref)

@@ -100,7 +100,7 @@ func (s *Server) syncResources(ctx context.Context, snap *catalog.Snapshot) {
 		}
 	}
 	for ident, c := range want {
-		tmpl := uriBase + c.Prefix + "/" + c.Kind + "/{namespace}/{name}"
+		tmpl := classTemplate(c.Prefix, c.Kind)
 		if old, ok := s.watches[ident]; ok && old.format != c.Codec.Format {
 			// The codec changed: serve the instances again with the new MIME type.
 			s.stopWatch(ident, old)
@@ -110,7 +110,8 @@ func (s *Server) syncResources(ctx context.Context, snap *catalog.Snapshot) {
 		}
 		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
 			URITemplate: tmpl, Name: ident, Title: c.Ident() + " instances",
-			Description: fmt.Sprintf("An instance of %s, by namespace and name.", c.Ident()), MIMEType: mimeJSON,
+			Description: fmt.Sprintf("An instance of %s, by namespace and name; format (json or markdown) overrides the class's own.", c.Ident()),
+			MIMEType:    codec.MIMEType(c.Codec.Format),
 		}, s.readInstance)
 		w, err := s.watchInstances(ctx, c)
 		if err != nil {
@@ -126,6 +127,11 @@ func (s *Server) syncResources(ctx context.Context, snap *catalog.Snapshot) {
 	}
 }
 
+// classTemplate is the URI template of a class's instances.
+func classTemplate(prefix, kind string) string {
+	return uriBase + prefix + "/" + kind + "/{namespace}/{name}{?format}"
+}
+
 // stopWatch stops following a class's instances and withdraws their resources.
 func (s *Server) stopWatch(ident string, w *instanceWatch) {
 	w.stopped = true
@@ -138,7 +144,7 @@ func (s *Server) stopWatch(ident string, w *instanceWatch) {
 		s.mcp.RemoveResources(uris...)
 	}
 	prefix, kind, _ := strings.Cut(ident, "/")
-	s.mcp.RemoveResourceTemplates(uriBase + prefix + "/" + kind + "/{namespace}/{name}")
+	s.mcp.RemoveResourceTemplates(classTemplate(prefix, kind))
 	delete(s.watches, ident)
 }
 
@@ -251,12 +257,16 @@ func (s *Server) readInstance(ctx context.Context, req *mcp.ReadResourceRequest)
 		return nil, err
 	}
 	view := entityView(cl, u)
-	if cl.Codec.Format == metav1alpha1.CodecMarkdown {
+	format := cl.Codec.Format
+	if ref.Format != "" {
+		format = metav1alpha1.CodecFormat(ref.Format)
+	}
+	if format == metav1alpha1.CodecMarkdown {
 		md, err := codec.EncodeMarkdown(cl, u.GetName(), view["attributes"].(map[string]any))
 		if err != nil {
 			return nil, err
 		}
-		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: codec.MIMEType(cl.Codec.Format), Text: md}}}, nil
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: codec.MIMEType(format), Text: md}}}, nil
 	}
 	return jsonContents(uri, view)
 }

@@ -77,8 +77,8 @@ func TestResourcesListReadAndTemplates(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		templates = append(templates, tmpl.URITemplate)
 	}
-	g.Expect(templates).To(ContainElement("mcp://sandbar/zorp/SpaceBoot/{namespace}/{name}"))
-	g.Expect(templates).NotTo(ContainElement("mcp://sandbar/zorp/Footwear/{namespace}/{name}"))
+	g.Expect(templates).To(ContainElement("mcp://sandbar/zorp/SpaceBoot/{namespace}/{name}{?format}"))
+	g.Expect(templates).NotTo(ContainElement("mcp://sandbar/zorp/Footwear/{namespace}/{name}{?format}"))
 
 	res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: mine})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -86,6 +86,12 @@ func TestResourcesListReadAndTemplates(t *testing.T) {
 	g.Expect(json.Unmarshal([]byte(res.Contents[0].Text), &v)).To(Succeed())
 	g.Expect(v["attributes"]).To(Equal(map[string]any{"name": "Res"}))
 	g.Expect(res.Contents[0].MIMEType).To(Equal("application/json"))
+
+	// Any instance reads as Markdown when asked.
+	res, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: mine + "?format=markdown"})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.Contents[0].MIMEType).To(Equal("text/markdown"))
+	g.Expect(res.Contents[0].Text).To(Equal("---\nmetadata:\n  name: res-boot\nname: Res\n---\n"))
 
 	res, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: mcpserver.MetaURI(mcpserver.MetaClass, "zorp.spaceboot")})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -101,6 +107,10 @@ func TestResourcesListReadAndTemplates(t *testing.T) {
 	err = cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: "mcp://sandbar/Not A URI"})
 	g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
 	g.Expect(rpc.Code).To(Equal(int64(jsonrpc.CodeInvalidParams)))
+	_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "mcp://sandbar/zorp/SpaceBoot/default"})
+	g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
+	g.Expect(rpc.Code).To(Equal(int64(jsonrpc.CodeInvalidParams)))
+	g.Expect(rpc.Message).To(ContainSubstring("want mcp://sandbar/<prefix>/<Kind>/<namespace>/<name>"))
 }
 
 func TestSubscriptionsFollowKubernetesChanges(t *testing.T) {

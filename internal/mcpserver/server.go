@@ -28,6 +28,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -363,6 +364,11 @@ func (s *Server) permissions(next mcp.MethodHandler) mcp.MethodHandler {
 			out := *list
 			out.Tools = kept
 			return &out, nil
+		case "resources/read":
+			// The SDK answers unknown URIs with not found; a malformed one is a bad parameter.
+			if _, err := ParseURI(req.(*mcp.ReadResourceRequest).Params.URI); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			}
 		case "resources/list":
 			res, err := next(ctx, method, req)
 			if err != nil {

@@ -27,6 +27,9 @@ import (
 //	mcp://sandbar/<prefix>/<Kind>/<namespace>/<name>   an instance, as mcp://sandbar/zorp/SpaceBoot/default/moonwalker
 //	mcp://sandbar/meta/<kind>/<name>                   a Class, Property or WorkflowDefinition, as mcp://sandbar/meta/Class/zorp.spaceboot
 //
+// An instance URI may end in ?format=json or ?format=markdown to read the instance in
+// that format rather than in its class's own.
+//
 // The two shapes differ in their number of segments, so a class whose prefix is
 // "meta" does not collide with the metamodel.
 const uriBase = "mcp://sandbar/"
@@ -47,6 +50,8 @@ type ResourceRef struct {
 	// Namespace is set for instances.
 	Namespace string
 	Name      string
+	// Format is the format asked for in the URI's query, if any.
+	Format string
 }
 
 // IsInstance reports whether the URI names an instance.
@@ -55,7 +60,11 @@ func (r ResourceRef) IsInstance() bool { return r.MetaKind == "" }
 // String formats the URI.
 func (r ResourceRef) String() string {
 	if r.IsInstance() {
-		return uriBase + r.Prefix + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
+		u := uriBase + r.Prefix + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
+		if r.Format != "" {
+			u += "?format=" + r.Format
+		}
+		return u
 	}
 	return uriBase + "meta/" + r.MetaKind + "/" + r.Name
 }
@@ -81,9 +90,18 @@ func ParseURI(uri string) (ResourceRef, error) {
 	if !ok {
 		return ResourceRef{}, fmt.Errorf("%q is not a Sandbar resource URI (they start with %s)", uri, uriBase)
 	}
+	rest, query, hasQuery := strings.Cut(rest, "?")
+	format := ""
+	if hasQuery {
+		f, ok := strings.CutPrefix(query, "format=")
+		if !ok || (f != "json" && f != "markdown") {
+			return ResourceRef{}, fmt.Errorf("%q: the only query is ?format=json or ?format=markdown", uri)
+		}
+		format = f
+	}
 	parts := strings.Split(rest, "/")
 	switch {
-	case len(parts) == 3 && parts[0] == "meta":
+	case len(parts) == 3 && parts[0] == "meta" && format == "":
 		switch parts[1] {
 		case MetaClass, MetaProperty, MetaWorkflow:
 		default:
@@ -104,7 +122,7 @@ func ParseURI(uri string) (ResourceRef, error) {
 		case !nameRE.MatchString(parts[3]):
 			return ResourceRef{}, fmt.Errorf("%q: %q is not a valid name", uri, parts[3])
 		}
-		return ResourceRef{Prefix: parts[0], Kind: parts[1], Namespace: parts[2], Name: parts[3]}, nil
+		return ResourceRef{Prefix: parts[0], Kind: parts[1], Namespace: parts[2], Name: parts[3], Format: format}, nil
 	}
 	return ResourceRef{}, fmt.Errorf("%q: want %s<prefix>/<Kind>/<namespace>/<name> or %smeta/<kind>/<name>", uri, uriBase, uriBase)
 }

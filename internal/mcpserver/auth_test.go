@@ -203,7 +203,7 @@ func TestNewClassAppearsAsToolWithListChanged(t *testing.T) {
 }
 
 func TestRateLimitAnswers429(t *testing.T) {
-	url := serve(mcpserver.Options{RateLimit: 0.01, RateBurst: 2})
+	url := serve(t, mcpserver.Options{RateLimit: 0.01, RateBurst: 2})
 	auth := map[string]string{"Authorization": "Bearer " + token}
 	for i := 0; i < 2; i++ {
 		resp, body := post(t, url, auth)
@@ -220,7 +220,7 @@ func TestCrossOriginBrowserRequestsGet403(t *testing.T) {
 	resp, _ := post(t, mcpURL, auth)
 	NewWithT(t).Expect(resp.StatusCode).To(Equal(http.StatusForbidden))
 
-	url := serve(mcpserver.Options{AllowedOrigins: []string{"https://app.example.com"}})
+	url := serve(t, mcpserver.Options{AllowedOrigins: []string{"https://app.example.com"}})
 	auth["Origin"] = "https://app.example.com"
 	resp, body := post(t, url, auth)
 	NewWithT(t).Expect(resp.StatusCode).To(Equal(http.StatusOK), body)

@@ -121,7 +121,7 @@ func toolsOf(b *testing.B, url string) []*mcp.Tool {
 
 // BenchmarkToolsList1000Classes lists the tools of a catalog of 1,000 classes, per-class surface.
 func BenchmarkToolsList1000Classes(b *testing.B) {
-	url := serveStore(syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
 	cs := benchSession(b, url, token)
 	waitTools(b, cs, 1000)
 	for b.Loop() {
@@ -131,7 +131,7 @@ func BenchmarkToolsList1000Classes(b *testing.B) {
 
 // BenchmarkToolsList1000ClassesBaseline lists the same 1,000 tools from a bare go-sdk server.
 func BenchmarkToolsList1000ClassesBaseline(b *testing.B) {
-	url := serveStore(syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
 	waitTools(b, benchSession(b, url, token), 1000)
 	cs := benchSession(b, bareServer(b, toolsOf(b, url)), "")
 	for b.Loop() {

@@ -50,7 +50,7 @@ func TestConformanceSuite(t *testing.T) {
 			t.Fatalf("%s is missing: run make test (it installs the conformance suite)", f)
 		}
 	}
-	url := serve(mcpserver.Options{NoAuth: true})
+	url := serve(t, mcpserver.Options{NoAuth: true})
 	for _, scenario := range conformanceScenarios {
 		t.Run(scenario, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -29,7 +29,7 @@ import (
 
 func TestDottedNamesAndToolSurfaces(t *testing.T) {
 	g := NewWithT(t)
-	dotted := connect(t, serve(mcpserver.Options{NameStyle: mcpserver.StyleDotted}), token, nil)
+	dotted := connect(t, serve(t, mcpserver.Options{NameStyle: mcpserver.StyleDotted}), token, nil)
 	tools := listTools(t, dotted)
 	g.Expect(tools).To(HaveKey("sandbar.entity.create"))
 	g.Expect(tools).To(HaveKey("sandbar.class.zorp.SpaceBoot"))
@@ -38,11 +38,11 @@ func TestDottedNamesAndToolSurfaces(t *testing.T) {
 	res := callTool(t, dotted, "sandbar.class.zorp.SpaceBoot", map[string]any{"name": "Dotted", "metadata": map[string]any{"name": "dotted"}})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 
-	operational := listTools(t, connect(t, serve(mcpserver.Options{ToolSurface: mcpserver.SurfaceOperational}), token, nil))
+	operational := listTools(t, connect(t, serve(t, mcpserver.Options{ToolSurface: mcpserver.SurfaceOperational}), token, nil))
 	g.Expect(operational).To(HaveKey("sandbar_entity_create"))
 	g.Expect(operational).NotTo(HaveKey("sandbar_class_zorp_SpaceBoot"))
 
-	perClass := listTools(t, connect(t, serve(mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass}), token, nil))
+	perClass := listTools(t, connect(t, serve(t, mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass}), token, nil))
 	g.Expect(perClass).To(HaveKey("sandbar_class_zorp_SpaceBoot"))
 	g.Expect(perClass).NotTo(HaveKey("sandbar_entity_create"))
 

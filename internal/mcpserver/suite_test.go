@@ -50,10 +50,8 @@ var (
 	mcpURL string
 	// token is the bearer token of default/claude, which may do everything.
 	token string
-	// serve starts one more MCP server with other options on the same catalog.
-	serve func(opts mcpserver.Options) string
-	// serveStore starts one more MCP server on another catalog.
-	serveStore func(s *catalog.Store, opts mcpserver.Options) string
+	// startServer starts one more MCP server on a catalog and returns its URL.
+	startServer func(s *catalog.Store, opts mcpserver.Options) (string, error)
 )
 
 const (
@@ -91,7 +89,7 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	serveStore = func(st *catalog.Store, opts mcpserver.Options) string {
+	startServer = func(st *catalog.Store, opts mcpserver.Options) (string, error) {
 		if opts.ToolSurface == "" {
 			opts.ToolSurface = mcpserver.SurfaceBoth
 		}
@@ -102,17 +100,19 @@ func run(m *testing.M) int {
 		opts.BindAddress = "127.0.0.1:0"
 		srv, err := mcpserver.New(opts, st, mgr.GetClient(), mgr.GetCache())
 		if err != nil {
-			panic(err)
+			return "", err
 		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
-			panic(err)
+			return "", err
 		}
 		go func() { _ = srv.Serve(ctx, ln) }()
-		return "http://" + ln.Addr().String() + "/mcp"
+		return "http://" + ln.Addr().String() + "/mcp", nil
 	}
-	serve = func(opts mcpserver.Options) string { return serveStore(store, opts) }
-	mcpURL = serve(mcpserver.Options{})
+	if mcpURL, err = startServer(store, mcpserver.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 
@@ -144,6 +144,19 @@ func run(m *testing.M) int {
 	cancel()
 	<-done
 	return code
+}
+
+// serve starts one more MCP server with other options on the suite's catalog.
+func serve(t testing.TB, opts mcpserver.Options) string { return serveStore(t, store, opts) }
+
+// serveStore starts one more MCP server on another catalog.
+func serveStore(t testing.TB, st *catalog.Store, opts mcpserver.Options) string {
+	t.Helper()
+	url, err := startServer(st, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return url
 }
 
 func waitFor(cond func() bool) error {

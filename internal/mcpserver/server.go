@@ -280,9 +280,6 @@ func (s *Server) syncTools(ctx context.Context) {
 }
 
 func (s *Server) apply(snap *catalog.Snapshot) {
-	// Learn the REST mapping of each instance API now, so that the first call that
-	// needs it does not wait for API discovery.
-	go s.warmRESTMapper(snap)
 	defs := s.tools(snap)
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -306,14 +303,6 @@ func (s *Server) apply(snap *catalog.Snapshot) {
 		s.mcp.RemoveTools(gone...)
 	}
 	s.served = next
-}
-
-func (s *Server) warmRESTMapper(snap *catalog.Snapshot) {
-	for _, c := range snap.Classes {
-		if servable(c) {
-			_, _ = s.client.RESTMapper().RESTMapping(gvk(c).GroupKind(), c.InstanceAPI.Version)
-		}
-	}
 }
 
 // permitted says whether an account may see and call a served tool: a read-only

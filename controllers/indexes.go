@@ -33,14 +33,15 @@ import (
 
 // Field indexes: a change to one object finds the objects that depend on it.
 const (
-	indexClassParent     = "spec.parents"
-	indexClassProperty   = "spec.slots.property"
-	indexClassCRD        = "instanceAPI.crdName"
-	indexClassIdent      = "spec.ident"
-	indexPropertyTarget  = "spec.target"
-	indexWorkflowSubject = "spec.subjectClass"
-	indexAccountSecret   = "spec.apiKeySecretRef.name"
-	indexAccountService  = "spec.serviceName"
+	indexClassParent       = "spec.parents"
+	indexClassProperty     = "spec.slots.property"
+	indexClassCRD          = "instanceAPI.crdName"
+	indexClassIdent        = "spec.ident"
+	indexPropertyTarget    = "spec.target"
+	indexWorkflowSubject   = "spec.subjectClass"
+	indexAccountSecret     = "spec.apiKeySecretRef.name"
+	indexAccountService    = "spec.serviceName"
+	indexProcessDefinition = "spec.definition"
 )
 
 // SetupIndexes registers the field indexes the reconcilers use.
@@ -78,6 +79,9 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 				return []string{s}
 			}
 			return nil
+		}},
+		{&metav1alpha1.WorkflowProcess{}, indexProcessDefinition, func(o client.Object) []string {
+			return []string{o.(*metav1alpha1.WorkflowProcess).Spec.Definition}
 		}},
 		{&metav1alpha1.ServiceAccount{}, indexAccountSecret, func(o client.Object) []string {
 			return []string{o.(*metav1alpha1.ServiceAccount).Spec.APIKeySecretRef.Name}

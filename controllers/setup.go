@@ -18,9 +18,12 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
@@ -28,9 +31,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
 
 // NewScheme knows the built-in kinds, CRDs and the metamodel kinds.
@@ -66,9 +71,33 @@ func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store) error {
 		&WorkflowDefinitionReconciler{Client: c, Recorder: rec},
 		&ServiceAccountReconciler{Client: c, Recorder: rec},
 		&CatalogReconciler{Reader: c, Store: store},
+		&WorkflowProcessReconciler{Client: c, Recorder: rec, Store: store},
 	} {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err
+		}
+	}
+	// The leader keeps the built-in WorkflowDefinitions in the cluster.
+	return mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		return ensureBuiltins(ctx, mgr.GetClient())
+	}))
+}
+
+// ensureBuiltins creates the built-in WorkflowDefinitions that are missing and
+// restores the ones that were changed.
+func ensureBuiltins(ctx context.Context, c client.Client) error {
+	for _, want := range workflow.Builtins() {
+		var have metav1alpha1.WorkflowDefinition
+		err := c.Get(ctx, client.ObjectKeyFromObject(want), &have)
+		switch {
+		case apierrors.IsNotFound(err):
+			err = c.Create(ctx, want)
+		case err == nil && !equality.Semantic.DeepEqual(have.Spec, want.Spec):
+			have.Spec = want.Spec
+			err = c.Update(ctx, &have)
+		}
+		if err != nil && !apierrors.IsAlreadyExists(err) {
+			return fmt.Errorf("built-in workflow %s: %w", want.Name, err)
 		}
 	}
 	return nil

@@ -21,7 +21,9 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -142,7 +144,7 @@ func (c *call) createEntity(ctx context.Context, className string, attrs, meta m
 	if err := c.concrete(cl); err != nil {
 		return nil, err
 	}
-	spec, problems := Coerce(cl, attrs)
+	spec, problems := catalog.Coerce(cl, attrs)
 	if len(problems) > 0 {
 		return nil, fail("Validation failed for %s: %s. Example: %s", cl.Ident(), strings.Join(problems, "; "), exampleArgs(cl))
 	}
@@ -188,13 +190,13 @@ type metadata struct {
 // is not a string is an error, not an instance with a generated name.
 func parseMetadata(m map[string]any) (metadata, error) {
 	var md metadata
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		v := m[k]
 		switch k {
 		case "name", "namespace":
 			s, ok := v.(string)
 			if !ok {
-				return md, fail("metadata.%s must be a string, got %s", k, describe(v))
+				return md, fail("metadata.%s must be a string, got %s", k, catalog.DescribeValue(v))
 			}
 			if k == "name" {
 				md.name = s
@@ -204,13 +206,13 @@ func parseMetadata(m map[string]any) (metadata, error) {
 		case "labels":
 			l, ok := v.(map[string]any)
 			if !ok {
-				return md, fail("metadata.labels must be an object of strings, got %s", describe(v))
+				return md, fail("metadata.labels must be an object of strings, got %s", catalog.DescribeValue(v))
 			}
 			md.labels = map[string]string{}
 			for lk, lv := range l {
 				s, ok := lv.(string)
 				if !ok {
-					return md, fail("label %q must have a string value, got %s", lk, describe(lv))
+					return md, fail("label %q must have a string value, got %s", lk, catalog.DescribeValue(lv))
 				}
 				md.labels[lk] = s
 			}
@@ -413,7 +415,7 @@ func (c *call) findEntities(ctx context.Context) (any, error) {
 	}
 	for field, v := range where {
 		if _, ok := cl.Slot(field); !ok {
-			return nil, fail("where: %q is not a slot of %s; its slots are: %s", field, cl.Ident(), slotList(cl))
+			return nil, fail("where: %q is not a slot of %s; its slots are: %s", field, cl.Ident(), catalog.SlotList(cl))
 		}
 		if v == nil {
 			return nil, fail("where: %q needs a value", field)
@@ -565,7 +567,7 @@ func (c *call) update(ctx context.Context) (any, error) {
 		s, ok := cl.Slot(field)
 		switch {
 		case !ok:
-			problems = append(problems, fmt.Sprintf("%q is not a slot of %s; its slots are: %s", field, cl.Ident(), slotList(cl)))
+			problems = append(problems, fmt.Sprintf("%q is not a slot of %s; its slots are: %s", field, cl.Ident(), catalog.SlotList(cl)))
 		case v == nil && s.Required:
 			problems = append(problems, fmt.Sprintf("slot %q is required and cannot be removed", field))
 		case v == nil:
@@ -576,7 +578,7 @@ func (c *call) update(ctx context.Context) (any, error) {
 	}
 	partial := *cl
 	partial.Required = nil
-	coerced, more := Coerce(&partial, set)
+	coerced, more := catalog.Coerce(&partial, set)
 	problems = append(problems, more...)
 	if len(problems) > 0 {
 		return nil, fail("Validation failed for %s: %s", cl.Ident(), strings.Join(problems, "; "))

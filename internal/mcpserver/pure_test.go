@@ -329,18 +329,18 @@ func TestPureCoerceValue(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			c := &catalog.Class{Name: "zorp.thing", Prefix: "zorp", Kind: "Thing", Slots: []catalog.Slot{tc.slot}}
-			spec, problems := Coerce(c, map[string]any{"v": tc.in})
+			spec, problems := catalog.Coerce(c, map[string]any{"v": tc.in})
 			if tc.wantErr == nil {
 				if len(problems) > 0 {
-					t.Fatalf("Coerce(%#v) problems: %q", tc.in, problems)
+					t.Fatalf("catalog.Coerce(%#v) problems: %q", tc.in, problems)
 				}
 				if !reflect.DeepEqual(spec, map[string]any{"v": tc.want}) {
-					t.Errorf("Coerce(%#v) = %#v, want %#v", tc.in, spec["v"], tc.want)
+					t.Errorf("catalog.Coerce(%#v) = %#v, want %#v", tc.in, spec["v"], tc.want)
 				}
 				return
 			}
 			if len(problems) != 1 {
-				t.Fatalf("Coerce(%#v) problems = %q, want exactly one", tc.in, problems)
+				t.Fatalf("catalog.Coerce(%#v) problems = %q, want exactly one", tc.in, problems)
 			}
 			for _, w := range tc.wantErr {
 				if !strings.Contains(problems[0], w) {
@@ -464,7 +464,7 @@ func TestPureCoerceClass(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			spec, problems := Coerce(spaceBoot(), tc.args)
+			spec, problems := catalog.Coerce(spaceBoot(), tc.args)
 			if !reflect.DeepEqual(spec, tc.wantSpec) {
 				t.Errorf("spec = %#v, want %#v", spec, tc.wantSpec)
 			}
@@ -482,7 +482,7 @@ func TestPureCoerceClass(t *testing.T) {
 
 func TestPureCoerceClassWithoutSlots(t *testing.T) {
 	c := &catalog.Class{Name: "zorp.empty", Prefix: "zorp", Kind: "Empty"}
-	spec, problems := Coerce(c, map[string]any{"x": 1.0})
+	spec, problems := catalog.Coerce(c, map[string]any{"x": 1.0})
 	want := []string{`"x" is not a slot of zorp/Empty; its slots are: none`}
 	if len(spec) != 0 || !reflect.DeepEqual(problems, want) {
 		t.Errorf("Coerce = %#v, %q; want empty spec and %q", spec, problems, want)
@@ -630,20 +630,20 @@ func TestPureClassInputSchema(t *testing.T) {
 func TestPureBadRequiredValueIsNotCalledMissing(t *testing.T) {
 	c := &catalog.Class{Prefix: "zorp", Kind: "Boot", Required: []string{"size"},
 		Slots: []catalog.Slot{{Field: "size", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne, Required: true}}}
-	_, problems := Coerce(c, map[string]any{"size": "eight"})
+	_, problems := catalog.Coerce(c, map[string]any{"size": "eight"})
 	if len(problems) != 1 || !strings.Contains(problems[0], `slot "size": expected integer, got string "eight"`) {
 		t.Errorf("problems = %q, want only the type error", problems)
 	}
 }
 
 func TestPureDescribeKeepsTextReadable(t *testing.T) {
-	if got := describe("a&b<c>"); got != `string "a&b<c>"` {
+	if got := catalog.DescribeValue("a&b<c>"); got != `string "a&b<c>"` {
 		t.Errorf("describe = %s", got)
 	}
 	long := strings.Repeat("ü", 80)
-	got := describe(long)
+	got := catalog.DescribeValue(long)
 	if !utf8.ValidString(got) || !strings.HasSuffix(got, "...") {
-		t.Errorf("describe(long) = %q, want valid UTF-8 cut with ...", got)
+		t.Errorf("catalog.DescribeValue(long) = %q, want valid UTF-8 cut with ...", got)
 	}
 }
 

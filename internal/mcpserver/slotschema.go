@@ -118,24 +118,3 @@ func ClassInputSchema(c *catalog.Class) schema {
 	}
 	return out
 }
-
-// rangeName says in words what a slot holds, for error messages.
-func rangeName(s catalog.Slot) string {
-	var one string
-	switch s.Range {
-	case metav1alpha1.RangeRef:
-		one = "the name of a " + s.Target + " instance"
-	case metav1alpha1.RangeKeyword:
-		one = "keyword string (ns/name)"
-	case metav1alpha1.RangeDateTime:
-		one = "date-time string (RFC 3339)"
-	case metav1alpha1.RangeJSON:
-		one = "JSON value"
-	default:
-		one = string(s.Range)
-	}
-	if s.Many() {
-		return "list of " + one
-	}
-	return one
-}

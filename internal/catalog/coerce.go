@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package mcpserver
+package catalog
 
 import (
 	"encoding/json"
@@ -22,7 +22,6 @@ import (
 	"math"
 	"net/url"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -30,7 +29,6 @@ import (
 	"github.com/google/uuid"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
-	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
 
 // Coerce turns tool arguments into the spec of an instance of c: every key must be a
@@ -39,13 +37,13 @@ import (
 // many-valued slot, an epoch in milliseconds for a date-time), and every required
 // slot must be present. It returns all problems at once, each naming the slot and
 // what it expects, so that a client can fix everything in one go.
-func Coerce(c *catalog.Class, args map[string]any) (map[string]any, []string) {
+func Coerce(c *Class, args map[string]any) (map[string]any, []string) {
 	spec := map[string]any{}
 	var problems []string
 	for _, key := range sortedKeys(args) {
 		s, ok := c.Slot(key)
 		if !ok {
-			problems = append(problems, fmt.Sprintf("%q is not a slot of %s; its slots are: %s", key, c.Ident(), slotList(c)))
+			problems = append(problems, fmt.Sprintf("%q is not a slot of %s; its slots are: %s", key, c.Ident(), SlotList(c)))
 			continue
 		}
 		v, err := coerceSlot(s, args[key])
@@ -62,7 +60,7 @@ func Coerce(c *catalog.Class, args map[string]any) (map[string]any, []string) {
 		// A required slot given a bad value is reported for the value, not as missing.
 		if v, given := args[f]; !given || v == nil {
 			s, _ := c.Slot(f)
-			missing = append(missing, fmt.Sprintf("%q (%s)", f, rangeName(s)))
+			missing = append(missing, fmt.Sprintf("%q (%s)", f, TypeName(s)))
 		}
 	}
 	if len(missing) > 0 {
@@ -71,13 +69,13 @@ func Coerce(c *catalog.Class, args map[string]any) (map[string]any, []string) {
 	return spec, problems
 }
 
-func coerceSlot(s catalog.Slot, v any) (any, error) {
+func coerceSlot(s Slot, v any) (any, error) {
 	if v == nil {
 		return nil, nil
 	}
 	if !s.Many() {
 		if _, isList := v.([]any); isList && s.Range != metav1alpha1.RangeJSON {
-			return nil, fmt.Errorf("expected a single %s, got a list", rangeName(s))
+			return nil, fmt.Errorf("expected a single %s, got a list", TypeName(s))
 		}
 		return coerceValue(s, v)
 	}
@@ -96,10 +94,10 @@ func coerceSlot(s catalog.Slot, v any) (any, error) {
 	return out, nil
 }
 
-func coerceValue(s catalog.Slot, v any) (any, error) {
-	got := describe(v)
+func coerceValue(s Slot, v any) (any, error) {
+	got := DescribeValue(v)
 	bad := func() (any, error) {
-		return nil, fmt.Errorf("expected %s, got %s", rangeName(catalog.Slot{Range: s.Range, Target: s.Target}), got)
+		return nil, fmt.Errorf("expected %s, got %s", TypeName(Slot{Range: s.Range, Target: s.Target}), got)
 	}
 	var out any
 	switch s.Range {
@@ -225,7 +223,7 @@ func parseTime(s string) (time.Time, error) {
 
 // checkConstraints applies a slot's constraints, so that an error names them rather
 // than leaving it to the API server's message.
-func checkConstraints(s catalog.Slot, v any, got string) error {
+func checkConstraints(s Slot, v any, got string) error {
 	if str, ok := v.(string); ok {
 		if len(s.Enum) > 0 && !contains(s.Enum, str) {
 			return fmt.Errorf("%s is not one of the allowed values: %s", got, strings.Join(quoteAll(s.Enum), ", "))
@@ -257,8 +255,8 @@ func checkConstraints(s catalog.Slot, v any, got string) error {
 	return nil
 }
 
-// describe shows a value in an error message: its JSON type and, briefly, itself.
-func describe(v any) string {
+// DescribeValue shows a value in an error message: its JSON type and, briefly, itself.
+func DescribeValue(v any) string {
 	var buf strings.Builder
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -284,24 +282,15 @@ func describe(v any) string {
 	return s
 }
 
-func slotList(c *catalog.Class) string {
+func SlotList(c *Class) string {
 	var out []string
 	for _, s := range c.Slots {
-		out = append(out, fmt.Sprintf("%s (%s)", s.Field, rangeName(s)))
+		out = append(out, fmt.Sprintf("%s (%s)", s.Field, TypeName(s)))
 	}
 	if len(out) == 0 {
 		return "none"
 	}
 	return strings.Join(out, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
 
 func contains(xs []string, x string) bool {
@@ -319,4 +308,25 @@ func quoteAll(xs []string) []string {
 		out[i] = strconv.Quote(x)
 	}
 	return out
+}
+
+// TypeName says in words what a slot holds, for error messages.
+func TypeName(s Slot) string {
+	var one string
+	switch s.Range {
+	case metav1alpha1.RangeRef:
+		one = "the name of a " + s.Target + " instance"
+	case metav1alpha1.RangeKeyword:
+		one = "keyword string (ns/name)"
+	case metav1alpha1.RangeDateTime:
+		one = "date-time string (RFC 3339)"
+	case metav1alpha1.RangeJSON:
+		one = "JSON value"
+	default:
+		one = string(s.Range)
+	}
+	if s.Many() {
+		return "list of " + one
+	}
+	return one
 }

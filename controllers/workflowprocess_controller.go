@@ -1,0 +1,167 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/record"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
+)
+
+// WorkflowProcessReconciler drives WorkflowProcesses: it starts them in their
+// workflow's initial state, applies cancel requests through the cancellation guard,
+// carries out the built-in long-running workflows in chunks, and deletes finished
+// processes after their TTL. Transitions of other workflows come from clients
+// (the MCP workflow tools), which write them through the same engine.
+type WorkflowProcessReconciler struct {
+	client.Client
+	Recorder record.EventRecorder
+	Store    *catalog.Store
+}
+
+// +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowprocesses,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowprocesses/status,verbs=get;update;patch
+// +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowdefinitions,verbs=get;list;watch;create;update
+
+// Reconcile advances one process.
+func (r *WorkflowProcessReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var p metav1alpha1.WorkflowProcess
+	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if workflow.Terminal(&p.Status) {
+		return r.expire(ctx, &p)
+	}
+	orig := p.DeepCopy()
+	now := metav1.Now()
+	conds := newConditions(p.Status.Conditions, p.Generation)
+
+	var wd metav1alpha1.WorkflowDefinition
+	if err := r.Get(ctx, client.ObjectKey{Name: p.Spec.Definition}, &wd); err != nil {
+		if !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, err
+		}
+		conds.set(metav1alpha1.ConditionReady, false, metav1alpha1.ReasonUnknownDefinition,
+			fmt.Sprintf("WorkflowDefinition %q does not exist", p.Spec.Definition))
+		return ctrl.Result{}, r.write(ctx, &p, orig, conds)
+	}
+	w := catalog.ValidateWorkflow(&wd, cacheLookup{ctx, r.Client})
+	if w.Problem != nil && w.Problem.Reason != metav1alpha1.ReasonUnknownClass {
+		conds.set(metav1alpha1.ConditionReady, false, metav1alpha1.ReasonDependencyFailed,
+			fmt.Sprintf("WorkflowDefinition %q is not valid: %s", wd.Name, w.Problem.Message))
+		return ctrl.Result{}, r.write(ctx, &p, orig, conds)
+	}
+
+	if p.Status.Phase == "" {
+		workflow.Start(w, &p.Status, actorOf(&p), now)
+	}
+	if c := p.Spec.CancelRequest; c != nil && p.Status.Cancellation == nil {
+		actor := c.RequestedBy
+		if actor == "" {
+			actor = actorOf(&p)
+		}
+		p.Status.Cancellation = &metav1alpha1.CancellationStatus{Accepted: true, Message: "cancelled"}
+		if err := workflow.Cancel(w, &p.Status, actor, c.Reason, now); err != nil {
+			p.Status.Cancellation = &metav1alpha1.CancellationStatus{Reason: err.(*workflow.Error).Reason, Message: err.Error()}
+		}
+	}
+
+	var result ctrl.Result
+	if !workflow.Terminal(&p.Status) && workflow.IsBuiltin(wd.Name) {
+		more, err := r.runBuiltin(ctx, &p, w, now)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if more {
+			result.Requeue = true
+		}
+	}
+	conds.set(metav1alpha1.ConditionReady, true, metav1alpha1.ReasonReady, p.Status.StatusMessage)
+	if err := r.write(ctx, &p, orig, conds); err != nil {
+		return ctrl.Result{}, err
+	}
+	if workflow.Terminal(&p.Status) {
+		return r.expire(ctx, &p)
+	}
+	return result, nil
+}
+
+func actorOf(p *metav1alpha1.WorkflowProcess) string {
+	if p.Spec.Owner != "" {
+		return p.Namespace + "/" + p.Spec.Owner
+	}
+	return "sandbar"
+}
+
+// write updates the status (with optimistic concurrency: clients write transitions
+// too) and records an Event when the phase changes.
+func (r *WorkflowProcessReconciler) write(ctx context.Context, p, orig *metav1alpha1.WorkflowProcess, conds *conditions) error {
+	p.Status.Conditions = conds.list
+	p.Status.ObservedGeneration = p.Generation
+	if equality.Semantic.DeepEqual(orig.Status, p.Status) {
+		return nil
+	}
+	if err := r.Status().Update(ctx, p); err != nil {
+		return client.IgnoreNotFound(err)
+	}
+	if orig.Status.Phase != p.Status.Phase {
+		typ := "Normal"
+		if p.Status.Phase == metav1alpha1.PhaseFailed {
+			typ = "Warning"
+		}
+		r.Recorder.Eventf(p, typ, string(p.Status.Phase), "%s", p.Status.StatusMessage)
+	}
+	return nil
+}
+
+// expire deletes a finished process once its TTL has passed.
+func (r *WorkflowProcessReconciler) expire(ctx context.Context, p *metav1alpha1.WorkflowProcess) (ctrl.Result, error) {
+	ttl := p.Spec.TTLSecondsAfterFinished
+	if ttl == nil || p.Status.CompletionTime == nil {
+		return ctrl.Result{}, nil
+	}
+	left := time.Until(p.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second))
+	if left > 0 {
+		return ctrl.Result{RequeueAfter: left}, nil
+	}
+	return ctrl.Result{}, client.IgnoreNotFound(r.Delete(ctx, p))
+}
+
+// SetupWithManager registers the reconciler; a process is reconciled again when its
+// definition changes.
+func (r *WorkflowProcessReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		For(&metav1alpha1.WorkflowProcess{}).
+		Watches(&metav1alpha1.WorkflowDefinition{}, handler.EnqueueRequestsFromMapFunc(
+			func(ctx context.Context, o client.Object) []reconcile.Request {
+				return requestsFor(ctx, r.Client, &metav1alpha1.WorkflowProcessList{}, indexProcessDefinition, o.GetName())
+			})).
+		Complete(r)
+}

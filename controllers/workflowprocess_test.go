@@ -1,0 +1,207 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package controllers_test
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	wf "github.com/sandbar-dev/sandbar/internal/workflow"
+)
+
+func process(name, definition string, input any) *metav1alpha1.WorkflowProcess {
+	p := &metav1alpha1.WorkflowProcess{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec:       metav1alpha1.WorkflowProcessSpec{Definition: definition},
+	}
+	if input != nil {
+		raw, _ := json.Marshal(input)
+		p.Spec.Input = &apiextensionsv1.JSON{Raw: raw}
+	}
+	return p
+}
+
+func waitProcess(t *testing.T, p *metav1alpha1.WorkflowProcess, check func(g Gomega, st metav1alpha1.WorkflowProcessStatus)) metav1alpha1.WorkflowProcessStatus {
+	t.Helper()
+	var got metav1alpha1.WorkflowProcess
+	NewWithT(t).Eventually(func(g Gomega) {
+		g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(p), &got)).To(Succeed())
+		check(g, got.Status)
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+	return got.Status
+}
+
+func TestProcessLifecycleAndCancellationGuard(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	name := uniq("orders")
+	wd := workflow(name, []metav1alpha1.WorkflowState{{Name: "pending"}, {Name: "confirmed"}, {Name: "shipped"},
+		{Name: "delivered", Terminal: metav1alpha1.TerminalSuccess}, {Name: "cancelled", Terminal: metav1alpha1.TerminalCancelled}},
+		metav1alpha1.WorkflowTransition{Name: "confirm", From: []string{"pending"}, To: "confirmed"},
+		metav1alpha1.WorkflowTransition{Name: "ship", From: []string{"confirmed"}, To: "shipped"},
+		metav1alpha1.WorkflowTransition{Name: "deliver", From: []string{"shipped"}, To: "delivered"},
+		metav1alpha1.WorkflowTransition{Name: "cancel", From: []string{"pending", "confirmed"}, To: "cancelled"})
+	create(t, wd)
+
+	first := process(uniq("p"), name, nil)
+	create(t, first)
+	st := waitProcess(t, first, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseRunning))
+		g.Expect(st.State).To(Equal("pending"))
+	})
+	g.Expect(st.History).To(HaveLen(1))
+	g.Expect(condition(st.Conditions, metav1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+
+	g.Eventually(func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(first), first); err != nil {
+			return err
+		}
+		first.Spec.CancelRequest = &metav1alpha1.CancelRequest{Reason: "customer called", RequestedBy: "default/claude"}
+		return k8s.Update(ctx, first)
+	}).WithTimeout(timeout).Should(Succeed())
+	st = waitProcess(t, first, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseCancelled))
+	})
+	g.Expect(st.Cancellation.Accepted).To(BeTrue())
+	g.Expect(st.History[len(st.History)-1]).To(And(
+		HaveField("Transition", "cancel"), HaveField("Actor", "default/claude"), HaveField("Reason", "customer called")))
+	waitEvent(t, "default", first.Name, string(metav1alpha1.PhaseCancelled))
+
+	// A process that shipped can no longer be cancelled: the guard says why.
+	second := process(uniq("p"), name, nil)
+	create(t, second)
+	waitProcess(t, second, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) { g.Expect(st.State).To(Equal("pending")) })
+	var def metav1alpha1.WorkflowDefinition
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: name}, &def)).To(Succeed())
+	w := catalog.ValidateWorkflow(&def, nil)
+	g.Eventually(func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(second), second); err != nil {
+			return err
+		}
+		for _, step := range []string{"confirm", "ship"} {
+			if err := wf.Transition(w, &second.Status, step, "default/claude", "", metav1.Now()); err != nil {
+				return err
+			}
+		}
+		return k8s.Status().Update(ctx, second)
+	}).WithTimeout(timeout).Should(Succeed())
+	g.Eventually(func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(second), second); err != nil {
+			return err
+		}
+		second.Spec.CancelRequest = &metav1alpha1.CancelRequest{}
+		return k8s.Update(ctx, second)
+	}).WithTimeout(timeout).Should(Succeed())
+	st = waitProcess(t, second, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) { g.Expect(st.Cancellation).NotTo(BeNil()) })
+	g.Expect(st.Cancellation.Accepted).To(BeFalse())
+	g.Expect(st.Cancellation.Reason).To(Equal(wf.NotCancellable))
+	g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseRunning))
+	g.Expect(st.State).To(Equal("shipped"))
+
+	missing := process(uniq("p"), "no.such.workflow", nil)
+	create(t, missing)
+	waitProcess(t, missing, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(condition(st.Conditions, metav1alpha1.ConditionReady).Reason).To(Equal(metav1alpha1.ReasonUnknownDefinition))
+	})
+}
+
+func TestBuiltinValidateExportImport(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	p := uniq("w")
+	title := property(p+".title", metav1alpha1.RangeString)
+	book := class(p+".book", p, "Book", nil, slot(title.Name, true))
+	create(t, title, book)
+	waitClassCondition(t, book.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	for _, n := range []string{"dune", "emma", "ulysses-the-long-one"} {
+		g.Expect(k8s.Create(ctx, instance(p+".sandbar.dev", "Book", n, map[string]any{"title": n}))).To(Succeed())
+	}
+	// Tighten the slot: one stored instance no longer fits the class.
+	g.Eventually(func() error {
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(title), title); err != nil {
+			return err
+		}
+		max := int64(10)
+		title.Spec.MaxLength = &max
+		return k8s.Update(ctx, title)
+	}).WithTimeout(timeout).Should(Succeed())
+	g.Eventually(func() bool {
+		c := store.Load().Classes[book.Name]
+		if c == nil || len(c.Slots) == 0 {
+			return false
+		}
+		s, _ := c.Slot("title")
+		return s.MaxLength != nil
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+
+	validate := process(uniq("v"), wf.Validate, map[string]any{"class": p + "/Book"})
+	create(t, validate)
+	st := waitProcess(t, validate, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded), st.StatusMessage)
+	})
+	var res map[string]any
+	g.Expect(json.Unmarshal(st.Result.Raw, &res)).To(Succeed())
+	g.Expect(res["checked"]).To(Equal(3.0))
+	g.Expect(res["invalid"]).To(Equal(1.0))
+	g.Expect(res["failures"]).To(ConsistOf(HaveKeyWithValue("name", "ulysses-the-long-one")))
+	g.Expect(st.StatusMessage).To(ContainSubstring("checked 3 instances, 1 invalid"))
+
+	export := process(uniq("e"), wf.Export, map[string]any{"class": p + "/Book"})
+	create(t, export)
+	st = waitProcess(t, export, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded))
+	})
+	var bundle map[string]any
+	g.Expect(json.Unmarshal(st.Result.Raw, &bundle)).To(Succeed())
+	g.Expect(bundle["items"]).To(HaveLen(3))
+
+	items := []any{
+		map[string]any{"class": p + "/Book", "name": "dune", "attributes": map[string]any{"title": "dune"}},
+		map[string]any{"class": p + "/Book", "name": "persuasion", "attributes": map[string]any{"title": "persuasion"}},
+		map[string]any{"class": p + "/Book", "name": "bad", "attributes": map[string]any{"title": 42}},
+	}
+	for _, want := range []map[string]float64{{"created": 1, "unchanged": 1, "failed": 1}, {"created": 0, "unchanged": 2, "failed": 1}} {
+		imp := process(uniq("i"), wf.Import, map[string]any{"bundle": map[string]any{"items": items}})
+		create(t, imp)
+		st = waitProcess(t, imp, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+			g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded))
+		})
+		g.Expect(json.Unmarshal(st.Result.Raw, &res)).To(Succeed())
+		for k, v := range want {
+			g.Expect(res[k]).To(Equal(v), k)
+		}
+		g.Expect(st.Progress.Done).To(Equal(int64(3)))
+	}
+
+	// A finished process with a TTL goes away.
+	ttl := int64(0)
+	gone := process(uniq("t"), wf.Validate, map[string]any{"class": p + "/Book"})
+	gone.Spec.TTLSecondsAfterFinished = &ttl
+	create(t, gone)
+	g.Eventually(func() bool {
+		err := k8s.Get(ctx, client.ObjectKeyFromObject(gone), &metav1alpha1.WorkflowProcess{})
+		return client.IgnoreNotFound(err) == nil && err != nil
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+}

@@ -106,7 +106,7 @@ func run() int {
 		log.Error(err, "setting up the reconcilers")
 		return 1
 	}
-	server, err := mcpserver.New(mcpOpts, store, mgr.GetClient(), mgr.GetCache())
+	server, err := mcpserver.New(mcpOpts, store, mcpserver.Cluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache()})
 	if err != nil {
 		log.Error(err, "setting up the MCP server")
 		return 1

@@ -129,6 +129,8 @@ type Server struct {
 
 	// informers watch instances for resources/list and resources/subscribe.
 	informers      cache.Informers
+	apiReader      client.Reader
+	events         *processEvents
 	rmu            sync.Mutex
 	metaResources  map[string]*mcp.Resource
 	watches        map[string]*instanceWatch
@@ -140,13 +142,24 @@ type Server struct {
 type servedTool struct {
 	canonical   string
 	readOnly    bool
+	longRunning bool
 	fingerprint string
 }
 
-// New assembles the server. Start it with Start (it is a manager Runnable). The
-// client reads the metamodel and Secrets from the informer cache and instances from
-// the API server; informers (the manager's cache) follow instances for resources.
-func New(opts Options, store *catalog.Store, c client.Client, informers cache.Informers) (*Server, error) {
+// Cluster is how the server reaches the cluster.
+type Cluster struct {
+	// Client reads the metamodel and Secrets from the informer cache and instances
+	// from the API server, and writes.
+	Client client.Client
+	// APIReader reads past the cache, for objects just created.
+	APIReader client.Reader
+	// Informers follow instances (resources) and processes (tasks).
+	Informers cache.Informers
+}
+
+// New assembles the server. Start it with Start (it is a manager Runnable).
+func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
+	c, informers := cl.Client, cl.Informers
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
@@ -180,7 +193,10 @@ func New(opts Options, store *catalog.Store, c client.Client, informers cache.In
 		SubscribeHandler:   s.subscribe,
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
-	s.mcp.AddReceivingMiddleware(s.permissions, redact)
+	s.mcp.AddReceivingMiddleware(s.tasksMiddleware, s.permissions, redact)
+	if err := s.registerTaskMethods(); err != nil {
+		return nil, err
+	}
 
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: opts.MaxRequestBytes,
@@ -196,7 +212,7 @@ func New(opts Options, store *catalog.Store, c client.Client, informers cache.In
 		}
 	}
 	mux := http.NewServeMux()
-	mux.Handle("/mcp", instrument(origins.Handler(s.auth.middleware(streamable))))
+	mux.Handle("/mcp", instrument(origins.Handler(s.auth.middleware(captureTask(streamable, opts.MaxRequestBytes)))))
 	mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if !s.ready.Load() {
@@ -237,6 +253,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("MCP server: no-auth mode on %s, which is not loopback", ln.Addr())
 	}
 	log := ctrl.LoggerFrom(ctx).WithName("mcp")
+	if err := s.watchProcesses(ctx); err != nil {
+		return fmt.Errorf("MCP server: watching processes: %w", err)
+	}
 	go s.syncTools(ctx)
 	srv := &http.Server{
 		Handler:           s.http,
@@ -286,7 +305,7 @@ func (s *Server) apply(snap *catalog.Snapshot) {
 	next := make(map[string]servedTool, len(defs))
 	for _, d := range defs {
 		fp, _ := json.Marshal(d.tool)
-		st := servedTool{canonical: d.canonical, readOnly: d.tool.Annotations.ReadOnlyHint, fingerprint: string(fp)}
+		st := servedTool{canonical: d.canonical, readOnly: d.tool.Annotations.ReadOnlyHint, longRunning: d.longRunning, fingerprint: string(fp)}
 		next[d.tool.Name] = st
 		if old, ok := s.served[d.tool.Name]; ok && old.fingerprint == st.fingerprint {
 			continue

@@ -98,7 +98,7 @@ func run(m *testing.M) int {
 		}
 		opts.Version = "test"
 		opts.BindAddress = "127.0.0.1:0"
-		srv, err := mcpserver.New(opts, st, mgr.GetClient(), mgr.GetCache())
+		srv, err := mcpserver.New(opts, st, mcpserver.Cluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache()})
 		if err != nil {
 			return "", err
 		}

@@ -35,9 +35,10 @@ import (
 
 // toolDef is one tool as derived from a snapshot.
 type toolDef struct {
-	canonical string
-	tool      *mcp.Tool
-	handler   mcp.ToolHandler
+	canonical   string
+	tool        *mcp.Tool
+	handler     mcp.ToolHandler
+	longRunning bool
 }
 
 // verb is an operational verb: one tool per kind of operation, the class an argument.
@@ -48,6 +49,8 @@ type verb struct {
 	readOnly    bool
 	destructive bool
 	idempotent  bool
+	// longRunning verbs start a task (a WorkflowProcess); they may run as MCP tasks.
+	longRunning bool
 	input       func(snap *catalog.Snapshot) schema
 	run         func(c *call, ctx context.Context) (any, error)
 }
@@ -58,6 +61,9 @@ type call struct {
 	snap *catalog.Snapshot
 	acct *catalog.Account
 	args map[string]any
+	// session and progressToken let long-running calls report progress.
+	session       *mcp.ServerSession
+	progressToken any
 }
 
 // domainError is a failure the caller can fix; it becomes a result with isError.
@@ -79,7 +85,7 @@ func badParams(format string, args ...any) error {
 func (s *Server) tools(snap *catalog.Snapshot) []toolDef {
 	var defs []toolDef
 	if s.opts.ToolSurface != SurfacePerClass {
-		for _, v := range s.verbs() {
+		for _, v := range append(s.verbs(), s.taskVerbs()...) {
 			defs = append(defs, s.verbTool(snap, v))
 		}
 	}
@@ -127,7 +133,8 @@ func (s *Server) verbTool(snap *catalog.Snapshot, v verb) toolDef {
 				OpenWorldHint:   boolPtr(false),
 			},
 		},
-		handler: s.handle(name, v.run),
+		handler:     s.handle(name, v.run),
+		longRunning: v.longRunning,
 	}
 }
 
@@ -184,7 +191,8 @@ func (s *Server) handle(tool string, run func(c *call, ctx context.Context) (any
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("the arguments of %s must be a JSON object", tool)}
 			}
 		}
-		c := &call{s: s, snap: s.store.Load(), acct: accountOf(req.GetExtra()), args: args}
+		c := &call{s: s, snap: s.store.Load(), acct: accountOf(req.GetExtra()), args: args,
+			session: req.Session, progressToken: req.Params.GetProgressToken()}
 		if c.acct == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no authenticated account"}
 		}

@@ -145,6 +145,15 @@ func (r *WorkflowProcessReconciler) scanChunk(ctx context.Context, p *metav1alph
 	if p.Status.Result != nil {
 		_ = json.Unmarshal(p.Status.Result.Raw, &result)
 	}
+	switch p.Spec.Definition {
+	case workflow.Validate:
+		result["checked"], result["invalid"] = num(result["checked"]), num(result["invalid"])
+	case workflow.Export:
+		result["format"] = orJSON(in.Format)
+		if _, ok := result["items"]; !ok {
+			result["items"] = []any{}
+		}
+	}
 	if cur.Class >= len(classes) {
 		return false, r.finish(p, w, workflow.Succeed, summary(p.Spec.Definition, result), result, now)
 	}
@@ -185,7 +194,6 @@ func (r *WorkflowProcessReconciler) scanChunk(ctx context.Context, p *metav1alph
 			}
 			items, _ := result["items"].([]any)
 			result["items"] = append(items, item)
-			result["format"] = orJSON(in.Format)
 		}
 		done++
 	}

@@ -171,6 +171,8 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		served: map[string]servedTool{},
 
 		informers:      informers,
+		apiReader:      cl.APIReader,
+		events:         &processEvents{waiters: map[string][]chan struct{}{}},
 		metaResources:  map[string]*mcp.Resource{},
 		watches:        map[string]*instanceWatch{},
 		prompts:        map[string]string{},

@@ -276,7 +276,7 @@ func (c *call) startProcess(ctx context.Context, definition string, input any, s
 	if tr != nil {
 		tr.process = p
 	}
-	c.s.follow(ctx, c, p)
+	c.s.follow(c, p)
 	return p, nil
 }
 
@@ -330,14 +330,24 @@ func taskOf(p *metav1alpha1.WorkflowProcess) Task {
 // getTask finds a task of the caller: from the cache, or from the API server when
 // the cache has not seen it yet. Another account's task is unknown.
 func (s *Server) getTask(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
+	return s.readTask(ctx, acct, id, false)
+}
+
+// readTask is getTask; fresh reads from the API server, for read-modify-write.
+func (s *Server) readTask(ctx context.Context, acct *catalog.Account, id string, fresh bool) (*metav1alpha1.WorkflowProcess, error) {
 	unknown := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown task %q", id)}
 	if acct == nil || !strings.HasPrefix(id, "task-") {
 		return nil, unknown
 	}
 	var p metav1alpha1.WorkflowProcess
 	key := client.ObjectKey{Namespace: acct.Namespace, Name: id}
-	err := s.client.Get(ctx, key, &p)
-	if apierrors.IsNotFound(err) && s.apiReader != nil {
+	var err error
+	if fresh && s.apiReader != nil {
+		err = s.apiReader.Get(ctx, key, &p)
+	} else {
+		err = s.client.Get(ctx, key, &p)
+	}
+	if apierrors.IsNotFound(err) && s.apiReader != nil && !fresh {
 		err = s.apiReader.Get(ctx, key, &p)
 	}
 	if err != nil {
@@ -468,7 +478,7 @@ func (s *Server) listTasks(ctx context.Context, acct *catalog.Account, cursor st
 // is the task, already cancelled, or an error with the guard's reason.
 func (s *Server) cancelTask(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
 	for attempt := 0; ; attempt++ {
-		p, err := s.getTask(ctx, acct, id)
+		p, err := s.readTask(ctx, acct, id, true)
 		if err != nil {
 			return nil, err
 		}
@@ -571,13 +581,15 @@ func (s *Server) waitTask(ctx context.Context, acct *catalog.Account, id string)
 
 // follow sends notifications/progress for a call that carries a progress token,
 // until its process ends or the session closes.
-func (s *Server) follow(ctx context.Context, c *call, p *metav1alpha1.WorkflowProcess) {
+func (s *Server) follow(c *call, p *metav1alpha1.WorkflowProcess) {
 	if c.session == nil || c.progressToken == nil {
 		return
 	}
 	session, token, acct, id := c.session, c.progressToken, c.acct, p.Name
 	go func() {
-		ctx := context.WithoutCancel(ctx)
+		// Not the request's context: the request has been answered, and its stream
+		// is closed; the notifications go on the session's standalone stream.
+		ctx := context.Background()
 		last := ""
 		for {
 			changed := s.events.wait(acct.Namespace + "/" + id)

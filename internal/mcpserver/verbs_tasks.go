@@ -133,11 +133,16 @@ func (s *Server) taskVerbs() []verb {
 
 // task finds a task of the caller, as a domain error when it does not exist.
 func (c *call) task(ctx context.Context) (*metav1alpha1.WorkflowProcess, error) {
+	return c.readTask(ctx, false)
+}
+
+// readTask is task; fresh reads from the API server, for read-modify-write.
+func (c *call) readTask(ctx context.Context, fresh bool) (*metav1alpha1.WorkflowProcess, error) {
 	id, err := c.str("taskId", true)
 	if err != nil {
 		return nil, err
 	}
-	p, err := c.s.getTask(ctx, c.acct, id)
+	p, err := c.s.readTask(ctx, c.acct, id, fresh)
 	var rpc *jsonrpc.Error
 	if errors.As(err, &rpc) {
 		return nil, fail("%s; sandbar_tasks_list lists this account's tasks", rpc.Message)
@@ -427,7 +432,7 @@ func (c *call) workflowTransition(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	for attempt := 0; ; attempt++ {
-		p, err := c.task(ctx)
+		p, err := c.readTask(ctx, true)
 		if err != nil {
 			return nil, err
 		}

@@ -55,6 +55,8 @@ func run() int {
 		origins       string
 		mcpOpts       = mcpserver.Options{Version: version}
 		nameStyle     string
+		qps           float64
+		burst         int
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8082", "Address of the metrics endpoint; \"0\" turns it off.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the manager's /healthz and /readyz.")
@@ -70,6 +72,8 @@ func run() int {
 	flag.DurationVar(&mcpOpts.SessionTimeout, "mcp-session-timeout", 30*time.Minute, "Close MCP sessions idle for this long.")
 	flag.BoolVar(&mcpOpts.NoAuth, "mcp-insecure-no-auth", false, "Serve MCP without tokens, as an account of --mcp-no-auth-namespace allowed every tool; only with a loopback --mcp-bind-address (for tools that cannot send a token, such as the MCP conformance suite).")
 	flag.StringVar(&mcpOpts.NoAuthNamespace, "mcp-no-auth-namespace", "default", "The namespace of the no-auth account.")
+	flag.Float64Var(&qps, "kube-api-qps", 50, "Requests per second the manager may send to the API server (reconcilers and MCP together).")
+	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of requests the manager may send to the API server.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -87,7 +91,9 @@ func run() int {
 		return 2
 	}
 
-	mgr, err := ctrl.NewManager(ctrl.GetConfigOrDie(), ctrl.Options{
+	restConfig := ctrl.GetConfigOrDie()
+	restConfig.QPS, restConfig.Burst = float32(qps), burst
+	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  controllers.NewScheme(),
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,

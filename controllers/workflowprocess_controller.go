@@ -95,12 +95,21 @@ func (r *WorkflowProcessReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 
 	var result ctrl.Result
 	if !workflow.Terminal(&p.Status) && workflow.IsBuiltin(wd.Name) {
-		more, err := r.runBuiltin(ctx, &p, w, now)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if more {
-			result.Requeue = true
+		// Chunks follow each other within one reconcile for up to a second, so that
+		// small jobs finish in one status write and large ones save their cursor
+		// about once a second.
+		for start := time.Now(); ; {
+			more, err := r.runBuiltin(ctx, &p, w, now)
+			if err != nil {
+				return ctrl.Result{}, err
+			}
+			if !more || workflow.Terminal(&p.Status) {
+				break
+			}
+			if time.Since(start) > time.Second {
+				result.Requeue = true
+				break
+			}
 		}
 	}
 	conds.set(metav1alpha1.ConditionReady, true, metav1alpha1.ReasonReady, p.Status.StatusMessage)

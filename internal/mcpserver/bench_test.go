@@ -18,14 +18,19 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
+	"sort"
+	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -203,4 +208,123 @@ func BenchmarkAuthenticatedPingBaseline(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+}
+
+// BenchmarkThousandTasks creates 1,000 validation tasks (of a class with no
+// instances) through tools/call and waits until all have completed; it reports the
+// API writes per task, read from the API server's own request counter.
+func BenchmarkThousandTasks(b *testing.B) {
+	s := newRawSession(b, mcpURL, token)
+	for b.Loop() {
+		before := apiWrites(b)
+		var ids []string
+		for i := 0; i < 1000; i++ {
+			res := s.call("tools/call", map[string]any{"name": "sandbar_validation_start",
+				"arguments": map[string]any{"class": "zorp/Wearer"}, "task": map[string]any{"ttl": 3600000}})
+			var created struct {
+				Task map[string]any `json:"task"`
+			}
+			if res.Error != nil || json.Unmarshal(res.Result, &created) != nil {
+				b.Fatalf("%+v", res.Error)
+			}
+			ids = append(ids, created.Task["taskId"].(string))
+		}
+		deadline := time.Now().Add(5 * time.Minute)
+		for !func() bool {
+			var list metav1alpha1.WorkflowProcessList
+			if err := k8s.List(context.Background(), &list, client.InNamespace("default")); err != nil {
+				return false
+			}
+			done := map[string]bool{}
+			for _, p := range list.Items {
+				done[p.Name] = p.Status.Phase == metav1alpha1.PhaseSucceeded
+			}
+			for _, id := range ids {
+				if !done[id] {
+					return false
+				}
+			}
+			return true
+		}() {
+			if time.Now().After(deadline) {
+				b.Fatal("1,000 tasks did not complete in 5 minutes")
+			}
+			<-time.After(100 * time.Millisecond)
+		}
+		b.ReportMetric(float64(apiWrites(b)-before)/1000, "writes/task")
+	}
+}
+
+// BenchmarkTasksGet measures tasks/get, served from the informer cache.
+func BenchmarkTasksGet(b *testing.B) {
+	s := newRawSession(b, mcpURL, token)
+	id := oneTask(b, s)
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		if res := s.call("tasks/get", map[string]any{"taskId": id}); res.Error != nil {
+			b.Fatal(res.Error.Message)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	reportPercentiles(b, lat)
+}
+
+// BenchmarkTasksGetBaseline reads the same process directly from the API server.
+func BenchmarkTasksGetBaseline(b *testing.B) {
+	s := newRawSession(b, mcpURL, token)
+	id := oneTask(b, s)
+	var lat []time.Duration
+	for b.Loop() {
+		start := time.Now()
+		var p metav1alpha1.WorkflowProcess
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: id}, &p); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	reportPercentiles(b, lat)
+}
+
+func oneTask(b *testing.B, s *rawSession) string {
+	res := s.call("tools/call", map[string]any{"name": "sandbar_validation_start",
+		"arguments": map[string]any{"class": "zorp/Wearer"}, "task": map[string]any{}})
+	var created struct {
+		Task map[string]any `json:"task"`
+	}
+	if res.Error != nil || json.Unmarshal(res.Result, &created) != nil {
+		b.Fatal("starting a task failed")
+	}
+	return created.Task["taskId"].(string)
+}
+
+func reportPercentiles(b *testing.B, lat []time.Duration) {
+	if len(lat) == 0 {
+		return
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-us")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-us")
+}
+
+// apiWrites is the API server's count of writes to WorkflowProcesses so far.
+func apiWrites(b *testing.B) float64 {
+	raw, err := kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	if err != nil {
+		b.Fatal(err)
+	}
+	total := 0.0
+	for _, line := range strings.Split(string(raw), "\n") {
+		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="workflowprocesses"`) {
+			continue
+		}
+		for _, verb := range []string{`verb="POST"`, `verb="PUT"`, `verb="PATCH"`, `verb="DELETE"`} {
+			if strings.Contains(line, verb) {
+				var v float64
+				fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v)
+				total += v
+			}
+		}
+	}
+	return total
 }

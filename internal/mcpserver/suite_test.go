@@ -29,6 +29,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 	"go.uber.org/zap/zapcore"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -45,7 +47,9 @@ import (
 // loopback port, applies the samples and issues a key for the sample account
 // "claude". Tests talk to the server through real MCP clients.
 var (
-	k8s    client.Client
+	k8s client.Client
+	// kube reads the API server's own endpoints (/metrics).
+	kube   kubernetes.Interface
 	store  *catalog.Store
 	mcpURL string
 	// token is the bearer token of default/claude, which may do everything.
@@ -73,7 +77,10 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
+	// The manager's client limits as in production (--kube-api-qps, --kube-api-burst).
+	mgrConfig := rest.CopyConfig(env.Config)
+	mgrConfig.QPS, mgrConfig.Burst = 50, 100
+	mgr, err := ctrl.NewManager(mgrConfig, ctrl.Options{
 		Scheme:  controllers.NewScheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},
 		Cache:   controllers.CacheOptions(),
@@ -118,6 +125,10 @@ func run(m *testing.M) int {
 
 	k8s, err = client.New(env.Config, client.Options{Scheme: mgr.GetScheme()})
 	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if kube, err = kubernetes.NewForConfig(env.Config); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -35,7 +35,7 @@ import (
 // rawSession speaks JSON-RPC over Streamable HTTP by hand, for the tasks/* methods
 // that the Go SDK's client does not send.
 type rawSession struct {
-	t     *testing.T
+	t     testing.TB
 	url   string
 	token string
 	sid   string
@@ -53,7 +53,7 @@ type rpcResponse struct {
 	} `json:"error"`
 }
 
-func newRawSession(t *testing.T, url, token string) *rawSession {
+func newRawSession(t testing.TB, url, token string) *rawSession {
 	s := &rawSession{t: t, url: url, token: token}
 	res := s.call("initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "raw", "version": "1"}})

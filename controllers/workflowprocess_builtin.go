@@ -25,7 +25,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime/schema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -106,7 +105,7 @@ func classesOf(snap *catalog.Snapshot, name string, all bool) ([]*catalog.Class,
 	case name == "":
 		return nil, fmt.Errorf("the input needs a class")
 	default:
-		cl := findClass(snap, name)
+		cl := snap.FindClass(name)
 		if cl == nil {
 			return nil, fmt.Errorf("unknown class %q", name)
 		}
@@ -114,28 +113,11 @@ func classesOf(snap *catalog.Snapshot, name string, all bool) ([]*catalog.Class,
 	}
 	var out []*catalog.Class
 	for _, n := range names {
-		if c := snap.Classes[n]; c != nil && !c.Abstract && c.InstanceAPI != nil && c.InstanceAPI.Established {
+		if c := snap.Classes[n]; c != nil && c.Servable() {
 			out = append(out, c)
 		}
 	}
 	return out, nil
-}
-
-// findClass finds a class by name or prefix/Kind.
-func findClass(snap *catalog.Snapshot, ref string) *catalog.Class {
-	if c, ok := snap.Classes[ref]; ok {
-		return c
-	}
-	for _, n := range snap.ClassNames() {
-		if c := snap.Classes[n]; c.Ident() == ref {
-			return c
-		}
-	}
-	return nil
-}
-
-func gvkOf(c *catalog.Class) schema.GroupVersionKind {
-	return schema.GroupVersionKind{Group: c.InstanceAPI.Group, Version: c.InstanceAPI.Version, Kind: c.InstanceAPI.Kind}
 }
 
 // scanChunk validates or exports one page of instances.
@@ -159,7 +141,7 @@ func (r *WorkflowProcessReconciler) scanChunk(ctx context.Context, p *metav1alph
 	}
 	cl := classes[cur.Class]
 	list := &unstructured.UnstructuredList{}
-	list.SetGroupVersionKind(gvkOf(cl).GroupVersion().WithKind(cl.InstanceAPI.Kind + "List"))
+	list.SetGroupVersionKind(cl.GVK().GroupVersion().WithKind(cl.InstanceAPI.Kind + "List"))
 	if err := r.List(ctx, list, client.InNamespace(p.Namespace), client.Limit(chunk), client.Continue(cur.Continue)); err != nil {
 		if apierrors.IsResourceExpired(err) {
 			cur.Continue = "" // the page expired; rescan this class from its start
@@ -242,8 +224,8 @@ func (r *WorkflowProcessReconciler) importChunk(ctx context.Context, p *metav1al
 }
 
 func (r *WorkflowProcessReconciler) importItem(ctx context.Context, ns string, snap *catalog.Snapshot, item bundleItem, format string) (string, error) {
-	cl := findClass(snap, item.Class)
-	if cl == nil || cl.Abstract || cl.InstanceAPI == nil || !cl.InstanceAPI.Established {
+	cl := snap.FindClass(item.Class)
+	if cl == nil || !cl.Servable() {
 		return "", fmt.Errorf("class %q cannot take instances", item.Class)
 	}
 	attrs, name := item.Attributes, item.Name
@@ -265,12 +247,12 @@ func (r *WorkflowProcessReconciler) importItem(ctx context.Context, ns string, s
 		return "", fmt.Errorf("%v", problems)
 	}
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvkOf(cl))
+	u.SetGroupVersionKind(cl.GVK())
 	err := r.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
 	switch {
 	case apierrors.IsNotFound(err):
 		u = &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-		u.SetGroupVersionKind(gvkOf(cl))
+		u.SetGroupVersionKind(cl.GVK())
 		u.SetNamespace(ns)
 		u.SetName(name)
 		return "created", r.Create(ctx, u)

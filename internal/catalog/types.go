@@ -18,6 +18,9 @@ package catalog
 
 import (
 	"sort"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/runtime/schema"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 )
@@ -88,6 +91,18 @@ type Class struct {
 // Ident is the class's name in the seeds' notation, "zorp/SpaceBoot".
 func (c *Class) Ident() string { return c.Prefix + "/" + c.Kind }
 
+// Servable reports whether a class can take instances now: concrete, Ready
+// (resolved, no name conflict) and with its instance API served.
+func (c *Class) Servable() bool {
+	return !c.Abstract && c.Ready && c.Problem == nil && c.InstanceAPI != nil && c.InstanceAPI.Established
+}
+
+// GVK is the group, version and kind of a class's instances; only for classes with
+// an instance API.
+func (c *Class) GVK() schema.GroupVersionKind {
+	return schema.GroupVersionKind{Group: c.InstanceAPI.Group, Version: c.InstanceAPI.Version, Kind: c.InstanceAPI.Kind}
+}
+
 // Slot returns the effective slot with the given field.
 func (c *Class) Slot(field string) (Slot, bool) {
 	for _, s := range c.Slots {
@@ -142,6 +157,29 @@ func (s *Snapshot) ClassNames() []string { return sortedKeys(s.Classes) }
 
 // WorkflowNames returns the names of all workflows, sorted.
 func (s *Snapshot) WorkflowNames() []string { return sortedKeys(s.Workflows) }
+
+// FindClass finds a class by its name ("zorp.spaceboot"), its ident ("zorp/SpaceBoot"
+// or ":zorp/SpaceBoot"), or its kind alone when only one class has it.
+func (s *Snapshot) FindClass(ref string) *Class {
+	if c, ok := s.Classes[ref]; ok {
+		return c
+	}
+	ref = strings.TrimPrefix(ref, ":")
+	var byKind []*Class
+	for _, name := range s.ClassNames() {
+		c := s.Classes[name]
+		if c.Ident() == ref {
+			return c
+		}
+		if strings.EqualFold(c.Kind, ref) {
+			byKind = append(byKind, c)
+		}
+	}
+	if len(byKind) == 1 {
+		return byKind[0]
+	}
+	return nil
+}
 
 // Subclasses returns the names of the classes that have name among their ancestors,
 // sorted: the classes a query for "all <name>" spans besides name itself.

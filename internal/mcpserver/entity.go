@@ -29,7 +29,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
-	k8sschema "k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -48,10 +47,6 @@ const (
 	maxFindPages = 20
 )
 
-func gvk(cl *catalog.Class) k8sschema.GroupVersionKind {
-	return k8sschema.GroupVersionKind{Group: cl.InstanceAPI.Group, Version: cl.InstanceAPI.Version, Kind: cl.InstanceAPI.Kind}
-}
-
 // concrete checks that a class can have instances, and says what to use instead.
 func (c *call) concrete(cl *catalog.Class) error {
 	if cl.Abstract {
@@ -61,7 +56,7 @@ func (c *call) concrete(cl *catalog.Class) error {
 		}
 		return fail("cannot instantiate abstract class %s; concrete subclasses: %s", cl.Ident(), strings.Join(subs, ", "))
 	}
-	if !servable(cl) {
+	if !cl.Servable() {
 		msg := "it is not ready"
 		if cl.Problem != nil {
 			msg = cl.Problem.Message
@@ -157,7 +152,7 @@ func (c *call) createEntity(ctx context.Context, className string, attrs, meta m
 		return nil, err
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
-	u.SetGroupVersionKind(gvk(cl))
+	u.SetGroupVersionKind(cl.GVK())
 	u.SetNamespace(ns)
 	if md.name != "" {
 		u.SetName(md.name)
@@ -425,7 +420,7 @@ func (c *call) findEntities(ctx context.Context) (any, error) {
 	// The query spans the class and its concrete subclasses.
 	var classes []*catalog.Class
 	for _, n := range append([]string{cl.Name}, c.snap.Subclasses(cl.Name)...) {
-		if k := c.snap.Classes[n]; servable(k) {
+		if k := c.snap.Classes[n]; k.Servable() {
 			classes = append(classes, k)
 		}
 	}
@@ -444,7 +439,7 @@ scan:
 			}
 			pages++
 			list := &unstructured.UnstructuredList{}
-			list.SetGroupVersionKind(gvk(k).GroupVersion().WithKind(k.InstanceAPI.Kind + "List"))
+			list.SetGroupVersionKind(k.GVK().GroupVersion().WithKind(k.InstanceAPI.Kind + "List"))
 			opts := []client.ListOption{client.InNamespace(ns), client.Limit(limit), client.Continue(cur.Continue)}
 			if sel != nil {
 				opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
@@ -595,7 +590,7 @@ func (c *call) update(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk(cl))
+	u.SetGroupVersionKind(cl.GVK())
 	u.SetNamespace(ns)
 	u.SetName(name)
 	if err := c.s.client.Patch(ctx, u, client.RawPatch(types.MergePatchType, raw)); err != nil {
@@ -625,7 +620,7 @@ func (c *call) instanceOf(ctx context.Context) (any, error) {
 		return nil, err
 	}
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk(cl))
+	u.SetGroupVersionKind(cl.GVK())
 	if err := c.s.client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
 		return nil, apiFailure(err, cl, name)
 	}

@@ -95,7 +95,7 @@ func (s *Server) syncResources(ctx context.Context, snap *catalog.Snapshot) {
 	// One template and one watch per concrete class.
 	want := map[string]*catalog.Class{}
 	for _, n := range snap.ClassNames() {
-		if c := snap.Classes[n]; servable(c) {
+		if c := snap.Classes[n]; c.Servable() {
 			want[c.Ident()] = c
 		}
 	}
@@ -150,7 +150,7 @@ func (s *Server) stopWatch(ident string, w *instanceWatch) {
 
 func (s *Server) watchInstances(ctx context.Context, c *catalog.Class) (*instanceWatch, error) {
 	obj := &metav1.PartialObjectMetadata{}
-	obj.SetGroupVersionKind(gvk(c))
+	obj.SetGroupVersionKind(c.GVK())
 	inf, err := s.informers.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 	if err != nil {
 		return nil, err
@@ -244,12 +244,12 @@ func (s *Server) readInstance(ctx context.Context, req *mcp.ReadResourceRequest)
 	if err != nil {
 		return nil, err
 	}
-	cl := findClass(s.store.Load(), ref.Prefix+"/"+ref.Kind)
-	if cl == nil || !servable(cl) {
+	cl := s.store.Load().FindClass(ref.Prefix + "/" + ref.Kind)
+	if cl == nil || !cl.Servable() {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(gvk(cl))
+	u.SetGroupVersionKind(cl.GVK())
 	if err := s.client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			return nil, mcp.ResourceNotFoundError(uri)

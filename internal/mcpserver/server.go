@@ -111,6 +111,8 @@ Start by discovering: sandbar_schema_classes lists the classes, sandbar_class_de
 Then act: sandbar_entity_create creates an instance ({class, attributes}); sandbar_entity_find finds instances (filters, limit, continue);
 sandbar_entity_update changes one (a merge patch); sandbar_entity_validate checks attributes without saving.
 Each concrete class also has its own create tool whose arguments are the class's slots.
+Long-running work (sandbar_validation_start, sandbar_project_export, sandbar_project_import, sandbar_workflow_start-process) runs as a task:
+follow it with tasks/get, or with sandbar_tasks_get and sandbar_tasks_result if the client has no tasks support.
 Failed calls say what to fix: missing slots by name, the expected type, the allowed values.`
 
 // Server is the MCP server of one manager replica.

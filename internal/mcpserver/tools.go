@@ -91,18 +91,12 @@ func (s *Server) tools(snap *catalog.Snapshot) []toolDef {
 	}
 	if s.opts.ToolSurface != SurfaceOperational {
 		for _, name := range snap.ClassNames() {
-			if c := snap.Classes[name]; servable(c) {
+			if c := snap.Classes[name]; c.Servable() {
 				defs = append(defs, s.classTool(c))
 			}
 		}
 	}
 	return defs
-}
-
-// servable classes have a create tool: concrete, Ready (resolved, no name conflict)
-// and with a served instance API.
-func servable(c *catalog.Class) bool {
-	return !c.Abstract && c.Ready && c.Problem == nil && c.InstanceAPI != nil && c.InstanceAPI.Established
 }
 
 func boolPtr(b bool) *bool { return &b }
@@ -287,38 +281,17 @@ func (c *call) class(key string) (*catalog.Class, error) {
 	if err != nil {
 		return nil, err
 	}
-	if cl := findClass(c.snap, ref); cl != nil {
+	if cl := c.snap.FindClass(ref); cl != nil {
 		return cl, nil
 	}
 	return nil, fail("unknown class %q; known classes: %s", ref, strings.Join(classIdents(c.snap, false), ", "))
-}
-
-func findClass(snap *catalog.Snapshot, ref string) *catalog.Class {
-	if cl, ok := snap.Classes[ref]; ok {
-		return cl
-	}
-	ref = strings.TrimPrefix(ref, ":")
-	var byKind []*catalog.Class
-	for _, name := range snap.ClassNames() {
-		cl := snap.Classes[name]
-		if cl.Ident() == ref {
-			return cl
-		}
-		if strings.EqualFold(cl.Kind, ref) {
-			byKind = append(byKind, cl)
-		}
-	}
-	if len(byKind) == 1 {
-		return byKind[0]
-	}
-	return nil
 }
 
 func classIdents(snap *catalog.Snapshot, concreteOnly bool) []string {
 	var out []string
 	for _, name := range snap.ClassNames() {
 		cl := snap.Classes[name]
-		if concreteOnly && !servable(cl) {
+		if concreteOnly && !cl.Servable() {
 			continue
 		}
 		out = append(out, cl.Ident())

@@ -2,11 +2,13 @@
 
 # Tool and control-plane versions, pinned.
 CONTROLLER_TOOLS_VERSION ?= v0.19.0
+HELM_VERSION ?= v3.19.5
 KUBERNETES_VERSION ?= v1.34.3
 ETCD_VERSION ?= v3.6.4
 
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 # KUBEBUILDER_ASSETS: kube-apiserver, etcd and kubectl for envtest and `make dev`.
 ENVTEST_ASSETS ?= $(LOCALBIN)/k8s/$(KUBERNETES_VERSION)
 # TS_CLIENT: the TypeScript MCP SDK client of internal/mcpserver/typescript_test.go.
@@ -15,6 +17,10 @@ TS_CLIENT ?= hack/ts-client
 CONFORMANCE ?= hack/conformance
 
 GO_TEST_FLAGS ?= -count=1
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+IMG ?= ghcr.io/sandbar-dev/sandbar:$(VERSION)
+# The manager as the tests, `make dev` and the image build it.
+GO_BUILD_FLAGS = -trimpath -ldflags "-s -w -X main.version=$(VERSION)"
 export KUBERNETES_VERSION ETCD_VERSION
 
 SHELL = /usr/bin/env bash -o pipefail
@@ -36,6 +42,7 @@ manifests: controller-gen ## Generate CRDs (config/crd/bases) and RBAC (config/r
 	$(CONTROLLER_GEN) rbac:roleName=manager-role crd:allowDangerousTypes=true paths="./..." \
 		output:crd:artifacts:config=config/crd/bases output:rbac:artifacts:config=config/rbac
 	rm -f charts/sandbar/crds/*.yaml && cp config/crd/bases/*.yaml charts/sandbar/crds/
+	cp config/rbac/role.yaml charts/sandbar/files/manager-role.yaml
 
 .PHONY: generate
 generate: controller-gen ## Generate DeepCopy methods.
@@ -50,10 +57,14 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: test
-test: controller-gen envtest-assets ts-client conformance ## Run every test (unit, envtest, generated-files check) against a local control plane.
+test: controller-gen helm envtest-assets ts-client conformance ## Run every test (unit, envtest, generated-files check) against a local control plane.
 	@test -z "$$(gofmt -l api cmd controllers internal)" || { echo "gofmt needed:"; gofmt -l api cmd controllers internal; exit 1; }
 	go vet ./...
-	CONTROLLER_GEN="$(CONTROLLER_GEN)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
+	CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-e2e
+test-e2e: helm envtest-assets ts-client ## Run the end-to-end test alone: helm install on a local control plane, the manager with the chart's RBAC, a TypeScript MCP client.
+	HELM="$(HELM)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) -v ./internal/e2e/
 
 .PHONY: bench
 bench: envtest-assets ## Run the benchmarks; each is printed with its ratio to the baseline measured in the same run.
@@ -69,7 +80,17 @@ dev: build envtest-assets ## Start a local control plane, install CRDs and sampl
 
 .PHONY: build
 build: ## Build the manager binary into bin/manager.
-	go build -o $(LOCALBIN)/manager ./cmd
+	CGO_ENABLED=0 go build $(GO_BUILD_FLAGS) -o $(LOCALBIN)/manager ./cmd
+
+.PHONY: docker-build
+docker-build: ## Build the manager image $(IMG) (needs a Docker engine).
+	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
+
+.PHONY: build-installer
+build-installer: envtest-assets ## Write dist/install.yaml: CRDs, RBAC and the manager, as config/default, with image $(IMG).
+	@mkdir -p dist
+	$(ENVTEST_ASSETS)/kubectl kustomize config/default | sed 's|ghcr.io/sandbar-dev/sandbar:latest|$(IMG)|' > dist/install.yaml
+	@echo "wrote dist/install.yaml"
 
 .PHONY: run
 run: ## Run the manager against the current kubeconfig.
@@ -93,6 +114,13 @@ $(CONTROLLER_GEN):
 	@mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN)/.tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
 	mv $(LOCALBIN)/.tmp/controller-gen $(CONTROLLER_GEN) && rm -rf $(LOCALBIN)/.tmp
+
+.PHONY: helm
+helm: $(HELM) ## Install helm into bin/.
+$(HELM):
+	@mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN)/.tmp-helm go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mv $(LOCALBIN)/.tmp-helm/helm $(HELM) && rm -rf $(LOCALBIN)/.tmp-helm
 
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl from the Go module proxy into bin/k8s (cached).

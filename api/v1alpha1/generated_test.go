@@ -50,6 +50,7 @@ func TestGeneratedFilesAreCurrent(t *testing.T) {
 	compareDir(t, filepath.Join(out, "crd"), filepath.Join(root, "config", "crd", "bases"))
 	compareDir(t, filepath.Join(out, "crd"), filepath.Join(root, "charts", "sandbar", "crds"))
 	compareFile(t, filepath.Join(out, "rbac", "role.yaml"), filepath.Join(root, "config", "rbac", "role.yaml"))
+	compareFile(t, filepath.Join(out, "rbac", "role.yaml"), filepath.Join(root, "charts", "sandbar", "files", "manager-role.yaml"))
 	compareFile(t, filepath.Join(out, "object", "zz_generated.deepcopy.go"), filepath.Join(root, "api", "v1alpha1", "zz_generated.deepcopy.go"))
 }
 

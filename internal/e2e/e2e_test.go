@@ -1,0 +1,235 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package e2e_test installs Sandbar the way a cluster gets it: helm lint, helm
+// template and helm install of the chart into a real API server, then the manager
+// binary run with the chart's ServiceAccount (so the chart's RBAC is what it has),
+// then a TypeScript MCP SDK client through the chart's bootstrap token.
+package e2e_test
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	. "github.com/onsi/gomega"
+	authenticationv1 "k8s.io/api/authentication/v1"
+	corev1 "k8s.io/api/core/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/controllers"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
+)
+
+const (
+	namespace = "sandbar-system"
+	release   = "sandbar"
+	timeout   = 60 * time.Second
+)
+
+func TestHelmInstallAndAClientSession(t *testing.T) {
+	g := NewWithT(t)
+	helm := os.Getenv("HELM")
+	if helm == "" {
+		t.Fatal("HELM is not set: run the tests with `make test`, which installs helm")
+	}
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
+	}
+	root := testenv.RepoRoot()
+	chart := filepath.Join(root, "charts", "sandbar")
+	work := t.TempDir()
+
+	// A control plane without the CRDs: the chart brings them.
+	env := &envtest.Environment{}
+	cfg, err := env.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	admin, err := env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	adminKubeconfig := filepath.Join(work, "admin.kubeconfig")
+	data, err := admin.KubeConfig()
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(os.WriteFile(adminKubeconfig, data, 0o600)).To(Succeed())
+
+	run := func(name string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command(name, args...)
+		cmd.Env = append(os.Environ(), "KUBECONFIG="+adminKubeconfig, "HELM_CACHE_HOME="+work, "HELM_CONFIG_HOME="+work, "HELM_DATA_HOME="+work)
+		out, err := cmd.CombinedOutput()
+		g.Expect(err).NotTo(HaveOccurred(), "%s %s:\n%s", name, strings.Join(args, " "), out)
+		return string(out)
+	}
+
+	// helm lint and template, with the options a cluster would use.
+	run(helm, "lint", chart, "--strict", "--set", "bootstrap.enabled=true")
+	rendered := run(helm, "template", release, chart, "--namespace", namespace,
+		"--set", "bootstrap.enabled=true", "--set", "ingress.enabled=true", "--set", "networkPolicy.enabled=true",
+		"--set", "metrics.serviceMonitor.enabled=true")
+	for _, kind := range []string{"kind: Deployment", "kind: Ingress", "kind: NetworkPolicy", "kind: ServiceMonitor",
+		"kind: PodDisruptionBudget", "kind: ClusterRole", "kind: Role", "meta.sandbar.dev/api-key: \"true\""} {
+		g.Expect(rendered).To(ContainSubstring(kind))
+	}
+	badValues := exec.Command(helm, "template", release, chart, "--set", "mcp.toolSurface=everything")
+	out, err := badValues.CombinedOutput()
+	g.Expect(err).To(HaveOccurred(), "values.schema.json refuses bad values")
+	g.Expect(string(out)).To(ContainSubstring("toolSurface"))
+
+	// helm install into the API server.
+	run(helm, "install", release, chart, "--namespace", namespace, "--create-namespace",
+		"--set", "bootstrap.enabled=true", "--set", "replicaCount=1")
+
+	c, err := client.New(cfg, client.Options{Scheme: controllers.NewScheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	ctx := context.Background()
+	for _, crd := range []string{"classes", "properties", "workflowdefinitions", "workflowprocesses", "serviceaccounts"} {
+		g.Eventually(func() bool {
+			var o apiextensionsv1.CustomResourceDefinition
+			if c.Get(ctx, client.ObjectKey{Name: crd + ".meta.sandbar.dev"}, &o) != nil {
+				return false
+			}
+			for _, cond := range o.Status.Conditions {
+				if cond.Type == apiextensionsv1.Established && cond.Status == apiextensionsv1.ConditionTrue {
+					return true
+				}
+			}
+			return false
+		}).WithTimeout(timeout).Should(BeTrue(), crd)
+	}
+
+	// The manager, out of the cluster (there is no kubelet here), with the token of
+	// the chart's ServiceAccount: the chart's RBAC is all it has.
+	kube, err := kubernetes.NewForConfig(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	tok, err := kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, release+"-manager",
+		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})
+	g.Expect(err).NotTo(HaveOccurred())
+	managerKubeconfig := filepath.Join(work, "manager.kubeconfig")
+	g.Expect(clientcmd.WriteToFile(clientcmdapi.Config{
+		Clusters:       map[string]*clientcmdapi.Cluster{"e2e": {Server: cfg.Host, CertificateAuthorityData: cfg.CAData}},
+		AuthInfos:      map[string]*clientcmdapi.AuthInfo{"manager": {Token: tok.Status.Token}},
+		Contexts:       map[string]*clientcmdapi.Context{"e2e": {Cluster: "e2e", AuthInfo: "manager", Namespace: namespace}},
+		CurrentContext: "e2e",
+	}, managerKubeconfig)).To(Succeed())
+
+	manager := filepath.Join(work, "manager")
+	build := exec.Command("go", "build", "-trimpath", "-o", manager, "./cmd")
+	build.Dir = root
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	out, err = build.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
+	mcpAddr, probeAddr := freeAddr(t), freeAddr(t)
+	mgr := exec.Command(manager, "--kubeconfig="+managerKubeconfig, "--leader-elect", "--leader-election-namespace="+namespace,
+		"--mcp-bind-address="+mcpAddr, "--health-probe-bind-address="+probeAddr, "--metrics-bind-address=0")
+	logFile, err := os.Create(filepath.Join(work, "manager.log"))
+	g.Expect(err).NotTo(HaveOccurred())
+	mgr.Stdout, mgr.Stderr = logFile, logFile
+	g.Expect(mgr.Start()).To(Succeed())
+	t.Cleanup(func() {
+		_ = mgr.Process.Signal(os.Interrupt)
+		_ = mgr.Wait()
+		if t.Failed() {
+			log, _ := os.ReadFile(logFile.Name())
+			t.Logf("manager log:\n%s", tail(string(log), 80))
+		}
+	})
+
+	// The samples, applied as a platform team would.
+	dir := filepath.Join(root, "config", "samples")
+	for _, f := range []string{"properties.yaml", "classes.yaml", "workflows.yaml"} {
+		g.Expect(testenv.Apply(ctx, c, filepath.Join(dir, f))).To(Succeed())
+	}
+	g.Eventually(func() bool {
+		var class metav1alpha1.Class
+		if c.Get(ctx, client.ObjectKey{Name: "zorp.spaceboot"}, &class) != nil {
+			return false
+		}
+		for _, cond := range class.Status.Conditions {
+			if cond.Type == metav1alpha1.ConditionReady {
+				return cond.Status == metav1.ConditionTrue
+			}
+		}
+		return false
+	}).WithTimeout(timeout).Should(BeTrue(), "the manager, with the chart's RBAC, makes the samples Ready")
+
+	// The bootstrap account's token, as NOTES.txt says to read it.
+	var key corev1.Secret
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: release + "-admin-key"}, &key)).To(Succeed())
+	token := "admin:" + string(key.Data["api-key"])
+	url := "http://" + mcpAddr + "/mcp"
+	g.Eventually(func() int {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}).WithTimeout(timeout).WithPolling(200 * time.Millisecond).ShouldNot(Equal(http.StatusUnauthorized))
+
+	// A real client session: the TypeScript SDK lists tools, creates a SpaceBoot, gets
+	// the missing-name error, and a wrong token gets 401.
+	node := exec.Command("node", filepath.Join(root, "hack", "ts-client", "client.mjs"))
+	node.Env = append(os.Environ(), "MCP_URL="+url, "MCP_TOKEN="+token)
+	out, err = node.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
+
+	// kubectl sees it.
+	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
+	got := run(kubectl, "get", "spaceboots", "-n", namespace, "ts-boot", "-o", "jsonpath={.spec.name}")
+	g.Expect(got).To(Equal("TS Boot"))
+	u := &unstructured.Unstructured{}
+	u.SetAPIVersion("zorp.sandbar.dev/v1")
+	u.SetKind("SpaceBoot")
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "ts-boot"}, u)).To(Succeed())
+}
+
+func freeAddr(t *testing.T) string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func tail(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return fmt.Sprint(strings.Join(lines, "\n"))
+}

@@ -63,7 +63,7 @@ test: controller-gen helm envtest-assets ts-client conformance ## Run every test
 	CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-e2e
-test-e2e: helm envtest-assets ts-client ## Run the end-to-end test alone: helm install on a local control plane, the manager with the chart's RBAC, a TypeScript MCP client.
+test-e2e: helm envtest-assets ts-client conformance ## Run the end-to-end test alone: helm install on a local control plane, the manager with the chart's RBAC, a TypeScript MCP client.
 	HELM="$(HELM)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) -v ./internal/e2e/
 
 .PHONY: bench
@@ -133,7 +133,7 @@ $(TS_CLIENT)/node_modules/.package-lock.json: $(TS_CLIENT)/package-lock.json
 	@touch $@
 
 .PHONY: conformance
-conformance: $(CONFORMANCE)/node_modules/.package-lock.json ## Install the MCP conformance suite (hack/conformance) for internal/mcpserver/conformance_test.go.
+conformance: $(CONFORMANCE)/node_modules/.package-lock.json ## Install the MCP conformance suite (hack/conformance) for the end-to-end test.
 $(CONFORMANCE)/node_modules/.package-lock.json: $(CONFORMANCE)/package-lock.json
 	npm ci --prefix $(CONFORMANCE) --no-audit --no-fund
 	@touch $@

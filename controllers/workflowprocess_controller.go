@@ -27,6 +27,7 @@ import (
 	"k8s.io/client-go/tools/record"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -168,6 +169,9 @@ func (r *WorkflowProcessReconciler) expire(ctx context.Context, p *metav1alpha1.
 func (r *WorkflowProcessReconciler) SetupWithManager(mgr ctrl.Manager) error {
 	return ctrl.NewControllerManagedBy(mgr).
 		For(&metav1alpha1.WorkflowProcess{}).
+		// Processes are independent, and a built-in one waits on the API server (a
+		// consistent list waits up to ~100 ms for the watch cache): run several at once.
+		WithOptions(controller.Options{MaxConcurrentReconciles: 8}).
 		Watches(&metav1alpha1.WorkflowDefinition{}, handler.EnqueueRequestsFromMapFunc(
 			func(ctx context.Context, o client.Object) []reconcile.Request {
 				return requestsFor(ctx, r.Client, &metav1alpha1.WorkflowProcessList{}, indexProcessDefinition, o.GetName())

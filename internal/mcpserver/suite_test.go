@@ -77,9 +77,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	// The manager's client limits as in production (--kube-api-qps, --kube-api-burst).
+	// As in production (--kube-api-qps -1): no client-side rate limit.
 	mgrConfig := rest.CopyConfig(env.Config)
-	mgrConfig.QPS, mgrConfig.Burst = 50, 100
+	mgrConfig.QPS = -1
 	mgr, err := ctrl.NewManager(mgrConfig, ctrl.Options{
 		Scheme:  controllers.NewScheme(),
 		Metrics: metricsserver.Options{BindAddress: "0"},

@@ -120,8 +120,19 @@ type initializeResult struct {
 
 type toolListResult struct {
 	mcp.ResultBase
-	Tools      []map[string]any `json:"tools"`
-	NextCursor string           `json:"nextCursor,omitempty"`
+	Tools      []toolWithExecution `json:"tools"`
+	NextCursor string              `json:"nextCursor,omitempty"`
+}
+
+// toolWithExecution is a tool with execution.taskSupport, which go-sdk v1.8.0's Tool
+// does not have.
+type toolWithExecution struct {
+	*mcp.Tool
+	Execution toolExecution `json:"execution"`
+}
+
+type toolExecution struct {
+	TaskSupport string `json:"taskSupport"`
 }
 
 // captureTask copies params.task of a tools/call into a header of the request; any
@@ -195,13 +206,9 @@ func (s *Server) tasksMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return res, err
 			}
 			list := res.(*mcp.ListToolsResult)
-			out := &toolListResult{Tools: []map[string]any{}, NextCursor: list.NextCursor}
+			out := &toolListResult{Tools: make([]toolWithExecution, 0, len(list.Tools)), NextCursor: list.NextCursor}
 			for _, t := range list.Tools {
-				m := map[string]any{}
-				b, _ := json.Marshal(t)
-				_ = json.Unmarshal(b, &m)
-				m["execution"] = map[string]any{"taskSupport": s.taskSupport(t.Name)}
-				out.Tools = append(out.Tools, m)
+				out.Tools = append(out.Tools, toolWithExecution{Tool: t, Execution: toolExecution{TaskSupport: s.taskSupport(t.Name)}})
 			}
 			return out, nil
 		case "tools/call":

@@ -21,6 +21,7 @@ import (
 	"crypto/sha256"
 	"encoding/json"
 	"math"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
@@ -45,6 +46,14 @@ const Realm = "sandbar-mcp"
 // maxCachedTokens bounds the verified-token cache.
 const maxCachedTokens = 10000
 
+// Failed guesses of a service's key from one client address are limited: each costs
+// a bcrypt comparison, and guessing is what they are.
+const (
+	failedAuthBurst   = 10
+	failedAuthPerSec  = 1
+	maxFailureBuckets = 10000
+)
+
 // authenticator checks "Bearer <service-name>:<api-key>" tokens against
 // ServiceAccounts and the bcrypt hashes in their Secrets. bcrypt is slow by design,
 // so outcomes are cached by the token's SHA-256 together with the resource versions
@@ -60,6 +69,8 @@ type authenticator struct {
 	limiters map[string]*rate.Limiter
 	limit    rate.Limit
 	burst    int
+	// failures limits wrong keys per client address and service name.
+	failures map[string]*rate.Limiter
 	// anonymous, when set, is the account of every request (no-auth mode).
 	anonymous *catalog.Account
 }
@@ -96,6 +107,7 @@ func newAuthenticator(store *catalog.Store, reader client.Reader, limit float64,
 		reader:    reader,
 		verified:  map[[32]byte]verdict{},
 		limiters:  map[string]*rate.Limiter{},
+		failures:  map[string]*rate.Limiter{},
 		limit:     rate.Limit(limit),
 		burst:     burst,
 	}
@@ -208,8 +220,17 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		guesses := a.guessLimiter(r)
+		if guesses != nil && guesses.Tokens() < 1 {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(float64(failedAuthBurst)/failedAuthPerSec))))
+			writeJSONError(w, http.StatusTooManyRequests, "too many failed attempts")
+			return
+		}
 		acct, failure := a.authenticate(r.Context(), r.Header.Get("Authorization"))
 		if failure != nil {
+			if guesses != nil {
+				guesses.Allow()
+			}
 			ctrl.LoggerFrom(r.Context()).WithName("mcp").Info("authentication failed",
 				"reason", failure.reason, "remote", r.RemoteAddr)
 			authFailures.WithLabelValues(failureLabel(failure)).Inc()
@@ -233,6 +254,35 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 		}
 		sdk.ServeHTTP(w, r)
 	})
+}
+
+// guessLimiter is the failed-attempt bucket of a request's client address and the
+// service name its token claims (nil without a token: those cost nothing to refuse).
+func (a *authenticator) guessLimiter(r *http.Request) *rate.Limiter {
+	if a.anonymous != nil {
+		return nil
+	}
+	_, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	service, _, found := strings.Cut(strings.TrimSpace(token), ":")
+	if !found {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	key := host + "|" + service
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	l, ok := a.failures[key]
+	if !ok {
+		if len(a.failures) >= maxFailureBuckets {
+			clear(a.failures)
+		}
+		l = rate.NewLimiter(failedAuthPerSec, failedAuthBurst)
+		a.failures[key] = l
+	}
+	return l
 }
 
 func failureLabel(f *authFailure) string {

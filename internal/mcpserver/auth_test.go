@@ -225,3 +225,25 @@ func TestCrossOriginBrowserRequestsGet403(t *testing.T) {
 	resp, body := post(t, url, auth)
 	NewWithT(t).Expect(resp.StatusCode).To(Equal(http.StatusOK), body)
 }
+
+// Guessing a service's key is limited per client address: after ten wrong keys, 429
+// without trying the key, while other services are unaffected.
+func TestKeyGuessingIsLimited(t *testing.T) {
+	g := NewWithT(t)
+	url := serve(t, mcpserver.Options{})
+	service, key, _ := strings.Cut(token, ":")
+	codes := map[int]int{}
+	for i := 0; i < 12; i++ {
+		resp, _ := post(t, url, map[string]string{"Authorization": "Bearer " + service + ":wrong-" + key})
+		codes[resp.StatusCode]++
+		if resp.StatusCode == http.StatusTooManyRequests {
+			g.Expect(resp.Header.Get("Retry-After")).NotTo(BeEmpty())
+		}
+	}
+	g.Expect(codes[http.StatusUnauthorized]).To(Equal(10))
+	g.Expect(codes[http.StatusTooManyRequests]).To(Equal(2))
+	resp, _ := post(t, url, map[string]string{"Authorization": "Bearer " + service + ":" + key})
+	g.Expect(resp.StatusCode).To(Equal(http.StatusTooManyRequests), "even the right key waits while the address is blocked")
+	resp, _ = post(t, url, map[string]string{"Authorization": "Bearer nobody:" + key})
+	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized), "another service name is not blocked")
+}

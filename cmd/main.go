@@ -57,6 +57,7 @@ func run() int {
 		nameStyle     string
 		qps           float64
 		burst         int
+		keyNamespaces string
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8082", "Address of the metrics endpoint; \"0\" turns it off.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the manager's /healthz and /readyz.")
@@ -74,6 +75,7 @@ func run() int {
 	flag.StringVar(&mcpOpts.NoAuthNamespace, "mcp-no-auth-namespace", "default", "The namespace of the no-auth account.")
 	flag.Float64Var(&qps, "kube-api-qps", 50, "Requests per second the manager may send to the API server (reconcilers and MCP together).")
 	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of requests the manager may send to the API server.")
+	flag.StringVar(&keyNamespaces, "api-key-namespaces", "", "Comma-separated namespaces whose Secrets may hold API key hashes (default: all); ServiceAccounts elsewhere cannot authenticate. Lets RBAC grant Secrets only there.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
@@ -81,11 +83,7 @@ func run() int {
 	log := ctrl.Log.WithName("setup")
 
 	mcpOpts.NameStyle = mcpserver.NameStyle(nameStyle)
-	for _, o := range strings.Split(origins, ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			mcpOpts.AllowedOrigins = append(mcpOpts.AllowedOrigins, o)
-		}
-	}
+	mcpOpts.AllowedOrigins = splitList(origins)
 	if err := mcpOpts.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -102,7 +100,7 @@ func run() int {
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "sandbar-manager.meta.sandbar.dev",
 		LeaderElectionNamespace: leaderElectNS,
-		Cache:                   controllers.CacheOptions(),
+		Cache:                   controllers.CacheOptions(splitList(keyNamespaces)...),
 	})
 	if err != nil {
 		log.Error(err, "creating the manager")
@@ -137,4 +135,15 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// splitList reads a comma-separated flag value.
+func splitList(v string) []string {
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

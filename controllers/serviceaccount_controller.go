@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
@@ -69,6 +70,11 @@ func (r *ServiceAccountReconciler) checkSecret(ctx context.Context, sa *metav1al
 	}
 	var secret corev1.Secret
 	if err := r.Get(ctx, client.ObjectKey{Namespace: sa.Namespace, Name: ref.Name}, &secret); err != nil {
+		if strings.Contains(err.Error(), "unknown namespace for the cache") {
+			return &catalog.Problem{Reason: metav1alpha1.ReasonSecretNotFound, Message: fmt.Sprintf(
+				"the operator reads no Secrets in namespace %q (see its --api-key-namespaces, or the chart's rbac.apiKeyNamespaces)",
+				sa.Namespace)}, nil
+		}
 		if apierrors.IsNotFound(err) {
 			return &catalog.Problem{Reason: metav1alpha1.ReasonSecretNotFound, Message: fmt.Sprintf(
 				"Secret %q not found in namespace %q (the operator reads only Secrets labelled %s=true)",

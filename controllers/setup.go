@@ -48,10 +48,18 @@ func NewScheme() *runtime.Scheme {
 }
 
 // CacheOptions keep only what the operator needs in memory: the Secrets that hold API
-// key hashes (labelled meta.sandbar.dev/api-key=true) and the CRDs it generated.
-func CacheOptions() cache.Options {
+// key hashes (labelled meta.sandbar.dev/api-key=true), in the given namespaces or all
+// of them, and the CRDs it generated.
+func CacheOptions(apiKeyNamespaces ...string) cache.Options {
+	secrets := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{metav1alpha1.LabelAPIKey: "true"})}
+	if len(apiKeyNamespaces) > 0 {
+		secrets.Namespaces = map[string]cache.Config{}
+		for _, ns := range apiKeyNamespaces {
+			secrets.Namespaces[ns] = cache.Config{}
+		}
+	}
 	return cache.Options{ByObject: map[client.Object]cache.ByObject{
-		&corev1.Secret{}: {Label: labels.SelectorFromSet(labels.Set{metav1alpha1.LabelAPIKey: "true"})},
+		&corev1.Secret{}: secrets,
 		&apiextensionsv1.CustomResourceDefinition{}: {
 			Label: labels.SelectorFromSet(labels.Set{metav1alpha1.LabelManagedBy: metav1alpha1.ManagedByValue}),
 		},

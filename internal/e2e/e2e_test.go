@@ -96,6 +96,11 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	rendered := run(helm, "template", release, chart, "--namespace", namespace,
 		"--set", "bootstrap.enabled=true", "--set", "ingress.enabled=true", "--set", "networkPolicy.enabled=true",
 		"--set", "metrics.serviceMonitor.enabled=true")
+	narrow := run(helm, "template", release, chart, "--namespace", namespace, "--set", "rbac.apiKeyNamespaces={team-a}")
+	g.Expect(narrow).To(ContainSubstring("name: sandbar-api-keys\n  namespace: team-a"))
+	g.Expect(narrow).NotTo(ContainSubstring("- secrets"), "with apiKeyNamespaces, the ClusterRole grants no Secrets")
+	g.Expect(strings.Count(narrow, "resources: [secrets]")).To(Equal(1))
+	g.Expect(rendered).To(ContainSubstring("- secrets"), "by default the ClusterRole reads Secrets")
 	for _, kind := range []string{"kind: Deployment", "kind: Ingress", "kind: NetworkPolicy", "kind: ServiceMonitor",
 		"kind: PodDisruptionBudget", "kind: ClusterRole", "kind: Role", "meta.sandbar.dev/api-key: \"true\""} {
 		g.Expect(rendered).To(ContainSubstring(kind))
@@ -106,8 +111,9 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	g.Expect(string(out)).To(ContainSubstring("toolSurface"))
 
 	// helm install into the API server.
+	// Secrets granted only in the release's namespace: the narrowest RBAC the chart has.
 	run(helm, "install", release, chart, "--namespace", namespace, "--create-namespace",
-		"--set", "bootstrap.enabled=true", "--set", "replicaCount=1")
+		"--set", "bootstrap.enabled=true", "--set", "replicaCount=1", "--set", "rbac.apiKeyNamespaces={"+namespace+"}")
 
 	c, err := client.New(cfg, client.Options{Scheme: controllers.NewScheme()})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -150,6 +156,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 	mcpAddr, probeAddr := freeAddr(t), freeAddr(t)
 	mgr := exec.Command(manager, "--kubeconfig="+managerKubeconfig, "--leader-elect", "--leader-election-namespace="+namespace,
+		"--api-key-namespaces="+namespace,
 		"--mcp-bind-address="+mcpAddr, "--health-probe-bind-address="+probeAddr, "--metrics-bind-address=0")
 	logFile, err := os.Create(filepath.Join(work, "manager.log"))
 	g.Expect(err).NotTo(HaveOccurred())
@@ -182,6 +189,26 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 		return false
 	}).WithTimeout(timeout).Should(BeTrue(), "the manager, with the chart's RBAC, makes the samples Ready")
 
+	// An MCP ServiceAccount outside the namespaces whose Secrets the operator may read
+	// says so.
+	outside := &metav1alpha1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "elsewhere"},
+		Spec: metav1alpha1.ServiceAccountSpec{ServiceName: "elsewhere",
+			APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "elsewhere-key"}},
+	}
+	g.Expect(c.Create(ctx, outside)).To(Succeed())
+	g.Eventually(func() string {
+		if c.Get(ctx, client.ObjectKeyFromObject(outside), outside) != nil {
+			return ""
+		}
+		for _, cond := range outside.Status.Conditions {
+			if cond.Type == metav1alpha1.ConditionReady {
+				return cond.Message
+			}
+		}
+		return ""
+	}).WithTimeout(timeout).Should(ContainSubstring(`the operator reads no Secrets in namespace "default"`))
+
 	// The bootstrap account's token, as NOTES.txt says to read it.
 	var key corev1.Secret
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: release + "-admin-key"}, &key)).To(Succeed())
@@ -208,7 +235,8 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 
 	// An upgrade keeps the bootstrap key.
-	run(helm, "upgrade", release, chart, "--namespace", namespace, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1")
+	run(helm, "upgrade", release, chart, "--namespace", namespace, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1",
+		"--set", "rbac.apiKeyNamespaces={"+namespace+"}")
 	var after corev1.Secret
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: release + "-admin-key"}, &after)).To(Succeed())
 	g.Expect(after.Data["api-key"]).To(Equal(key.Data["api-key"]), "helm upgrade keeps the bootstrap key")
@@ -232,7 +260,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	// token, test a second replica of the manager.
 	openAddr, openProbe := freeAddr(t), freeAddr(t)
 	open := exec.Command(manager, "--kubeconfig="+managerKubeconfig, "--leader-elect", "--leader-election-namespace="+namespace,
-		"--mcp-insecure-no-auth", "--mcp-no-auth-namespace="+namespace,
+		"--mcp-insecure-no-auth", "--mcp-no-auth-namespace="+namespace, "--api-key-namespaces="+namespace,
 		"--mcp-bind-address="+openAddr, "--health-probe-bind-address="+openProbe, "--metrics-bind-address=0")
 	open.Stdout, open.Stderr = logFile, logFile
 	g.Expect(open.Start()).To(Succeed())

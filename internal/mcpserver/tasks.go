@@ -54,7 +54,9 @@ const taskHeader = "Sandbar-Task"
 
 const (
 	taskPollInterval = 1000 // ms
-	relatedTaskKey   = "io.modelcontextprotocol/related-task"
+	// followFor bounds how long progress notifications follow one process.
+	followFor      = time.Hour
+	relatedTaskKey = "io.modelcontextprotocol/related-task"
 )
 
 // Task statuses.
@@ -526,12 +528,28 @@ type processEvents struct {
 	waiters map[string][]chan struct{}
 }
 
-func (e *processEvents) wait(key string) <-chan struct{} {
+func (e *processEvents) wait(key string) chan struct{} {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	ch := make(chan struct{})
 	e.waiters[key] = append(e.waiters[key], ch)
 	return ch
+}
+
+// forget drops a waiter that stopped waiting before its process changed.
+func (e *processEvents) forget(key string, ch chan struct{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	list := e.waiters[key]
+	for i, c := range list {
+		if c == ch {
+			e.waiters[key] = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(e.waiters[key]) == 0 {
+		delete(e.waiters, key)
+	}
 }
 
 func (e *processEvents) notify(o any) {
@@ -568,20 +586,21 @@ func (s *Server) watchProcesses(ctx context.Context) error {
 
 // waitTask blocks until a task ends (or the request is cancelled).
 func (s *Server) waitTask(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
+	key := acct.Namespace + "/" + id
 	for {
-		changed := s.events.wait(acct.Namespace + "/" + id)
+		changed := s.events.wait(key)
 		p, err := s.getTask(ctx, acct, id)
-		if err != nil {
-			return nil, err
-		}
-		if workflow.Terminal(&p.Status) {
-			return p, nil
+		if err != nil || workflow.Terminal(&p.Status) {
+			s.events.forget(key, changed)
+			return p, err
 		}
 		select {
 		case <-ctx.Done():
+			s.events.forget(key, changed)
 			return nil, ctx.Err()
 		case <-changed:
 		case <-time.After(30 * time.Second): // a safety net, should an event be missed
+			s.events.forget(key, changed)
 		}
 	}
 }
@@ -593,33 +612,43 @@ func (s *Server) follow(c *call, p *metav1alpha1.WorkflowProcess) {
 		return
 	}
 	session, token, acct, id := c.session, c.progressToken, c.acct, p.Name
+	key := acct.Namespace + "/" + id
 	go func() {
 		// Not the request's context: the request has been answered, and its stream
-		// is closed; the notifications go on the session's standalone stream.
-		ctx := context.Background()
+		// is closed; the notifications go on the session's standalone stream. A
+		// process that runs for longer than followFor is followed no longer.
+		ctx, cancel := context.WithTimeout(context.Background(), followFor)
+		defer cancel()
 		last := ""
 		for {
-			changed := s.events.wait(acct.Namespace + "/" + id)
+			changed := s.events.wait(key)
 			cur, err := s.getTask(ctx, acct, id)
 			if err != nil {
+				s.events.forget(key, changed)
 				return
 			}
 			params := &mcp.ProgressNotificationParams{ProgressToken: token, Message: taskOf(cur).StatusMessage}
 			if pr := cur.Status.Progress; pr != nil {
 				params.Progress, params.Total = float64(pr.Done), float64(pr.Total)
 			}
-			if key := fmt.Sprintf("%v/%v/%s", params.Progress, params.Total, params.Message); key != last {
-				last = key
+			if sent := fmt.Sprintf("%v/%v/%s", params.Progress, params.Total, params.Message); sent != last {
+				last = sent
 				if err := session.NotifyProgress(ctx, params); err != nil {
+					s.events.forget(key, changed)
 					return
 				}
 			}
 			if workflow.Terminal(&cur.Status) {
+				s.events.forget(key, changed)
 				return
 			}
 			select {
 			case <-changed:
+			case <-ctx.Done():
+				s.events.forget(key, changed)
+				return
 			case <-time.After(30 * time.Second):
+				s.events.forget(key, changed)
 			}
 		}
 	}()

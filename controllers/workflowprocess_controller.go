@@ -108,7 +108,7 @@ func (r *WorkflowProcessReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 				break
 			}
 			if time.Since(start) > time.Second {
-				result.Requeue = true
+				result.RequeueAfter = time.Millisecond // the next chunk, after other work in the queue
 				break
 			}
 		}

@@ -32,7 +32,6 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/sandbar-dev/sandbar/controllers"
-	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 )
 
@@ -93,8 +92,8 @@ func run() int {
 	if qps != 0 {
 		restConfig.QPS, restConfig.Burst = float32(qps), burst
 	}
-	mgr, err := ctrl.NewManager(restConfig, ctrl.Options{
-		Scheme:                  controllers.NewScheme(),
+	ctx := ctrl.SetupSignalHandler()
+	mgr, store, err := controllers.NewManager(ctx, restConfig, ctrl.Options{
 		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,
@@ -106,13 +105,7 @@ func run() int {
 		log.Error(err, "creating the manager")
 		return 1
 	}
-	ctx := ctrl.SetupSignalHandler()
-	store := catalog.NewStore()
-	if err := controllers.Setup(ctx, mgr, store); err != nil {
-		log.Error(err, "setting up the reconcilers")
-		return 1
-	}
-	server, err := mcpserver.New(mcpOpts, store, mcpserver.Cluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache()})
+	server, err := mcpserver.New(mcpOpts, store, mcpserver.ClusterOf(mgr))
 	if err != nil {
 		log.Error(err, "setting up the MCP server")
 		return 1

@@ -39,7 +39,7 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	ctx := context.Background()
 	dir := filepath.Join(testenv.RepoRoot(), "config", "samples")
 	var objs []*unstructured.Unstructured
-	for _, f := range []string{"properties.yaml", "classes.yaml", "workflows.yaml", "serviceaccount.yaml"} {
+	for _, f := range testenv.SampleFiles {
 		o, err := testenv.Objects(filepath.Join(dir, f))
 		g.Expect(err).NotTo(HaveOccurred())
 		objs = append(objs, o...)

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -64,6 +65,27 @@ func CacheOptions(apiKeyNamespaces ...string) cache.Options {
 			Label: labels.SelectorFromSet(labels.Set{metav1alpha1.LabelManagedBy: metav1alpha1.ManagedByValue}),
 		},
 	}}
+}
+
+// NewManager makes a manager with Sandbar's scheme and cache (unless opts sets
+// them), registers every reconciler, and returns it with the catalog they publish.
+// The binary and the tests build their managers with it.
+func NewManager(ctx context.Context, cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, *catalog.Store, error) {
+	if opts.Scheme == nil {
+		opts.Scheme = NewScheme()
+	}
+	if opts.Cache.ByObject == nil {
+		opts.Cache = CacheOptions()
+	}
+	mgr, err := ctrl.NewManager(cfg, opts)
+	if err != nil {
+		return nil, nil, err
+	}
+	store := catalog.NewStore()
+	if err := Setup(ctx, mgr, store); err != nil {
+		return nil, nil, err
+	}
+	return mgr, store, nil
 }
 
 // Setup registers the field indexes and every reconciler with the manager.

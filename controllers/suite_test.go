@@ -26,14 +26,12 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
-	"go.uber.org/zap/zapcore"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -59,7 +57,7 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapLevel())))
+	testenv.SetLogger()
 	env, err := testenv.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -67,22 +65,14 @@ func run(m *testing.M) int {
 	}
 	defer func() { _ = env.Stop() }()
 
-	mgr, err := ctrl.NewManager(env.Config, ctrl.Options{
-		Scheme:  controllers.NewScheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   controllers.CacheOptions(),
-	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mgr, st, err := controllers.NewManager(ctx, env.Config, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	store = catalog.NewStore()
-	if err := controllers.Setup(ctx, mgr, store); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	store = st
 	done := make(chan error, 1)
 	go func() { done <- mgr.Start(ctx) }()
 	k8s, err = client.New(env.Config, client.Options{Scheme: mgr.GetScheme()})
@@ -97,14 +87,6 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return code
-}
-
-// zapLevel logs only errors unless SANDBAR_TEST_LOG is set.
-func zapLevel() zapcore.Level {
-	if os.Getenv("SANDBAR_TEST_LOG") != "" {
-		return zapcore.DebugLevel
-	}
-	return zapcore.ErrorLevel
 }
 
 var counter atomic.Int64

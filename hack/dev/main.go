@@ -118,10 +118,8 @@ func run() error {
 			return err
 		}
 		fmt.Println(">> applying config/samples")
-		for _, f := range []string{"properties.yaml", "classes.yaml", "workflows.yaml", "serviceaccount.yaml"} {
-			if err := testenv.Apply(ctx, c, filepath.Join(root, "config", "samples", f)); err != nil {
-				return err
-			}
+		if err := testenv.ApplySamples(ctx, c); err != nil {
+			return err
 		}
 		if token, err = apikey.Issue(ctx, c, "default", "claude"); err != nil {
 			return err

@@ -27,25 +27,21 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	. "github.com/onsi/gomega"
-	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/controllers"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
-	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
@@ -61,7 +57,7 @@ const timeout = 60 * time.Second
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(zapcore.ErrorLevel)))
+	testenv.SetLogger()
 	env, err := testenv.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -74,12 +70,9 @@ func run(m *testing.M) int {
 		return 1
 	}
 	ctx := context.Background()
-	dir := filepath.Join(testenv.RepoRoot(), "config", "samples")
-	for _, f := range []string{"properties.yaml", "classes.yaml", "workflows.yaml", "serviceaccount.yaml"} {
-		if err := testenv.Apply(ctx, k8s, filepath.Join(dir, f)); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	if err := testenv.ApplySamples(ctx, k8s); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	if token, err = apikey.Issue(ctx, k8s, "default", "claude"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -96,10 +89,9 @@ type replica struct {
 
 func startReplica(t *testing.T, name string) *replica {
 	t.Helper()
-	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-		Scheme:                        controllers.NewScheme(),
+	ctx, cancel := context.WithCancel(context.Background())
+	mgr, store, err := controllers.NewManager(ctx, cfg, ctrl.Options{
 		Metrics:                       metricsserver.Options{BindAddress: "0"},
-		Cache:                         controllers.CacheOptions(),
 		LeaderElection:                true,
 		LeaderElectionID:              "sandbar-durability",
 		LeaderElectionNamespace:       "default",
@@ -108,16 +100,12 @@ func startReplica(t *testing.T, name string) *replica {
 		Controller: config.Controller{SkipNameValidation: ptr(true)},
 	})
 	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	store := catalog.NewStore()
-	if err := controllers.Setup(ctx, mgr, store); err != nil {
+		cancel()
 		t.Fatal(err)
 	}
 	srv, err := mcpserver.New(mcpserver.Options{BindAddress: "127.0.0.1:0", ToolSurface: mcpserver.SurfaceBoth,
 		NameStyle: mcpserver.StyleUnderscore, Version: name},
-		store, mcpserver.Cluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache()})
+		store, mcpserver.ClusterOf(mgr))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -173,7 +173,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 
 	// The samples, applied as a platform team would.
 	dir := filepath.Join(root, "config", "samples")
-	for _, f := range []string{"properties.yaml", "classes.yaml", "workflows.yaml"} {
+	for _, f := range testenv.SampleFiles[:3] { // the metamodel, without the sample ServiceAccount
 		g.Expect(testenv.Apply(ctx, c, filepath.Join(dir, f))).To(Succeed())
 	}
 	g.Eventually(func() bool {

@@ -33,6 +33,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
@@ -146,6 +147,12 @@ type servedTool struct {
 	readOnly    bool
 	longRunning bool
 	fingerprint string
+}
+
+// ClusterOf is how a server in a manager reaches the cluster: the manager's client,
+// API reader and informer cache.
+func ClusterOf(mgr manager.Manager) Cluster {
+	return Cluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache()}
 }
 
 // Cluster is how the server reaches the cluster.

@@ -22,18 +22,15 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
-	"go.uber.org/zap/zapcore"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/sandbar-dev/sandbar/controllers"
@@ -66,11 +63,7 @@ const (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
-	level := zapcore.ErrorLevel
-	if os.Getenv("SANDBAR_TEST_LOG") != "" {
-		level = zapcore.DebugLevel
-	}
-	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(level)))
+	testenv.SetLogger()
 	env, err := testenv.Start()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -80,22 +73,14 @@ func run(m *testing.M) int {
 	// As in production (--kube-api-qps -1): no client-side rate limit.
 	mgrConfig := rest.CopyConfig(env.Config)
 	mgrConfig.QPS = -1
-	mgr, err := ctrl.NewManager(mgrConfig, ctrl.Options{
-		Scheme:  controllers.NewScheme(),
-		Metrics: metricsserver.Options{BindAddress: "0"},
-		Cache:   controllers.CacheOptions(),
-	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	mgr, st, err := controllers.NewManager(ctx, mgrConfig, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	store = catalog.NewStore()
-	if err := controllers.Setup(ctx, mgr, store); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
+	store = st
 	startServer = func(st *catalog.Store, opts mcpserver.Options) (string, error) {
 		if opts.ToolSurface == "" {
 			opts.ToolSurface = mcpserver.SurfaceBoth
@@ -105,7 +90,7 @@ func run(m *testing.M) int {
 		}
 		opts.Version = "test"
 		opts.BindAddress = "127.0.0.1:0"
-		srv, err := mcpserver.New(opts, st, mcpserver.Cluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache()})
+		srv, err := mcpserver.New(opts, st, mcpserver.ClusterOf(mgr))
 		if err != nil {
 			return "", err
 		}
@@ -132,12 +117,9 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	dir := filepath.Join(testenv.RepoRoot(), "config", "samples")
-	for _, f := range []string{"properties.yaml", "classes.yaml", "workflows.yaml", "serviceaccount.yaml"} {
-		if err := testenv.Apply(ctx, k8s, filepath.Join(dir, f)); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 1
-		}
+	if err := testenv.ApplySamples(ctx, k8s); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
 	}
 	if token, err = apikey.Issue(ctx, k8s, "default", "claude"); err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -29,10 +29,13 @@ import (
 	"path/filepath"
 	"runtime"
 
+	"go.uber.org/zap/zapcore"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 )
 
 // RepoRoot is the root of the repository.
@@ -56,6 +59,30 @@ func Start() (*envtest.Environment, error) {
 		return nil, fmt.Errorf("starting the control plane: %w", err)
 	}
 	return env, nil
+}
+
+// SampleFiles are the files of config/samples in the order they apply: the metamodel
+// (Properties, Classes, WorkflowDefinitions), then the sample ServiceAccount.
+var SampleFiles = []string{"properties.yaml", "classes.yaml", "workflows.yaml", "serviceaccount.yaml"}
+
+// ApplySamples creates every object of config/samples.
+func ApplySamples(ctx context.Context, c client.Client) error {
+	dir := filepath.Join(RepoRoot(), "config", "samples")
+	for _, f := range SampleFiles {
+		if err := Apply(ctx, c, filepath.Join(dir, f)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// SetLogger logs errors only, or everything when SANDBAR_TEST_LOG is set.
+func SetLogger() {
+	level := zapcore.ErrorLevel
+	if os.Getenv("SANDBAR_TEST_LOG") != "" {
+		level = zapcore.DebugLevel
+	}
+	ctrl.SetLogger(zap.New(zap.UseDevMode(true), zap.Level(level)))
 }
 
 // Objects reads every object of a multi-document YAML file.

@@ -98,6 +98,6 @@ func printKeyYAML(ns, name string) int {
 		}
 		fmt.Printf("---\n%s", b)
 	}
-	fmt.Fprintf(os.Stderr, "Token (shown only now): %s:%s\n", sa.Spec.ServiceName, key)
+	fmt.Fprintf(os.Stderr, "Token (shown only now): %s\n", apikey.Format(sa.Spec.ServiceName, key))
 	return 0
 }

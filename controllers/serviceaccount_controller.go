@@ -31,6 +31,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
 
@@ -64,10 +65,7 @@ func (r *ServiceAccountReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 // checkSecret finds the key hash. It never puts the hash, or any part of it, in a message.
 func (r *ServiceAccountReconciler) checkSecret(ctx context.Context, sa *metav1alpha1.ServiceAccount) (*catalog.Problem, error) {
 	ref := sa.Spec.APIKeySecretRef
-	key := ref.Key
-	if key == "" {
-		key = "api-key-hash"
-	}
+	key := apikey.HashKey(sa)
 	var secret corev1.Secret
 	if err := r.Get(ctx, client.ObjectKey{Namespace: sa.Namespace, Name: ref.Name}, &secret); err != nil {
 		if strings.Contains(err.Error(), "unknown namespace for the cache") {

@@ -14,17 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package apikey issues API keys for MCP ServiceAccounts: a random key that is shown
-// once, and its bcrypt hash, which is all that is stored.
 package apikey
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"fmt"
 
-	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -33,26 +28,17 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 )
 
-// DefaultKey is the Secret key of the hash when the ServiceAccount names none.
-const DefaultKey = "api-key-hash"
-
-// Generate makes a new API key (256 random bits, URL-safe) and its bcrypt hash.
-func Generate() (key string, hash []byte, err error) {
-	b := make([]byte, 32)
-	if _, err := rand.Read(b); err != nil {
-		return "", nil, err
+// HashKey is the key of a ServiceAccount's Secret that holds the hash.
+func HashKey(sa *metav1alpha1.ServiceAccount) string {
+	if k := sa.Spec.APIKeySecretRef.Key; k != "" {
+		return k
 	}
-	key = base64.RawURLEncoding.EncodeToString(b)
-	hash, err = bcrypt.GenerateFromPassword([]byte(key), bcrypt.DefaultCost)
-	return key, hash, err
+	return DefaultKey
 }
 
-// Secret is the Secret that holds a ServiceAccount's key hash.
+// Secret is the labelled Secret that holds a ServiceAccount's key hash.
 func Secret(sa *metav1alpha1.ServiceAccount, hash []byte) *corev1.Secret {
-	key := sa.Spec.APIKeySecretRef.Key
-	if key == "" {
-		key = DefaultKey
-	}
+	key := HashKey(sa)
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -105,5 +91,5 @@ func Issue(ctx context.Context, c client.Client, namespace, name string) (string
 			return "", err
 		}
 	}
-	return sa.Spec.ServiceName + ":" + key, nil
+	return Format(sa.Spec.ServiceName, key), nil
 }

@@ -1,0 +1,60 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package apikey
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestIssuedTokenParsesVerifiesAndMatchesThePattern(t *testing.T) {
+	key, hash, err := Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(key) != 43 {
+		t.Fatalf("key has %d characters, want 43", len(key))
+	}
+	token := Format("claude", key)
+	if !TokenPattern.MatchString("token: " + token + ".") {
+		t.Errorf("TokenPattern does not find %q in text", token)
+	}
+	got, err := ParseAuthorization("bearer " + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Service != "claude" || got.Key != key || got.String() != token {
+		t.Errorf("parsed %+v from %q", got, token)
+	}
+	if !Verify(hash, got.Key) {
+		t.Error("the issued key does not verify against its hash")
+	}
+	if Verify(hash, key[:42]+"x") {
+		t.Error("a different key verifies")
+	}
+}
+
+func TestParseRefusesWhatIsNotAToken(t *testing.T) {
+	for _, header := range []string{"", "Bearer", "Basic claude:key", "Bearer claude", "Bearer :key", "Bearer claude:", "claude:key"} {
+		if _, err := ParseAuthorization(header); err == nil {
+			t.Errorf("ParseAuthorization(%q) accepted it", header)
+		}
+	}
+	if _, err := Parse("no-colon"); !errors.Is(err, ErrMalformed) {
+		t.Errorf("Parse without a colon: %v, want ErrMalformed", err)
+	}
+}

@@ -73,6 +73,9 @@ const (
 	ManagedByValue = "sandbar"
 	// LabelAPIKey marks Secrets that hold API key hashes; the operator reads only these.
 	LabelAPIKey = "meta.sandbar.dev/api-key"
+	// AnnotationCreatedBy on an instance created through MCP names the account
+	// (namespace/name) that created it.
+	AnnotationCreatedBy = "meta.sandbar.dev/created-by"
 	// FinalizerInstanceAPI is set on Classes whose generated CRD is deleted with them.
 	FinalizerInstanceAPI = "meta.sandbar.dev/instance-api"
 )

@@ -24,7 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 
-	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 )
 
 const reviewDoc = `---
@@ -50,7 +50,7 @@ func TestMarkdownCodecRoundTrip(t *testing.T) {
 	res := callTool(t, cs, "sandbar_entity_create", map[string]any{"class": "zorp/Review", "format": "markdown", "source": reviewDoc})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 
-	uri := mcpserver.InstanceURI("zorp", "Review", "default", "first-review")
+	uri := resources.InstanceURI("zorp", "Review", "default", "first-review")
 	var read *mcp.ReadResourceResult
 	g.Eventually(func() error {
 		var err error

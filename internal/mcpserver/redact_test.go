@@ -27,7 +27,8 @@ import (
 	"golang.org/x/crypto/bcrypt"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
-	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 )
 
 // Whatever an instance holds, credentials do not leave the server: not the server's
@@ -59,14 +60,14 @@ func TestCredentialsAreRedacted(t *testing.T) {
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 	out := text(res)
 	g.Expect(out).To(ContainSubstring("ORD-42"))
-	g.Expect(out).To(ContainSubstring(mcpserver.Redacted))
+	g.Expect(out).To(ContainSubstring(redact.Redacted))
 	structured, _ := res.StructuredContent.(map[string]any)
 	g.Expect(structured).NotTo(BeNil())
 
 	var read *mcp.ReadResourceResult
 	g.Eventually(func() error {
 		var err error
-		read, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: mcpserver.InstanceURI("order", "Order", "default", "leaky")})
+		read, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: resources.InstanceURI("order", "Order", "default", "leaky")})
 		return err
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 

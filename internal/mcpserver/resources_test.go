@@ -30,7 +30,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 )
 
 func newBoot(t *testing.T, ns, name string, spec map[string]any) *unstructured.Unstructured {
@@ -61,15 +61,15 @@ func TestResourcesListReadAndTemplates(t *testing.T) {
 	newBoot(t, "kube-public", "hidden-boot", map[string]any{"name": "Hidden"})
 	cs := connect(t, mcpURL, token, nil)
 
-	mine := mcpserver.InstanceURI("zorp", "SpaceBoot", "default", "res-boot")
-	hidden := mcpserver.InstanceURI("zorp", "SpaceBoot", "kube-public", "hidden-boot")
+	mine := resources.InstanceURI("zorp", "SpaceBoot", "default", "res-boot")
+	hidden := resources.InstanceURI("zorp", "SpaceBoot", "kube-public", "hidden-boot")
 	g.Eventually(func() map[string]*mcp.Resource { return listResources(t, cs) }).WithTimeout(timeout).WithPolling(poll).
 		Should(HaveKey(mine))
 	all := listResources(t, cs)
 	g.Expect(all).NotTo(HaveKey(hidden), "another namespace's instances are not listed")
-	g.Expect(all).To(HaveKey(mcpserver.MetaURI(mcpserver.MetaClass, "zorp.spaceboot")))
-	g.Expect(all).To(HaveKey(mcpserver.MetaURI(mcpserver.MetaProperty, "footwear.name")))
-	g.Expect(all).To(HaveKey(mcpserver.MetaURI(mcpserver.MetaWorkflow, "order.fulfillment")))
+	g.Expect(all).To(HaveKey(resources.MetaURI(resources.MetaClass, "zorp.spaceboot")))
+	g.Expect(all).To(HaveKey(resources.MetaURI(resources.MetaProperty, "footwear.name")))
+	g.Expect(all).To(HaveKey(resources.MetaURI(resources.MetaWorkflow, "order.fulfillment")))
 	g.Expect(all[mine].MIMEType).To(Equal("application/json"))
 
 	var templates []string
@@ -93,7 +93,7 @@ func TestResourcesListReadAndTemplates(t *testing.T) {
 	g.Expect(res.Contents[0].MIMEType).To(Equal("text/markdown"))
 	g.Expect(res.Contents[0].Text).To(Equal("---\nmetadata:\n  name: res-boot\nname: Res\n---\n"))
 
-	res, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: mcpserver.MetaURI(mcpserver.MetaClass, "zorp.spaceboot")})
+	res, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: resources.MetaURI(resources.MetaClass, "zorp.spaceboot")})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Contents[0].Text).To(ContainSubstring(`"required": [`))
 
@@ -122,7 +122,7 @@ func TestSubscriptionsFollowKubernetesChanges(t *testing.T) {
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { listChanged <- struct{}{} },
 	})
 	boot := newBoot(t, "default", "sub-boot", map[string]any{"name": "Sub"})
-	uri := mcpserver.InstanceURI("zorp", "SpaceBoot", "default", "sub-boot")
+	uri := resources.InstanceURI("zorp", "SpaceBoot", "default", "sub-boot")
 	g.Eventually(listChanged).WithTimeout(timeout).Should(Receive(), "a new instance changes the resource list")
 	g.Eventually(func() map[string]*mcp.Resource { return listResources(t, cs) }).WithTimeout(timeout).WithPolling(poll).Should(HaveKey(uri))
 	g.Expect(cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: uri})).To(Succeed())
@@ -139,7 +139,7 @@ func TestSubscriptionsFollowKubernetesChanges(t *testing.T) {
 	patch(2)
 	g.Consistently(updated).WithTimeout(time.Second).ShouldNot(Receive(), "no updates after unsubscribing")
 
-	err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: mcpserver.InstanceURI("zorp", "SpaceBoot", "kube-system", "x")})
+	err := cs.Subscribe(context.Background(), &mcp.SubscribeParams{URI: resources.InstanceURI("zorp", "SpaceBoot", "kube-system", "x")})
 	g.Expect(err).To(HaveOccurred(), "no subscriptions to another namespace")
 }
 

@@ -27,7 +27,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
 func TestInitializeAnswersWithServerInfoAndCapabilities(t *testing.T) {
@@ -64,11 +64,11 @@ func TestToolsListShowsVerbsAndClassesWithUsableNames(t *testing.T) {
 		g.Expect(tools).To(HaveKey(name))
 	}
 	g.Expect(tools).NotTo(HaveKey("sandbar_class_zorp_Footwear"), "abstract classes get no create tool")
-	for name, tool := range tools {
-		g.Expect(mcpserver.ClientSafeName.MatchString(name)).To(BeTrue(), "tool name %q", name)
-		g.Expect(tool.Annotations).NotTo(BeNil(), name)
-		g.Expect(tool.Annotations.Title).NotTo(BeEmpty(), name)
-		g.Expect(tool.Annotations.DestructiveHint).NotTo(BeNil(), name)
+	for name, t := range tools {
+		g.Expect(tool.ClientSafeName.MatchString(name)).To(BeTrue(), "tool name %q", name)
+		g.Expect(t.Annotations).NotTo(BeNil(), name)
+		g.Expect(t.Annotations.Title).NotTo(BeEmpty(), name)
+		g.Expect(t.Annotations.DestructiveHint).NotTo(BeNil(), name)
 	}
 	g.Expect(tools["sandbar_entity_find"].Annotations.ReadOnlyHint).To(BeTrue())
 	g.Expect(tools["sandbar_entity_create"].Annotations.ReadOnlyHint).To(BeFalse())
@@ -214,10 +214,16 @@ func TestProtocolFaultsAreJSONRPCErrorsAndBadArgumentsAreResults(t *testing.T) {
 	}{
 		{"sandbar_class_describe", map[string]any{}, `invalid arguments: missing argument "class"`},
 		{"sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "limit": "ten"}, `argument "limit" must be an integer`},
+		// An unknown key is refused, not ignored: a filter that silently did nothing
+		// would return unfiltered instances the model trusts.
+		{"sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "filter": map[string]any{"name": "x"}},
+			`unknown argument "filter"; sandbar_entity_find takes: class, where, name, labelSelector, namespace, limit, continue, format`},
+		{"sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "limit": 500}, `argument "limit" must be at most 200, got 500`},
+		{"sandbar_tasks_get", map[string]any{"taskId": 7}, `argument "taskId" must be a string, got number 7`},
 		{"sandbar_class_zorp_SpaceBoot", map[string]any{"name": "x", "metadata": "my-boot"}, `argument "metadata" must be an object`},
-		{"sandbar_class_zorp_SpaceBoot", map[string]any{"name": "x", "metadata": map[string]any{"nmae": "b"}}, "metadata.nmae is not allowed"},
+		{"sandbar_class_zorp_SpaceBoot", map[string]any{"name": "x", "metadata": map[string]any{"nmae": "b"}}, `unknown argument "metadata.nmae"; metadata takes: name, namespace, labels`},
 		{"sandbar_entity_create", map[string]any{"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "x"}, "metadata": map[string]any{"name": 42}},
-			"metadata.name must be a string, got number 42"},
+			`argument "metadata.name" must be a string, got number 42`},
 	} {
 		res := callTool(t, cs, tc.tool, tc.args)
 		g.Expect(res.IsError).To(BeTrue(), text(res))

@@ -14,7 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package mcpserver
+// Package access decides who a request is and what it may do: bearer tokens checked
+// against ServiceAccounts (with a cache, a lock-out on any change to the account or
+// its Secret, and rate limits), and the account's permissions applied to tools and
+// namespaces.
+package access
 
 import (
 	"context"
@@ -30,15 +34,24 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/crypto/bcrypt"
+	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
+
+var authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
+	Name: "sandbar_mcp_auth_failures_total",
+	Help: "Requests refused with 401, by reason.",
+}, []string{"reason"})
+
+func init() { metrics.Registry.MustRegister(authFailures) }
 
 // Realm is the realm of the WWW-Authenticate challenge.
 const Realm = "sandbar-mcp"
@@ -54,13 +67,13 @@ const (
 	maxFailureBuckets = 10000
 )
 
-// authenticator checks "Bearer <service-name>:<api-key>" tokens against
+// Authenticator checks "Bearer <service-name>:<api-key>" tokens against
 // ServiceAccounts and the bcrypt hashes in their Secrets. bcrypt is slow by design,
 // so outcomes are cached by the token's SHA-256 together with the resource versions
 // of the account and its Secret: any change to either (deactivation, a new key)
 // makes the next request verify again, so a lock-out takes effect at once, on open
 // sessions too.
-type authenticator struct {
+type Authenticator struct {
 	store  *catalog.Store
 	reader client.Reader
 
@@ -75,12 +88,9 @@ type authenticator struct {
 	anonymous *catalog.Account
 }
 
-// noAuthAccount is the account of no-auth mode.
-func noAuthAccount(opts Options) *catalog.Account {
-	if !opts.NoAuth {
-		return nil
-	}
-	ns := opts.NoAuthNamespace
+// NoAuthAccount is the account of every request in no-auth mode: allowed every tool
+// in one namespace.
+func NoAuthAccount(ns string) *catalog.Account {
 	if ns == "" {
 		ns = "default"
 	}
@@ -100,8 +110,11 @@ type authFailure struct {
 	missing bool
 }
 
-func newAuthenticator(store *catalog.Store, reader client.Reader, limit float64, burst int, anonymous *catalog.Account) *authenticator {
-	return &authenticator{
+// NewAuthenticator checks tokens against the catalog's accounts, reading accounts and
+// Secrets through reader. limit and burst size each account's token bucket (limit 0:
+// none). With anonymous set, every request is that account and no token is read.
+func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64, burst int, anonymous *catalog.Account) *Authenticator {
+	return &Authenticator{
 		anonymous: anonymous,
 		store:     store,
 		reader:    reader,
@@ -114,22 +127,18 @@ func newAuthenticator(store *catalog.Store, reader client.Reader, limit float64,
 }
 
 // authenticate finds the account of a request's bearer token.
-func (a *authenticator) authenticate(ctx context.Context, header string) (*catalog.Account, *authFailure) {
+func (a *Authenticator) authenticate(ctx context.Context, header string) (*catalog.Account, *authFailure) {
 	if a.anonymous != nil {
 		return a.anonymous, nil
 	}
-	scheme, token, found := strings.Cut(strings.TrimSpace(header), " ")
 	if header == "" {
 		return nil, &authFailure{reason: "no Authorization header", missing: true}
 	}
-	if !found || !strings.EqualFold(scheme, "Bearer") {
-		return nil, &authFailure{reason: "Authorization is not a bearer token"}
+	token, err := apikey.ParseAuthorization(header)
+	if err != nil {
+		return nil, &authFailure{reason: err.Error()}
 	}
-	token = strings.TrimSpace(token)
-	service, key, found := strings.Cut(token, ":")
-	if !found || service == "" || key == "" {
-		return nil, &authFailure{reason: "malformed token (want <service-name>:<api-key>)"}
-	}
+	service := token.Service
 	acct := a.store.Load().Accounts[service]
 	switch {
 	case acct == nil:
@@ -151,18 +160,13 @@ func (a *authenticator) authenticate(ctx context.Context, header string) (*catal
 	if err := a.reader.Get(ctx, client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}, &secret); err != nil {
 		return nil, &authFailure{reason: "reading the key Secret: " + err.Error()}
 	}
-	keyName := sa.Spec.APIKeySecretRef.Key
-	if keyName == "" {
-		keyName = "api-key-hash"
-	}
-
-	sum := sha256.Sum256([]byte(token))
+	sum := sha256.Sum256([]byte(token.String()))
 	a.mu.Lock()
 	v, cached := a.verified[sum]
 	a.mu.Unlock()
 	if !cached || v.accountRV != sa.ResourceVersion || v.secretRV != secret.ResourceVersion {
 		v = verdict{
-			ok:        bcrypt.CompareHashAndPassword(secret.Data[keyName], []byte(key)) == nil,
+			ok:        apikey.Verify(secret.Data[apikey.HashKey(&sa)], token.Key),
 			accountRV: sa.ResourceVersion,
 			secretRV:  secret.ResourceVersion,
 		}
@@ -181,7 +185,7 @@ func (a *authenticator) authenticate(ctx context.Context, header string) (*catal
 
 // allow takes one request from the account's token bucket; when it is empty it says
 // how long to wait.
-func (a *authenticator) allow(acct *catalog.Account) (bool, time.Duration) {
+func (a *Authenticator) allow(acct *catalog.Account) (bool, time.Duration) {
 	if a.limit <= 0 {
 		return true, 0
 	}
@@ -203,13 +207,24 @@ func (a *authenticator) allow(acct *catalog.Account) (bool, time.Duration) {
 
 type accountKey struct{}
 
-// middleware authenticates every request, answers 401 (or 429 past the rate limit)
+// WithAccount carries an account in a context.
+func WithAccount(ctx context.Context, acct *catalog.Account) context.Context {
+	return context.WithValue(ctx, accountKey{}, acct)
+}
+
+// FromContext is the account WithAccount put in a context.
+func FromContext(ctx context.Context) *catalog.Account {
+	a, _ := ctx.Value(accountKey{}).(*catalog.Account)
+	return a
+}
+
+// Middleware authenticates every request, answers 401 (or 429 past the rate limit)
 // itself, and hands the account on to the SDK as token info.
-func (a *authenticator) middleware(next http.Handler) http.Handler {
+func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	// The SDK's bearer-token handler puts the token info where tool handlers and
 	// session pinning read it; its verifier only takes what this middleware found.
 	sdk := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-		acct, _ := ctx.Value(accountKey{}).(*catalog.Account)
+		acct := FromContext(ctx)
 		if acct == nil {
 			return nil, auth.ErrInvalidToken
 		}
@@ -247,7 +262,7 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 			writeJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), accountKey{}, acct))
+		r = r.WithContext(WithAccount(r.Context(), acct))
 		if a.anonymous != nil {
 			// The SDK's handler wants some bearer token; the account is already decided.
 			r.Header.Set("Authorization", "Bearer no-auth")
@@ -258,15 +273,15 @@ func (a *authenticator) middleware(next http.Handler) http.Handler {
 
 // guessLimiter is the failed-attempt bucket of a request's client address and the
 // service name its token claims (nil without a token: those cost nothing to refuse).
-func (a *authenticator) guessLimiter(r *http.Request) *rate.Limiter {
+func (a *Authenticator) guessLimiter(r *http.Request) *rate.Limiter {
 	if a.anonymous != nil {
 		return nil
 	}
-	_, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
-	service, _, found := strings.Cut(strings.TrimSpace(token), ":")
-	if !found {
+	token, err := apikey.ParseAuthorization(r.Header.Get("Authorization"))
+	if err != nil {
 		return nil
 	}
+	service := token.Service
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
@@ -306,8 +321,8 @@ func writeJSONError(w http.ResponseWriter, code int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-// accountOf is the authenticated account of a request.
-func accountOf(extra *mcp.RequestExtra) *catalog.Account {
+// AccountOf is the authenticated account of a request.
+func AccountOf(extra *mcp.RequestExtra) *catalog.Account {
 	if extra == nil || extra.TokenInfo == nil {
 		return nil
 	}

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package mcpserver
+package edge
 
 import (
 	"net/http"
@@ -36,23 +36,10 @@ var (
 		Help:    "Latency of HTTP requests to the MCP endpoint (streams count until they close).",
 		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
 	}, []string{"method"})
-	authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "sandbar_mcp_auth_failures_total",
-		Help: "Requests refused with 401, by reason.",
-	}, []string{"reason"})
-	toolCalls = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "sandbar_mcp_tool_calls_total",
-		Help: "Tool calls by tool and outcome (ok, error, forbidden, protocol_error).",
-	}, []string{"tool", "outcome"})
-	toolDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
-		Name:    "sandbar_mcp_tool_call_duration_seconds",
-		Help:    "Latency of tool calls by tool.",
-		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
-	}, []string{"tool"})
 )
 
 func init() {
-	metrics.Registry.MustRegister(httpRequests, httpDuration, authFailures, toolCalls, toolDuration)
+	metrics.Registry.MustRegister(httpRequests, httpDuration)
 }
 
 type statusRecorder struct {

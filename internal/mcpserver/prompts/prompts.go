@@ -14,25 +14,52 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package mcpserver
+// Package prompts serves every valid WorkflowDefinition as an MCP prompt: a Markdown
+// description of its states, transitions, how it ends and how to drive a process.
+package prompts
 
 import (
 	"context"
 	"fmt"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
-// syncPrompts serves every valid WorkflowDefinition as a prompt; the SDK sends
+// Service serves the prompts of one SDK server.
+type Service struct {
+	mcp   *mcp.Server
+	store *catalog.Store
+	style tool.NameStyle
+
+	mu       sync.Mutex
+	prompts  map[string]string // served prompt name -> fingerprint
+	workflow map[string]string // served prompt name -> WorkflowDefinition
+}
+
+// New makes the service; Sync serves what a snapshot asks for.
+func New(server *mcp.Server, store *catalog.Store, style tool.NameStyle) *Service {
+	return &Service{mcp: server, store: store, style: style, prompts: map[string]string{}, workflow: map[string]string{}}
+}
+
+// Workflow is the WorkflowDefinition a served prompt describes.
+func (s *Service) Workflow(prompt string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.workflow[prompt]
+}
+
+// Sync serves every valid WorkflowDefinition as a prompt; the SDK sends
 // notifications/prompts/list_changed for every change.
-func (s *Server) syncPrompts(snap *catalog.Snapshot) {
-	s.rmu.Lock()
-	defer s.rmu.Unlock()
+func (s *Service) Sync(snap *catalog.Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	want := map[string]string{} // prompt name -> fingerprint
 	for _, name := range snap.WorkflowNames() {
 		w := snap.Workflows[name]
@@ -40,19 +67,19 @@ func (s *Server) syncPrompts(snap *catalog.Snapshot) {
 			continue
 		}
 		p := &mcp.Prompt{
-			Name:        Encode(s.opts.NameStyle, "sandbar.workflow."+name),
+			Name:        tool.Encode(s.style, "sandbar.workflow."+name),
 			Title:       "Workflow " + name,
 			Description: promptDescription(w),
 		}
 		for _, a := range w.Spec.Arguments {
 			p.Arguments = append(p.Arguments, &mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
 		}
-		fp := fmt.Sprintf("%v", renderWorkflow(w, snap, s.opts.NameStyle, nil))
+		fp := fmt.Sprintf("%v", renderWorkflow(w, snap, s.style, nil))
 		for _, a := range p.Arguments {
 			fp += "|" + a.Name + a.Description + fmt.Sprint(a.Required)
 		}
 		want[p.Name] = fp
-		s.promptWorkflow[p.Name] = name
+		s.workflow[p.Name] = name
 		if s.prompts[p.Name] == fp {
 			continue
 		}
@@ -68,7 +95,7 @@ func (s *Server) syncPrompts(snap *catalog.Snapshot) {
 		}
 	}
 	for _, name := range gone {
-		delete(s.promptWorkflow, name)
+		delete(s.workflow, name)
 	}
 	if len(gone) > 0 {
 		s.mcp.RemovePrompts(gone...)
@@ -84,7 +111,7 @@ func promptDescription(w *catalog.Workflow) string {
 	return d + " Describes its states and transitions and how to drive a process."
 }
 
-func (s *Server) getPrompt(workflow string, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+func (s *Service) getPrompt(workflow string, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
 	snap := s.store.Load()
 	w, ok := snap.Workflows[workflow]
 	if !ok || w.Problem != nil {
@@ -104,16 +131,16 @@ func (s *Server) getPrompt(workflow string, req *mcp.GetPromptRequest) (*mcp.Get
 		Description: promptDescription(w),
 		Messages: []*mcp.PromptMessage{{
 			Role:    "user",
-			Content: &mcp.TextContent{Text: renderWorkflow(w, snap, s.opts.NameStyle, req.Params.Arguments)},
+			Content: &mcp.TextContent{Text: renderWorkflow(w, snap, s.style, req.Params.Arguments)},
 		}},
 	}, nil
 }
 
 // renderWorkflow describes a workflow in Markdown: its states, transitions, terminal
 // states and cancellation, the arguments given, and how to work with it.
-func renderWorkflow(w *catalog.Workflow, snap *catalog.Snapshot, style NameStyle, args map[string]string) string {
+func renderWorkflow(w *catalog.Workflow, snap *catalog.Snapshot, style tool.NameStyle, args map[string]string) string {
 	var b strings.Builder
-	tool := func(canonical string) string { return "`" + Encode(style, canonical) + "`" }
+	tool := func(canonical string) string { return "`" + tool.Encode(style, canonical) + "`" }
 	fmt.Fprintf(&b, "# Workflow %s\n\n", w.Name)
 	if w.Spec.Description != "" {
 		fmt.Fprintf(&b, "%s\n\n", w.Spec.Description)

@@ -14,13 +14,18 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package mcpserver
+// Package redact keeps credentials out of what the server sends: tool results,
+// resource contents and prompts pass through it, and whatever looks like a token, a
+// key hash or a private key is replaced.
+package redact
 
 import (
 	"context"
 	"regexp"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandbar-dev/sandbar/internal/apikey"
 )
 
 // Redacted replaces what looks like a credential in what the server sends.
@@ -30,8 +35,8 @@ const Redacted = "[REDACTED]"
 // someone stored them in an instance: this server's bearer tokens and key hashes,
 // and common key formats.
 var credentialPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}`),                                       // bcrypt hash
-	regexp.MustCompile(`\b[a-z0-9][a-z0-9-]{0,62}:[A-Za-z0-9_-]{43}\b`),                              // Sandbar bearer token
+	regexp.MustCompile(`\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}`), // bcrypt hash
+	apikey.TokenPattern, // Sandbar bearer token
 	regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/:-]{20,}=*`),                                   // any bearer token
 	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`), // PEM private key
 	regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),            // JWT
@@ -41,43 +46,43 @@ var credentialPatterns = []*regexp.Regexp{
 	regexp.MustCompile(`\bsk-(ant-)?[A-Za-z0-9_-]{20,}`),                                             // API keys of the sk- form
 }
 
-// redactString replaces every credential-looking part of s.
-func redactString(s string) string {
+// String replaces every credential-looking part of s.
+func String(s string) string {
 	for _, re := range credentialPatterns {
 		s = re.ReplaceAllString(s, Redacted)
 	}
 	return s
 }
 
-// redactValue walks a JSON-like value and redacts its strings.
-func redactValue(v any) any {
+// Value walks a JSON-like value and redacts its strings.
+func Value(v any) any {
 	switch x := v.(type) {
 	case string:
-		return redactString(x)
+		return String(x)
 	case map[string]any:
 		out := make(map[string]any, len(x))
 		for k, e := range x {
-			out[k] = redactValue(e)
+			out[k] = Value(e)
 		}
 		return out
 	case []any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = redactValue(e)
+			out[i] = Value(e)
 		}
 		return out
 	case []map[string]any:
 		out := make([]any, len(x))
 		for i, e := range x {
-			out[i] = redactValue(e)
+			out[i] = Value(e)
 		}
 		return out
 	}
 	return v
 }
 
-// redact scrubs tool results, resource contents and prompts before they leave.
-func redact(next mcp.MethodHandler) mcp.MethodHandler {
+// Middleware scrubs tool results, resource contents and prompts before they leave.
+func Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		res, err := next(ctx, method, req)
 		if err != nil || res == nil {
@@ -86,9 +91,9 @@ func redact(next mcp.MethodHandler) mcp.MethodHandler {
 		switch r := res.(type) {
 		case *mcp.CallToolResult:
 			out := *r
-			out.Content = redactContents(r.Content)
+			out.Content = Contents(r.Content)
 			if r.StructuredContent != nil {
-				out.StructuredContent = redactValue(r.StructuredContent)
+				out.StructuredContent = Value(r.StructuredContent)
 			}
 			return &out, nil
 		case *mcp.ReadResourceResult:
@@ -96,7 +101,7 @@ func redact(next mcp.MethodHandler) mcp.MethodHandler {
 			out.Contents = make([]*mcp.ResourceContents, len(r.Contents))
 			for i, c := range r.Contents {
 				cc := *c
-				cc.Text = redactString(c.Text)
+				cc.Text = String(c.Text)
 				out.Contents[i] = &cc
 			}
 			return &out, nil
@@ -106,7 +111,7 @@ func redact(next mcp.MethodHandler) mcp.MethodHandler {
 			for i, m := range r.Messages {
 				mm := *m
 				if t, ok := m.Content.(*mcp.TextContent); ok {
-					mm.Content = &mcp.TextContent{Text: redactString(t.Text)}
+					mm.Content = &mcp.TextContent{Text: String(t.Text)}
 				}
 				out.Messages[i] = &mm
 			}
@@ -116,12 +121,13 @@ func redact(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-func redactContents(cs []mcp.Content) []mcp.Content {
+// Contents redacts the text of contents.
+func Contents(cs []mcp.Content) []mcp.Content {
 	out := make([]mcp.Content, len(cs))
 	for i, c := range cs {
 		if t, ok := c.(*mcp.TextContent); ok {
 			tt := *t
-			tt.Text = redactString(t.Text)
+			tt.Text = String(t.Text)
 			out[i] = &tt
 			continue
 		}

@@ -14,7 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package mcpserver
+// Package resources serves every instance and metamodel object as an MCP resource:
+// lists, reads (in the class's codec or a chosen format), a template per concrete
+// class, subscriptions with notifications/resources/updated driven by watches, and
+// completion of template and prompt arguments. An account sees the instances of the
+// namespaces it may use, and nothing else shows through.
+package resources
 
 import (
 	"context"
@@ -22,6 +27,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -35,6 +41,8 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
 
 const mimeJSON = "application/json"
@@ -53,12 +61,33 @@ type instanceWatch struct {
 	stopped bool
 }
 
-// syncResources keeps the served resources and templates equal to what a snapshot
+// Service serves the resources of one SDK server.
+type Service struct {
+	mcp       *mcp.Server
+	store     *catalog.Store
+	client    client.Client
+	informers cache.Informers
+	// promptWorkflow names the workflow of a served prompt, for completion.
+	promptWorkflow func(prompt string) string
+
+	mu            sync.Mutex
+	metaResources map[string]*mcp.Resource
+	watches       map[string]*instanceWatch
+}
+
+// New makes the service; Sync serves what a snapshot asks for. The server's
+// subscription and completion handlers are the service's Subscribe and Complete.
+func New(server *mcp.Server, store *catalog.Store, c client.Client, informers cache.Informers, promptWorkflow func(string) string) *Service {
+	return &Service{mcp: server, store: store, client: c, informers: informers, promptWorkflow: promptWorkflow,
+		metaResources: map[string]*mcp.Resource{}, watches: map[string]*instanceWatch{}}
+}
+
+// Sync keeps the served resources and templates equal to what a snapshot
 // asks for: every metamodel object, a template per concrete class, and (through the
 // watches) every instance.
-func (s *Server) syncResources(ctx context.Context, snap *catalog.Snapshot) {
-	s.rmu.Lock()
-	defer s.rmu.Unlock()
+func (s *Service) Sync(ctx context.Context, snap *catalog.Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 
 	meta := map[string]*mcp.Resource{}
 	for _, n := range snap.ClassNames() {
@@ -133,7 +162,7 @@ func classTemplate(prefix, kind string) string {
 }
 
 // stopWatch stops following a class's instances and withdraws their resources.
-func (s *Server) stopWatch(ident string, w *instanceWatch) {
+func (s *Service) stopWatch(ident string, w *instanceWatch) {
 	w.stopped = true
 	_ = w.inf.RemoveEventHandler(w.handle)
 	var uris []string
@@ -148,7 +177,7 @@ func (s *Server) stopWatch(ident string, w *instanceWatch) {
 	delete(s.watches, ident)
 }
 
-func (s *Server) watchInstances(ctx context.Context, c *catalog.Class) (*instanceWatch, error) {
+func (s *Service) watchInstances(ctx context.Context, c *catalog.Class) (*instanceWatch, error) {
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(c.GVK())
 	inf, err := s.informers.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
@@ -173,9 +202,9 @@ func (s *Server) watchInstances(ctx context.Context, c *catalog.Class) (*instanc
 			if !ok {
 				return
 			}
-			s.rmu.Lock()
+			s.mu.Lock()
 			if w.stopped {
-				s.rmu.Unlock()
+				s.mu.Unlock()
 				return
 			}
 			w.uris[uri] = true
@@ -183,7 +212,7 @@ func (s *Server) watchInstances(ctx context.Context, c *catalog.Class) (*instanc
 				w.byNS[ns] = map[string]bool{}
 			}
 			w.byNS[ns][name] = true
-			s.rmu.Unlock()
+			s.mu.Unlock()
 			s.mcp.AddResource(&mcp.Resource{URI: uri, Name: name, Title: c.Ident() + " " + ns + "/" + name,
 				MIMEType: codec.MIMEType(c.Codec.Format)}, s.readInstance)
 		},
@@ -199,10 +228,10 @@ func (s *Server) watchInstances(ctx context.Context, c *catalog.Class) (*instanc
 			if !ok {
 				return
 			}
-			s.rmu.Lock()
+			s.mu.Lock()
 			delete(w.uris, uri)
 			delete(w.byNS[ns], name)
-			s.rmu.Unlock()
+			s.mu.Unlock()
 			s.mcp.RemoveResources(uri)
 			_ = s.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 		},
@@ -210,37 +239,22 @@ func (s *Server) watchInstances(ctx context.Context, c *catalog.Class) (*instanc
 	return w, err
 }
 
-// resourceError is -32602 for a malformed URI and -32002 (not found) for anything the
+// parseForCaller is -32602 for a malformed URI and -32002 (not found) for anything the
 // caller may not see, so that other namespaces do not show through.
-func parseForCaller(s *Server, uri string, acct *catalog.Account) (ResourceRef, error) {
+func parseForCaller(uri string, acct *catalog.Account) (ResourceRef, error) {
 	ref, err := ParseURI(uri)
 	if err != nil {
 		return ref, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	if ref.IsInstance() && !namespaceAllowed(acct, ref.Namespace) {
+	if ref.IsInstance() && !access.NamespaceAllowed(acct, ref.Namespace) {
 		return ref, mcp.ResourceNotFoundError(uri)
 	}
 	return ref, nil
 }
 
-func namespaceAllowed(acct *catalog.Account, ns string) bool {
-	if acct == nil {
-		return false
-	}
-	if ns == acct.Namespace {
-		return true
-	}
-	for _, n := range acct.Permissions.Namespaces {
-		if n == ns || n == "*" {
-			return true
-		}
-	}
-	return false
-}
-
-func (s *Server) readInstance(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (s *Service) readInstance(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	ref, err := parseForCaller(s, uri, accountOf(req.GetExtra()))
+	ref, err := parseForCaller(uri, access.AccountOf(req.GetExtra()))
 	if err != nil {
 		return nil, err
 	}
@@ -256,7 +270,7 @@ func (s *Server) readInstance(ctx context.Context, req *mcp.ReadResourceRequest)
 		}
 		return nil, err
 	}
-	view := entityView(cl, u)
+	view := verbs.EntityView(cl, u)
 	format := cl.Codec.Format
 	if ref.Format != "" {
 		format = metav1alpha1.CodecFormat(ref.Format)
@@ -271,29 +285,26 @@ func (s *Server) readInstance(ctx context.Context, req *mcp.ReadResourceRequest)
 	return jsonContents(uri, view)
 }
 
-func (s *Server) readMeta(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+func (s *Service) readMeta(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	ref, err := parseForCaller(s, uri, accountOf(req.GetExtra()))
+	ref, err := parseForCaller(uri, access.AccountOf(req.GetExtra()))
 	if err != nil {
 		return nil, err
 	}
 	snap := s.store.Load()
-	c := &call{s: s, snap: snap, acct: accountOf(req.GetExtra())}
 	var v any
 	switch ref.MetaKind {
 	case MetaClass:
 		if cl, ok := snap.Classes[ref.Name]; ok {
-			v = c.describeClass(cl)
+			v = verbs.ClassView(snap, cl)
 		}
 	case MetaProperty:
 		if p, ok := snap.Properties[ref.Name]; ok {
-			view := slotView(p.Slot)
-			delete(view, "required")
-			v = view
+			v = verbs.PropertyView(p)
 		}
 	case MetaWorkflow:
 		if w, ok := snap.Workflows[ref.Name]; ok {
-			v = workflowView(w)
+			v = verbs.WorkflowView(w)
 		}
 	}
 	if v == nil {
@@ -310,38 +321,38 @@ func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeJSON, Text: string(b)}}}, nil
 }
 
-func workflowView(w *catalog.Workflow) map[string]any {
-	v := map[string]any{
-		"name":            w.Name,
-		"description":     w.Spec.Description,
-		"initial":         w.Spec.Initial,
-		"states":          w.Spec.States,
-		"transitions":     w.Spec.Transitions,
-		"terminalStates":  nonNil(w.TerminalStates),
-		"cancellableFrom": nonNil(w.CancellableFrom),
-	}
-	if w.Spec.SubjectClass != "" {
-		v["subjectClass"] = w.Spec.SubjectClass
-	}
-	if w.Problem != nil {
-		v["problem"] = w.Problem.Message
-	}
-	return v
-}
-
-// subscribe accepts subscriptions to resources the caller may read.
-func (s *Server) subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
-	_, err := parseForCaller(s, req.Params.URI, accountOf(req.GetExtra()))
+// Subscribe accepts subscriptions to resources the caller may read.
+func (s *Service) Subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
+	_, err := parseForCaller(req.Params.URI, access.AccountOf(req.GetExtra()))
 	return err
 }
 
-// filterResources drops from resources/list the instances of namespaces the caller
-// may not use.
-func filterResources(acct *catalog.Account, res *mcp.ListResourcesResult) *mcp.ListResourcesResult {
+// Middleware drops from resources/list the instances of namespaces the caller may
+// not use, and answers a read of a malformed URI with -32602 (the SDK would say not
+// found).
+func Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch method {
+		case "resources/read":
+			if _, err := ParseURI(req.(*mcp.ReadResourceRequest).Params.URI); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			}
+		case "resources/list":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			return filter(access.AccountOf(req.GetExtra()), res.(*mcp.ListResourcesResult)), nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func filter(acct *catalog.Account, res *mcp.ListResourcesResult) *mcp.ListResourcesResult {
 	out := *res
 	out.Resources = res.Resources[:0:0]
 	for _, r := range res.Resources {
-		if ref, err := ParseURI(r.URI); err == nil && ref.IsInstance() && !namespaceAllowed(acct, ref.Namespace) {
+		if ref, err := ParseURI(r.URI); err == nil && ref.IsInstance() && !access.NamespaceAllowed(acct, ref.Namespace) {
 			continue
 		}
 		out.Resources = append(out.Resources, r)
@@ -349,10 +360,10 @@ func filterResources(acct *catalog.Account, res *mcp.ListResourcesResult) *mcp.L
 	return &out
 }
 
-// complete offers values for the arguments of resource templates (namespace, name)
+// Complete offers values for the arguments of resource templates (namespace, name)
 // and prompts (class, the subject instance, namespace), limited to what the caller may use.
-func (s *Server) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	acct := accountOf(req.GetExtra())
+func (s *Service) Complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	acct := access.AccountOf(req.GetExtra())
 	p := req.Params
 	snap := s.store.Load()
 	var values []string
@@ -366,10 +377,10 @@ func (s *Server) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Com
 		return ""
 	}
 	instancesOf := func(ident string) []string {
-		s.rmu.Lock()
-		defer s.rmu.Unlock()
+		s.mu.Lock()
+		defer s.mu.Unlock()
 		var out []string
-		if w, ok := s.watches[ident]; ok && namespaceAllowed(acct, nsOf()) {
+		if w, ok := s.watches[ident]; ok && access.NamespaceAllowed(acct, nsOf()) {
 			for n := range w.byNS[nsOf()] {
 				out = append(out, n)
 			}
@@ -378,11 +389,9 @@ func (s *Server) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	}
 	switch {
 	case p.Argument.Name == "namespace":
-		if acct != nil {
-			values = append([]string{acct.Namespace}, acct.Permissions.Namespaces...)
-		}
+		values = access.Namespaces(acct)
 	case p.Argument.Name == "class":
-		values = classIdents(snap, false)
+		values = classIdents(snap)
 	case p.Ref != nil && p.Ref.Type == "ref/resource" && p.Argument.Name == "name":
 		if rest, ok := strings.CutPrefix(p.Ref.URI, uriBase); ok {
 			parts := strings.Split(rest, "/")
@@ -391,9 +400,7 @@ func (s *Server) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Com
 			}
 		}
 	case p.Ref != nil && p.Ref.Type == "ref/prompt":
-		s.rmu.Lock()
-		workflow := s.promptWorkflow[p.Ref.Name]
-		s.rmu.Unlock()
+		workflow := s.promptWorkflow(p.Ref.Name)
 		if w, ok := snap.Workflows[workflow]; ok && w.Spec.SubjectClass != "" {
 			if cl, ok := snap.Classes[w.Spec.SubjectClass]; ok {
 				values = instancesOf(cl.Ident())
@@ -411,5 +418,13 @@ func (s *Server) complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Com
 	if len(out) > 100 {
 		out = out[:100]
 	}
-	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: nonNil(out), Total: total, HasMore: total > len(out)}}, nil
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{Values: append([]string{}, out...), Total: total, HasMore: total > len(out)}}, nil
+}
+
+func classIdents(snap *catalog.Snapshot) []string {
+	var out []string
+	for _, name := range snap.ClassNames() {
+		out = append(out, snap.Classes[name].Ident())
+	}
+	return out
 }

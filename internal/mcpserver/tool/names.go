@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package mcpserver
+package tool
 
 import (
 	"crypto/sha256"
@@ -82,4 +82,20 @@ func Decode(style NameStyle, name string) (string, error) {
 		}
 	}
 	return strings.Join(parts, "."), nil
+}
+
+var verbName = regexp.MustCompile(`\bsandbar_[a-z]+_[a-z-]+\b`)
+
+// Dotted rewrites the underscore verb names in a text (a description, the server's
+// instructions) to the dotted style.
+func Dotted(text string) string {
+	return verbName.ReplaceAllStringFunc(text, func(n string) string { return strings.ReplaceAll(n, "_", ".") })
+}
+
+// Spell is the text in a style: as written (underscore names) or Dotted.
+func (s NameStyle) Spell(text string) string {
+	if s == StyleDotted {
+		return Dotted(text)
+	}
+	return text
 }

@@ -1,0 +1,114 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package edge is the MCP server's HTTP edge: the mux, the middleware chain every
+// MCP transport goes through (metrics, cross-origin protection, authentication),
+// built once, the health endpoints, and serving with timeouts and a graceful
+// shutdown. A second transport is one more Handle.
+package edge
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+)
+
+// Options configure the edge.
+type Options struct {
+	// AllowedOrigins are browser origins (scheme://host[:port]) allowed to call; other
+	// cross-origin browser requests get 403.
+	AllowedOrigins []string
+	// Authenticate answers requests without a valid token itself (401) and passes
+	// the others on with their account.
+	Authenticate func(http.Handler) http.Handler
+	// Ready reports whether the server can serve; /readyz fails until it can.
+	Ready func() bool
+}
+
+// Edge is the mux and its chain.
+type Edge struct {
+	mux   *http.ServeMux
+	chain func(http.Handler) http.Handler
+}
+
+// New builds the chain and the health endpoints.
+func New(opts Options) (*Edge, error) {
+	origins := http.NewCrossOriginProtection()
+	for _, o := range opts.AllowedOrigins {
+		if err := origins.AddTrustedOrigin(o); err != nil {
+			return nil, fmt.Errorf("--mcp-allowed-origins: %w", err)
+		}
+	}
+	e := &Edge{
+		mux: http.NewServeMux(),
+		chain: func(h http.Handler) http.Handler {
+			return instrument(origins.Handler(opts.Authenticate(h)))
+		},
+	}
+	e.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
+	e.mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if !opts.Ready() {
+			http.Error(w, "not ready", http.StatusServiceUnavailable)
+			return
+		}
+		_, _ = w.Write([]byte("ok"))
+	})
+	return e, nil
+}
+
+// Handle serves an MCP transport at a path, through the chain.
+func (e *Edge) Handle(pattern string, h http.Handler) { e.mux.Handle(pattern, e.chain(h)) }
+
+// Handler is the edge's HTTP handler.
+func (e *Edge) Handler() http.Handler { return e.mux }
+
+// Serve serves a handler on a listener until ctx ends, then lets in-flight requests
+// finish for up to 10 s.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		BaseContext:       func(net.Listener) context.Context { return ctx },
+	}
+	errs := make(chan error, 1)
+	go func() { errs <- srv.Serve(ln) }()
+	select {
+	case err := <-errs:
+		return err
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		_ = srv.Close()
+	}
+	return nil
+}
+
+// Loopback reports whether an address listens on loopback only.
+func Loopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -1,0 +1,100 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+)
+
+// Tool surfaces.
+const (
+	SurfaceOperational = "operational"
+	SurfacePerClass    = "per-class"
+	SurfaceBoth        = "both"
+)
+
+// NameStyle spells tool names (see package tool).
+type NameStyle = tool.NameStyle
+
+// Name styles.
+const (
+	StyleUnderscore = tool.StyleUnderscore
+	StyleDotted     = tool.StyleDotted
+)
+
+// Options configure the MCP server.
+type Options struct {
+	// BindAddress is where the HTTP server listens, as ":8080".
+	BindAddress string
+	// ToolSurface is operational, per-class or both.
+	ToolSurface string
+	// NameStyle spells tool names.
+	NameStyle NameStyle
+	// AllowedOrigins are browser origins (scheme://host[:port]) allowed to call the
+	// endpoint; other cross-origin browser requests get 403.
+	AllowedOrigins []string
+	// RateLimit is each account's sustained requests per second (0: no limit) and
+	// RateBurst the bucket's size.
+	RateLimit float64
+	RateBurst int
+	// MaxRequestBytes limits a request body.
+	MaxRequestBytes int64
+	// SessionTimeout closes sessions idle for this long.
+	SessionTimeout time.Duration
+	// Version is the build's version, shown in serverInfo.
+	Version string
+	// NoAuth serves every request as an account of NoAuthNamespace allowed every tool,
+	// for clients that cannot send a token (the MCP conformance suite). It is refused
+	// unless the server listens on loopback only.
+	NoAuth          bool
+	NoAuthNamespace string
+}
+
+// Validate checks the options, with messages that name the flag.
+func (o Options) Validate() error {
+	switch o.ToolSurface {
+	case SurfaceOperational, SurfacePerClass, SurfaceBoth:
+	default:
+		return fmt.Errorf("--tool-surface must be operational, per-class or both, not %q", o.ToolSurface)
+	}
+	switch o.NameStyle {
+	case StyleUnderscore, StyleDotted:
+	default:
+		return fmt.Errorf("--tool-name-style must be underscore or dotted, not %q", o.NameStyle)
+	}
+	if o.NoAuth && !edge.Loopback(o.BindAddress) {
+		return fmt.Errorf("--mcp-insecure-no-auth needs --mcp-bind-address on loopback (127.0.0.1:PORT or [::1]:PORT), not %q", o.BindAddress)
+	}
+	if o.RateLimit < 0 || (o.RateLimit > 0 && o.RateBurst < 1) {
+		return errors.New("--mcp-rate-limit must be >= 0, and --mcp-rate-burst >= 1 with a limit")
+	}
+	return nil
+}
+
+const instructions = `Sandbar serves a metamodel of classes and their instances, which are stored as Kubernetes objects.
+Start by discovering: sandbar_schema_classes lists the classes, sandbar_class_describe shows one class's slots (fields, types, which are required).
+Then act: sandbar_entity_create creates an instance ({class, attributes}); sandbar_entity_find finds instances (filters, limit, continue);
+sandbar_entity_update changes one (a merge patch); sandbar_entity_validate checks attributes without saving.
+Each concrete class also has its own create tool whose arguments are the class's slots.
+Long-running work (sandbar_validation_start, sandbar_project_export, sandbar_project_import, sandbar_workflow_start-process) runs as a task:
+follow it with tasks/get, or with sandbar_tasks_get and sandbar_tasks_result if the client has no tasks support.
+Failed calls say what to fix: missing slots by name, the expected type, the allowed values.`

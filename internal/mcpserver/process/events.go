@@ -1,0 +1,145 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package process
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
+)
+
+// followFor bounds how long progress notifications follow one process.
+const followFor = time.Hour
+
+// events wakes whoever waits on a process (a task's result, progress) when the
+// informer sees it change.
+type events struct {
+	mu      sync.Mutex
+	waiters map[string][]chan struct{}
+}
+
+func (e *events) wait(key string) chan struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	ch := make(chan struct{})
+	e.waiters[key] = append(e.waiters[key], ch)
+	return ch
+}
+
+// forget drops a waiter that stopped waiting before its process changed.
+func (e *events) forget(key string, ch chan struct{}) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	list := e.waiters[key]
+	for i, c := range list {
+		if c == ch {
+			e.waiters[key] = append(list[:i:i], list[i+1:]...)
+			break
+		}
+	}
+	if len(e.waiters[key]) == 0 {
+		delete(e.waiters, key)
+	}
+}
+
+func (e *events) notify(o any) {
+	if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
+		o = d.Obj
+	}
+	m, ok := o.(client.Object)
+	if !ok {
+		return
+	}
+	key := m.GetNamespace() + "/" + m.GetName()
+	e.mu.Lock()
+	chans := e.waiters[key]
+	delete(e.waiters, key)
+	e.mu.Unlock()
+	for _, ch := range chans {
+		close(ch)
+	}
+}
+
+// Watch starts waking waiters when processes change.
+func (s *Service) Watch(ctx context.Context) error {
+	inf, err := s.informers.GetInformer(ctx, &metav1alpha1.WorkflowProcess{})
+	if err != nil {
+		return err
+	}
+	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    s.events.notify,
+		UpdateFunc: func(_, o any) { s.events.notify(o) },
+		DeleteFunc: s.events.notify,
+	})
+	return err
+}
+
+// Follow sends notifications/progress on a session for a process, until it ends,
+// the session closes, or an hour passes. Without a progress token it does nothing.
+func (s *Service) Follow(session *mcp.ServerSession, token any, acct *catalog.Account, id string) {
+	if session == nil || token == nil {
+		return
+	}
+	key := acct.Namespace + "/" + id
+	go func() {
+		// Not the request's context: the request has been answered and its stream
+		// closed; the notifications go on the session's standalone stream.
+		ctx, cancel := context.WithTimeout(context.Background(), followFor)
+		defer cancel()
+		last := ""
+		for {
+			changed := s.events.wait(key)
+			cur, err := s.Get(ctx, acct, id)
+			if err != nil {
+				s.events.forget(key, changed)
+				return
+			}
+			params := &mcp.ProgressNotificationParams{ProgressToken: token, Message: TaskOf(cur).StatusMessage}
+			if pr := cur.Status.Progress; pr != nil {
+				params.Progress, params.Total = float64(pr.Done), float64(pr.Total)
+			}
+			if sent := fmt.Sprintf("%v/%v/%s", params.Progress, params.Total, params.Message); sent != last {
+				last = sent
+				if err := session.NotifyProgress(ctx, params); err != nil {
+					s.events.forget(key, changed)
+					return
+				}
+			}
+			if workflow.Terminal(&cur.Status) {
+				s.events.forget(key, changed)
+				return
+			}
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				s.events.forget(key, changed)
+				return
+			case <-time.After(30 * time.Second):
+				s.events.forget(key, changed)
+			}
+		}
+	}()
+}

@@ -1,0 +1,321 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package process is the one service through which the MCP server starts, reads,
+// lists, moves, cancels and waits on WorkflowProcesses for an account: both the MCP
+// Tasks methods and the workflow, validation and project verbs use it. A process
+// belongs to the account that started it, lives in that account's namespace, and is
+// named with 130 random bits, so that ids cannot be guessed; another account's
+// process reads as unknown.
+package process
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base32"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
+)
+
+// IDPrefix starts every task id.
+const IDPrefix = "task-"
+
+// pageSize is how many processes one page of List holds.
+const pageSize = 50
+
+// UnknownError is a process id the account does not have: it never existed, it
+// expired, or it is another account's.
+type UnknownError struct{ ID string }
+
+func (e *UnknownError) Error() string { return fmt.Sprintf("unknown task %q", e.ID) }
+
+// ErrBadCursor is a List cursor this server did not give out.
+var ErrBadCursor = fmt.Errorf("invalid cursor")
+
+// Service works on the processes of accounts.
+type Service struct {
+	store *catalog.Store
+	// client reads from the informer cache and writes; apiReader reads past the
+	// cache, for processes just created and for read-modify-write.
+	client    client.Client
+	apiReader client.Reader
+	informers cache.Informers
+	events    *events
+}
+
+// New makes the service. Call Watch before waiting on processes.
+func New(store *catalog.Store, c client.Client, apiReader client.Reader, informers cache.Informers) *Service {
+	return &Service{store: store, client: c, apiReader: apiReader, informers: informers,
+		events: &events{waiters: map[string][]chan struct{}{}}}
+}
+
+// Request is a task-augmented call in progress: the ttl its client asked for, and
+// the process the tool started (which the Tasks adapter answers with).
+type Request struct {
+	TTLMillis *int64
+	Started   *metav1alpha1.WorkflowProcess
+}
+
+type requestKey struct{}
+
+// WithRequest marks ctx as a task-augmented call.
+func WithRequest(ctx context.Context, r *Request) context.Context {
+	return context.WithValue(ctx, requestKey{}, r)
+}
+
+func requestOf(ctx context.Context) *Request {
+	r, _ := ctx.Value(requestKey{}).(*Request)
+	return r
+}
+
+// newID is an unguessable name for a process.
+func newID() string {
+	b := make([]byte, 17)
+	_, _ = rand.Read(b)
+	return IDPrefix + strings.ToLower(base32.StdEncoding.WithPadding(base32.NoPadding).EncodeToString(b))
+}
+
+// Actor is how an account appears in a process's history.
+func Actor(acct *catalog.Account) string { return acct.Namespace + "/" + acct.Name }
+
+// Start creates a process of a workflow in the account's namespace, owned by it.
+func (s *Service) Start(ctx context.Context, acct *catalog.Account, definition string, input any, subject *metav1alpha1.SubjectRef) (*metav1alpha1.WorkflowProcess, error) {
+	p := &metav1alpha1.WorkflowProcess{
+		ObjectMeta: metav1.ObjectMeta{Namespace: acct.Namespace, Name: newID()},
+		Spec:       metav1alpha1.WorkflowProcessSpec{Definition: definition, Owner: acct.Name, Subject: subject},
+	}
+	if input != nil {
+		raw, err := json.Marshal(input)
+		if err != nil {
+			return nil, err
+		}
+		p.Spec.Input = &apiextensionsv1.JSON{Raw: raw}
+	}
+	r := requestOf(ctx)
+	if r != nil && r.TTLMillis != nil {
+		secs := (*r.TTLMillis + 999) / 1000
+		p.Spec.TTLSecondsAfterFinished = &secs
+	}
+	if err := s.client.Create(ctx, p); err != nil {
+		return nil, err
+	}
+	if r != nil {
+		r.Started = p
+	}
+	return p, nil
+}
+
+// Get reads a process of the account from the cache, or from the API server when
+// the cache has not seen it yet.
+func (s *Service) Get(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
+	return s.read(ctx, acct, id, false)
+}
+
+// GetFresh reads a process from the API server, for read-modify-write.
+func (s *Service) GetFresh(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
+	return s.read(ctx, acct, id, true)
+}
+
+func (s *Service) read(ctx context.Context, acct *catalog.Account, id string, fresh bool) (*metav1alpha1.WorkflowProcess, error) {
+	if acct == nil || !strings.HasPrefix(id, IDPrefix) {
+		return nil, &UnknownError{ID: id}
+	}
+	var p metav1alpha1.WorkflowProcess
+	key := client.ObjectKey{Namespace: acct.Namespace, Name: id}
+	var err error
+	if fresh {
+		err = s.apiReader.Get(ctx, key, &p)
+	} else if err = s.client.Get(ctx, key, &p); apierrors.IsNotFound(err) {
+		err = s.apiReader.Get(ctx, key, &p)
+	}
+	if err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, &UnknownError{ID: id}
+		}
+		return nil, err
+	}
+	if p.Spec.Owner != acct.Name {
+		return nil, &UnknownError{ID: id}
+	}
+	return &p, nil
+}
+
+// mine lists the account's processes, oldest first.
+func (s *Service) mine(ctx context.Context, acct *catalog.Account) ([]*metav1alpha1.WorkflowProcess, error) {
+	var list metav1alpha1.WorkflowProcessList
+	if err := s.client.List(ctx, &list, client.InNamespace(acct.Namespace)); err != nil {
+		return nil, err
+	}
+	var out []*metav1alpha1.WorkflowProcess
+	for i := range list.Items {
+		if list.Items[i].Spec.Owner == acct.Name {
+			out = append(out, &list.Items[i])
+		}
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].CreationTimestamp, out[j].CreationTimestamp
+		if !a.Equal(&b) {
+			return a.Before(&b)
+		}
+		return out[i].Name < out[j].Name
+	})
+	return out, nil
+}
+
+// List is one page of the account's processes, oldest first, and the cursor of the
+// next page ("" for the last).
+func (s *Service) List(ctx context.Context, acct *catalog.Account, cursor string) ([]*metav1alpha1.WorkflowProcess, string, error) {
+	all, err := s.mine(ctx, acct)
+	if err != nil {
+		return nil, "", err
+	}
+	start := 0
+	if cursor != "" {
+		start = -1
+		for i, p := range all {
+			if p.Name == cursor {
+				start = i + 1
+			}
+		}
+		if start < 0 {
+			return nil, "", ErrBadCursor
+		}
+	}
+	end := min(start+pageSize, len(all))
+	next := ""
+	if end < len(all) {
+		next = all[end-1].Name
+	}
+	return all[start:end], next, nil
+}
+
+// Select is up to 100 of the account's processes that keep says to, oldest or newest first.
+func (s *Service) Select(ctx context.Context, acct *catalog.Account, keep func(*metav1alpha1.WorkflowProcess) bool, newestFirst bool) ([]*metav1alpha1.WorkflowProcess, error) {
+	all, err := s.mine(ctx, acct)
+	if err != nil {
+		return nil, err
+	}
+	if newestFirst {
+		for i, j := 0, len(all)-1; i < j; i, j = i+1, j-1 {
+			all[i], all[j] = all[j], all[i]
+		}
+	}
+	var out []*metav1alpha1.WorkflowProcess
+	for _, p := range all {
+		if len(out) < 100 && keep(p) {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// Cancel cancels a process through its workflow's cancellation guard, at once: the
+// answer is the process, already cancelled, or a *workflow.Error with the guard's reason.
+func (s *Service) Cancel(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
+	return s.update(ctx, acct, id, func(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) error {
+		if err := workflow.Cancel(w, &p.Status, Actor(acct), "cancelled by "+acct.Name, metav1.Now()); err != nil {
+			return err
+		}
+		p.Status.Cancellation = &metav1alpha1.CancellationStatus{Accepted: true, Message: "cancelled by " + acct.Name}
+		return nil
+	})
+}
+
+// Transition moves a process by a named transition of its workflow. Built-in
+// workflows are moved by the server only.
+func (s *Service) Transition(ctx context.Context, acct *catalog.Account, id, transition, reason string) (*metav1alpha1.WorkflowProcess, error) {
+	return s.update(ctx, acct, id, func(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) error {
+		if workflow.IsBuiltin(p.Spec.Definition) {
+			return &workflow.Error{Reason: "builtin", Message: fmt.Sprintf("%s is run by the server; it can only be cancelled", p.Spec.Definition)}
+		}
+		return workflow.Transition(w, &p.Status, transition, Actor(acct), reason, metav1.Now())
+	})
+}
+
+// update applies a step of the engine to a fresh read of a process and writes its
+// status, again on a conflict (the controller writes status too).
+func (s *Service) update(ctx context.Context, acct *catalog.Account, id string, step func(*metav1alpha1.WorkflowProcess, *catalog.Workflow) error) (*metav1alpha1.WorkflowProcess, error) {
+	for attempt := 0; ; attempt++ {
+		p, err := s.GetFresh(ctx, acct, id)
+		if err != nil {
+			return nil, err
+		}
+		w := s.store.Load().Workflows[p.Spec.Definition]
+		if w == nil {
+			return nil, &workflow.Error{Reason: "unknown-definition", Message: fmt.Sprintf("workflow %q does not exist", p.Spec.Definition)}
+		}
+		if p.Status.Phase == "" {
+			workflow.Start(w, &p.Status, Actor(acct), metav1.Now())
+		}
+		if err := step(p, w); err != nil {
+			return nil, err
+		}
+		if err := s.client.Status().Update(ctx, p); err != nil {
+			if apierrors.IsConflict(err) && attempt < 5 {
+				continue
+			}
+			return nil, err
+		}
+		return p, nil
+	}
+}
+
+// Wait blocks until a process ends, or ctx does.
+func (s *Service) Wait(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
+	key := acct.Namespace + "/" + id
+	for {
+		changed := s.events.wait(key)
+		p, err := s.Get(ctx, acct, id)
+		if err != nil || workflow.Terminal(&p.Status) {
+			s.events.forget(key, changed)
+			return p, err
+		}
+		select {
+		case <-ctx.Done():
+			s.events.forget(key, changed)
+			return nil, ctx.Err()
+		case <-changed:
+		case <-time.After(30 * time.Second): // a safety net, should an event be missed
+			s.events.forget(key, changed)
+		}
+	}
+}
+
+// WaitFor is Wait for at most d; a process still running then is returned as it is.
+func (s *Service) WaitFor(ctx context.Context, acct *catalog.Account, p *metav1alpha1.WorkflowProcess, d time.Duration) *metav1alpha1.WorkflowProcess {
+	if workflow.Terminal(&p.Status) || d <= 0 {
+		return p
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	if done, err := s.Wait(wctx, acct, p.Name); err == nil {
+		return done
+	}
+	return p
+}

@@ -1,0 +1,304 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package tasks adapts MCP Tasks (protocol revision 2025-11-25) onto go-sdk v1.8.0,
+// which has no Tasks support: it declares the tasks capability and each tool's
+// execution.taskSupport, turns task-augmented tools/call requests into tasks, and
+// serves tasks/get, tasks/result, tasks/list and tasks/cancel. Every task is a
+// WorkflowProcess, handled by the process service.
+//
+// This package is a shim: delete it when the SDK supports Tasks, and register the
+// process service with the SDK's own hooks instead.
+package tasks
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
+)
+
+// header carries a tools/call's params.task from the HTTP layer, which sees the raw
+// request, to the middleware, which does not: the SDK drops params.task when it parses.
+const header = "Sandbar-Task"
+
+const relatedTaskKey = "io.modelcontextprotocol/related-task"
+
+// Support values of execution.taskSupport.
+const (
+	Optional  = "optional"
+	Forbidden = "forbidden"
+)
+
+type taskParams struct {
+	mcp.ParamsBase
+	TaskID string `json:"taskId"`
+}
+
+type listParams struct {
+	mcp.ParamsBase
+	Cursor string `json:"cursor,omitempty"`
+}
+
+type taskResult struct {
+	mcp.ResultBase
+	process.Task
+}
+
+type listResult struct {
+	mcp.ResultBase
+	Tasks      []process.Task `json:"tasks"`
+	NextCursor string         `json:"nextCursor,omitempty"`
+}
+
+type createTaskResult struct {
+	mcp.ResultBase
+	Task process.Task `json:"task"`
+}
+
+// toolResult is a tools/call result of any shape, for tasks/result.
+type toolResult struct {
+	mcp.ResultBase
+	Content           []mcp.Content `json:"content"`
+	StructuredContent any           `json:"structuredContent,omitempty"`
+	IsError           bool          `json:"isError,omitempty"`
+}
+
+type initializeResult struct {
+	mcp.ResultBase
+	Capabilities    map[string]any      `json:"capabilities"`
+	Instructions    string              `json:"instructions,omitempty"`
+	ProtocolVersion string              `json:"protocolVersion"`
+	ServerInfo      *mcp.Implementation `json:"serverInfo"`
+}
+
+type toolListResult struct {
+	mcp.ResultBase
+	Tools      []toolWithExecution `json:"tools"`
+	NextCursor string              `json:"nextCursor,omitempty"`
+}
+
+// toolWithExecution is a tool with execution.taskSupport, which the SDK's Tool lacks.
+type toolWithExecution struct {
+	*mcp.Tool
+	Execution toolExecution `json:"execution"`
+}
+
+type toolExecution struct {
+	TaskSupport string `json:"taskSupport"`
+}
+
+// Capture copies params.task of a tools/call into a header of the request; any such
+// header the client sent itself is dropped. limit is the body limit of the handler
+// behind it.
+func Capture(next http.Handler, limit int64) http.Handler {
+	if limit <= 0 {
+		limit = mcp.DefaultMaxRequestBodyBytes
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(header)
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+			if err == nil && int64(len(body)) <= limit {
+				var msg struct {
+					Method string `json:"method"`
+					Params struct {
+						Task json.RawMessage `json:"task"`
+					} `json:"params"`
+				}
+				if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" && len(msg.Params.Task) > 0 && string(msg.Params.Task) != "null" {
+					r.Header.Set(header, string(msg.Params.Task))
+				}
+			}
+			// The SDK reads the body again, and refuses one over its limit.
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Adapter serves Tasks for one SDK server.
+type Adapter struct {
+	served    *tool.Table
+	processes *process.Service
+}
+
+// New registers the tasks/* methods on a server; add Middleware to its receiving
+// middleware.
+func New(server *mcp.Server, served *tool.Table, processes *process.Service) (*Adapter, error) {
+	a := &Adapter{served: served, processes: processes}
+	return a, a.register(server)
+}
+
+// support says whether a tool may run as a task: the long-running ones may (clients
+// without Tasks get the task id in the result instead).
+func (a *Adapter) support(name string) string {
+	if info, ok := a.served.Lookup(name); ok && info.LongRunning {
+		return Optional
+	}
+	return Forbidden
+}
+
+// Middleware adds the tasks capability and each tool's execution.taskSupport, and
+// turns task-augmented tools/call requests into tasks.
+func (a *Adapter) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		// Custom methods get no token info of their own.
+		if acct := access.AccountOf(req.GetExtra()); acct != nil {
+			ctx = access.WithAccount(ctx, acct)
+		}
+		switch method {
+		case "initialize":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			init := res.(*mcp.InitializeResult)
+			caps := map[string]any{}
+			b, _ := json.Marshal(init.Capabilities)
+			_ = json.Unmarshal(b, &caps)
+			caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{},
+				"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
+			out := &initializeResult{Capabilities: caps, Instructions: init.Instructions, ProtocolVersion: init.ProtocolVersion, ServerInfo: init.ServerInfo}
+			out.Meta = init.Meta
+			return out, nil
+		case "tools/list":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			list := res.(*mcp.ListToolsResult)
+			out := &toolListResult{Tools: make([]toolWithExecution, 0, len(list.Tools)), NextCursor: list.NextCursor}
+			for _, t := range list.Tools {
+				out.Tools = append(out.Tools, toolWithExecution{Tool: t, Execution: toolExecution{TaskSupport: a.support(t.Name)}})
+			}
+			return out, nil
+		case "tools/call":
+			raw := ""
+			if h := req.GetExtra(); h != nil && h.Header != nil {
+				raw = h.Header.Get(header)
+			}
+			if raw == "" {
+				break
+			}
+			name := req.(*mcp.CallToolRequest).Params.Name
+			if a.support(name) != Optional {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+					Message: fmt.Sprintf("tool %q does not run as a task (execution.taskSupport is forbidden)", name)}
+			}
+			var task struct {
+				TTL *int64 `json:"ttl"`
+			}
+			_ = json.Unmarshal([]byte(raw), &task)
+			r := &process.Request{TTLMillis: task.TTL}
+			res, err := next(process.WithRequest(ctx, r), method, req)
+			if err != nil || r.Started == nil {
+				return res, err // the tool failed before it started a process
+			}
+			return &createTaskResult{Task: process.TaskOf(r.Started)}, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// rpcError maps the process service's errors to the protocol: an unknown task or
+// cursor is -32602, a refused cancellation -32602 with the guard's reason.
+func rpcError(err error) error {
+	var unknown *process.UnknownError
+	var refused *workflow.Error
+	switch {
+	case errors.As(err, &unknown):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: unknown.Error()}
+	case errors.Is(err, process.ErrBadCursor):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	case errors.As(err, &refused):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: refused.Message,
+			Data: json.RawMessage(fmt.Sprintf(`{"reason":%q}`, refused.Reason))}
+	}
+	return err
+}
+
+func (a *Adapter) register(server *mcp.Server) error {
+	p := a.processes
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", func(ctx context.Context, _ *mcp.ServerSession, in *taskParams) (*taskResult, error) {
+		proc, err := p.Get(ctx, access.FromContext(ctx), in.TaskID)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		return &taskResult{Task: process.TaskOf(proc)}, nil
+	}); err != nil {
+		return err
+	}
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/result", func(ctx context.Context, _ *mcp.ServerSession, in *taskParams) (*toolResult, error) {
+		acct := access.FromContext(ctx)
+		if acct == nil {
+			return nil, rpcError(&process.UnknownError{ID: in.TaskID})
+		}
+		proc, err := p.Wait(ctx, acct, in.TaskID)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		res := process.ResultOf(proc)
+		out := &toolResult{Content: redact.Contents(res.Content), StructuredContent: redact.Value(res.StructuredContent), IsError: res.IsError}
+		out.Meta = map[string]any{relatedTaskKey: map[string]any{"taskId": proc.Name}}
+		return out, nil
+	}); err != nil {
+		return err
+	}
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, in *listParams) (*listResult, error) {
+		acct := access.FromContext(ctx)
+		if acct == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no account"}
+		}
+		procs, next, err := p.List(ctx, acct, in.Cursor)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		out := &listResult{Tasks: []process.Task{}, NextCursor: next}
+		for _, proc := range procs {
+			out.Tasks = append(out.Tasks, process.TaskOf(proc))
+		}
+		return out, nil
+	}); err != nil {
+		return err
+	}
+	return mcp.AddReceivingCustomMethod(server, "tasks/cancel", func(ctx context.Context, _ *mcp.ServerSession, in *taskParams) (*taskResult, error) {
+		acct := access.FromContext(ctx)
+		if acct == nil {
+			return nil, rpcError(&process.UnknownError{ID: in.TaskID})
+		}
+		proc, err := p.Cancel(ctx, acct, in.TaskID)
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		return &taskResult{Task: process.TaskOf(proc)}, nil
+	})
+}

@@ -1,0 +1,231 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package tool is how a tool is declared and called: a verb declares its arguments
+// as a Go struct, from which its input schema is generated (and patched with the
+// catalog's enums); arguments are decoded and checked in one place, strictly, with
+// messages a model can act on; one function maps what a verb returns to the
+// protocol (domain errors as results with isError, internal errors as -32603 with
+// the details only in the log). It also holds the tool names codec and the table
+// of tools a server currently serves.
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
+
+// Spec is what a tool is, apart from its arguments.
+type Spec struct {
+	// Group and Name make the canonical name sandbar.<group>.<name>.
+	Group, Name string
+	Title       string
+	Description string
+	ReadOnly    bool
+	Destructive bool
+	Idempotent  bool
+	// LongRunning tools start a WorkflowProcess; they may run as MCP tasks.
+	LongRunning bool
+}
+
+// Call is one tool call in progress: the catalog it sees, the account it acts for,
+// and where progress goes.
+type Call struct {
+	// Tool is the served name of the tool.
+	Tool    string
+	Snap    *catalog.Snapshot
+	Account *catalog.Account
+	// Session and ProgressToken let long-running calls report progress.
+	Session       *mcp.ServerSession
+	ProgressToken any
+}
+
+// SchemaPatch adjusts an input schema for a catalog snapshot (the enums of class,
+// property and workflow names).
+type SchemaPatch func(s *jsonschema.Schema, snap *catalog.Snapshot)
+
+// Def is a declared tool: its spec, its input schema and how to run it.
+type Def struct {
+	Spec
+	// canonical overrides sandbar.<group>.<name> (the per-class tools).
+	canonical string
+	// schema is the input schema the arguments are checked against; patches are
+	// applied to a copy for tools/list.
+	schema  *jsonschema.Schema
+	patches []SchemaPatch
+	// raw, for tools whose schema is not a Go type (a class's own slots).
+	rawSchema any
+	run       func(ctx context.Context, c *Call, args json.RawMessage) (any, error)
+	err       error
+}
+
+// Err is why a definition cannot be served (its arguments type has no schema).
+func (d *Def) Err() error { return d.err }
+
+// Verb declares a tool whose arguments are the struct In: its input schema is
+// generated from In (json tags name the arguments, omitempty makes one optional,
+// the jsonschema tag describes it), and a call's arguments are checked against that
+// schema and decoded into In before run sees them. Unknown arguments are refused.
+func Verb[In any](spec Spec, run func(ctx context.Context, c *Call, in In) (any, error), constraints ...Constraint) *Def {
+	s, err := jsonschema.For[In](nil)
+	if err != nil {
+		// A programming error: the server refuses to start (see Err).
+		return &Def{Spec: spec, err: fmt.Errorf("tool %s.%s: arguments %T: %w", spec.Group, spec.Name, *new(In), err)}
+	}
+	simplify(s)
+	for _, c := range constraints {
+		c(s)
+	}
+	d := &Def{Spec: spec, schema: s}
+	d.run = func(ctx context.Context, c *Call, raw json.RawMessage) (any, error) {
+		var in In
+		if err := decode(raw, d.schema, c.Tool, &in); err != nil {
+			return nil, err
+		}
+		return run(ctx, c, in)
+	}
+	return d
+}
+
+// Raw declares a tool whose input schema is built at run time (a class's create tool:
+// one argument per slot). run checks the arguments itself.
+func Raw(canonical string, spec Spec, schema any, run func(ctx context.Context, c *Call, args map[string]any) (any, error)) *Def {
+	d := &Def{Spec: spec, canonical: canonical, rawSchema: schema}
+	d.run = func(ctx context.Context, c *Call, raw json.RawMessage) (any, error) {
+		args, err := object(raw, c.Tool)
+		if err != nil {
+			return nil, err
+		}
+		return run(ctx, c, args)
+	}
+	return d
+}
+
+// Patch adds a catalog-dependent change to the input schema tools/list shows.
+func (d *Def) Patch(p SchemaPatch) *Def {
+	d.patches = append(d.patches, p)
+	return d
+}
+
+// Canonical is the dotted name: sandbar.<group>.<name>.
+func (d *Def) Canonical() string {
+	if d.canonical != "" {
+		return d.canonical
+	}
+	return CanonicalVerb(d.Group, d.Name)
+}
+
+// InputSchema is the input schema for a snapshot.
+func (d *Def) InputSchema(snap *catalog.Snapshot) any {
+	if d.rawSchema != nil {
+		return d.rawSchema
+	}
+	if len(d.patches) == 0 {
+		return d.schema
+	}
+	s := d.schema.CloneSchemas()
+	for _, p := range d.patches {
+		p(s, snap)
+	}
+	return s
+}
+
+// Run decodes the arguments and runs the tool.
+func (d *Def) Run(ctx context.Context, c *Call, args json.RawMessage) (any, error) {
+	return d.run(ctx, c, args)
+}
+
+// Tool is the MCP tool of a definition, named in a style.
+func (d *Def) Tool(style NameStyle, snap *catalog.Snapshot) *mcp.Tool {
+	f := false
+	return &mcp.Tool{
+		Name:        Encode(style, d.Canonical()),
+		Title:       d.Title,
+		Description: style.Spell(d.Description),
+		InputSchema: d.InputSchema(snap),
+		Annotations: &mcp.ToolAnnotations{
+			Title:           d.Title,
+			ReadOnlyHint:    d.ReadOnly,
+			DestructiveHint: &d.Destructive,
+			IdempotentHint:  d.Idempotent,
+			OpenWorldHint:   &f,
+		},
+	}
+}
+
+// Constraint adds what a Go type cannot say to a generated schema.
+type Constraint func(s *jsonschema.Schema)
+
+// Between bounds an integer or number argument.
+func Between(arg string, lo, hi float64) Constraint {
+	return func(s *jsonschema.Schema) {
+		p := s.Properties[arg]
+		p.Minimum, p.Maximum = &lo, &hi
+	}
+}
+
+// OneOf limits a string argument to fixed values.
+func OneOf(arg string, values ...string) Constraint {
+	return func(s *jsonschema.Schema) {
+		p := s.Properties[arg]
+		p.Enum = nil
+		for _, v := range values {
+			p.Enum = append(p.Enum, v)
+		}
+	}
+}
+
+// MaxItems bounds a list argument.
+func MaxItems(arg string, n int) Constraint {
+	return func(s *jsonschema.Schema) { s.Properties[arg].MaxItems = &n }
+}
+
+// Nested applies constraints to an object argument, or to the items of a list argument.
+func Nested(arg string, cs ...Constraint) Constraint {
+	return func(s *jsonschema.Schema) {
+		p := s.Properties[arg]
+		if p.Items != nil {
+			p = p.Items
+		}
+		for _, c := range cs {
+			c(p)
+		}
+	}
+}
+
+// simplify makes a generated schema read as a person would write it: an optional
+// pointer field is its type, not [null, type].
+func simplify(s *jsonschema.Schema) {
+	if s == nil {
+		return
+	}
+	if len(s.Types) == 2 && s.Types[0] == "null" {
+		s.Type, s.Types = s.Types[1], nil
+	}
+	for _, p := range s.Properties {
+		simplify(p)
+	}
+	simplify(s.Items)
+	if s.AdditionalProperties != nil && !closed(s) {
+		simplify(s.AdditionalProperties)
+	}
+}

@@ -1,0 +1,129 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
+)
+
+// DomainError is a failure the caller can fix; it becomes a result with isError, so
+// that the model reads it and corrects its call.
+type DomainError struct{ Message string }
+
+func (e *DomainError) Error() string { return e.Message }
+
+// Fail is a domain error.
+func Fail(format string, args ...any) error {
+	return &DomainError{Message: fmt.Sprintf(format, args...)}
+}
+
+// BadArgs is arguments that do not fit a tool's input schema. Since protocol revision
+// 2025-11-25 (SEP-1303) these are tool results with isError too, so the model sees
+// them; -32602 stays for unknown tools and for arguments that are not an object.
+func BadArgs(format string, args ...any) error {
+	return &DomainError{Message: "invalid arguments: " + fmt.Sprintf(format, args...)}
+}
+
+// IsDomain reports whether err is a domain error.
+func IsDomain(err error) bool {
+	var de *DomainError
+	return errors.As(err, &de)
+}
+
+var (
+	calls = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "sandbar_mcp_tool_calls_total",
+		Help: "Tool calls by tool and outcome (ok, error, forbidden, protocol_error, internal_error).",
+	}, []string{"tool", "outcome"})
+	duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "sandbar_mcp_tool_call_duration_seconds",
+		Help:    "Latency of tool calls by tool.",
+		Buckets: prometheus.ExponentialBuckets(0.001, 4, 10),
+	}, []string{"tool"})
+)
+
+func init() { metrics.Registry.MustRegister(calls, duration) }
+
+// Count records the outcome of a call that ended before any handler ran.
+func Count(tool, outcome string) { calls.WithLabelValues(tool, outcome).Inc() }
+
+// Handler is the MCP handler of a definition. It is the one place that maps what a
+// tool returns to the protocol: a value becomes a JSON result, a domain error a
+// result with isError, a JSON-RPC error itself, and anything else -32603 with the
+// details only in the server's log.
+func Handler(d *Def, name string, call func(*mcp.CallToolRequest) (*Call, error)) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		defer func() { duration.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
+		c, err := call(req)
+		var out any
+		if err == nil {
+			out, err = d.Run(ctx, c, req.Params.Arguments)
+		}
+		var de *DomainError
+		var rpc *jsonrpc.Error
+		switch {
+		case errors.As(err, &de):
+			Count(name, "error")
+			return ErrorResult(de.Message), nil
+		case errors.As(err, &rpc):
+			Count(name, "protocol_error")
+			return nil, rpc
+		case err != nil:
+			Count(name, "internal_error")
+			ctrl.LoggerFrom(ctx).WithName("mcp").Error(err, "tool call failed", "tool", name)
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error; the server log has the details"}
+		}
+		Count(name, "ok")
+		return JSONResult(out), nil
+	}
+}
+
+// ErrorResult is a result with isError and a message.
+func ErrorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// JSONResult is a result whose text is v as indented JSON, and v as structured content.
+func JSONResult(v any) *mcp.CallToolResult {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return ErrorResult("internal error: result is not JSON")
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}
+}
+
+// Text is the text of a result's content.
+func Text(res *mcp.CallToolResult) string {
+	out := ""
+	for _, c := range res.Content {
+		if t, ok := c.(*mcp.TextContent); ok {
+			out += t.Text
+		}
+	}
+	return out
+}

@@ -1,0 +1,524 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package verbs
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"reflect"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/codec"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+)
+
+const (
+	maxBatch     = 100
+	maxFindLimit = 200
+	// defaultFindLimit is how many instances find returns without a limit.
+	defaultFindLimit = 20
+	// maxFindBytes caps the JSON of one find result, so that a large namespace
+	// cannot flood a model's context; the continue token gives the rest.
+	maxFindBytes = 64 << 10
+	// maxFindPages bounds the API pages one find reads while filtering.
+	maxFindPages = 20
+)
+
+// Metadata is the Kubernetes metadata a create tool takes.
+type Metadata struct {
+	Name      string            `json:"name,omitempty" jsonschema:"Name of the instance (lower case, digits, '-' and '.')."`
+	Namespace string            `json:"namespace,omitempty" jsonschema:"Namespace; defaults to the account's own."`
+	Labels    map[string]string `json:"labels,omitempty" jsonschema:"Kubernetes labels of the instance."`
+}
+
+type createArgs struct {
+	Class      string         `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
+	Attributes map[string]any `json:"attributes,omitempty" jsonschema:"Slot values by field name (see sandbar_class_describe)."`
+	Metadata   *Metadata      `json:"metadata,omitempty" jsonschema:"Kubernetes metadata of the new instance. Without a name, one is generated."`
+	Format     string         `json:"format,omitempty" jsonschema:"Format of source (sandbar_codec_list describes them)."`
+	Source     string         `json:"source,omitempty" jsonschema:"The instance as text in the given format. json: its attributes, or an object with metadata and spec. markdown: YAML front matter with the slot values (and metadata), then # <field> sections for the class's section slots."`
+}
+
+type entitiesArgs struct {
+	Entities []createArgs `json:"entities" jsonschema:"The instances to create, each as sandbar_entity_create takes it."`
+}
+
+type findArgs struct {
+	Class         string         `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
+	Where         map[string]any `json:"where,omitempty" jsonschema:"Slot values the instances must have (equality; for a list slot, membership)."`
+	Name          string         `json:"name,omitempty" jsonschema:"Only the instance with this name."`
+	LabelSelector string         `json:"labelSelector,omitempty" jsonschema:"A Kubernetes label selector, as app=shop,tier!=test."`
+	Namespace     string         `json:"namespace,omitempty" jsonschema:"Namespace; defaults to the account's own."`
+	Limit         int64          `json:"limit,omitempty" jsonschema:"At most this many instances (default 20)."`
+	Continue      string         `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
+	Format        string         `json:"format,omitempty" jsonschema:"markdown gives each instance as a Markdown document (source) instead of attributes."`
+}
+
+var findConstraints = []tool.Constraint{tool.Between("limit", 1, maxFindLimit), tool.OneOf("format", "json", "markdown")}
+
+type updateArgs struct {
+	Class           string         `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
+	Name            string         `json:"name" jsonschema:"Name of the instance."`
+	Namespace       string         `json:"namespace,omitempty" jsonschema:"Namespace; defaults to the account's own."`
+	Attributes      map[string]any `json:"attributes" jsonschema:"Slot values to set; null removes a slot."`
+	ResourceVersion string         `json:"resourceVersion,omitempty" jsonschema:"Fail unless the instance is still at this version (from find or create)."`
+}
+
+func (e *Env) entityVerbs() []*tool.Def {
+	formats := tool.OneOf("format", "json", "markdown")
+	return []*tool.Def{
+		tool.Verb(tool.Spec{Group: "entity", Name: "create", Title: "Create an instance",
+			Description: "Create an instance of a class: {class, attributes: {slot: value}, metadata?: {name, namespace, labels}}, or {class, format: \"json\", source: \"<JSON text>\"}. Missing or wrong slots are reported by name with the expected type."},
+			func(ctx context.Context, c *tool.Call, in createArgs) (any, error) {
+				return e.create(ctx, c, in, false)
+			},
+			formats).Patch(enum("class", classes(true))),
+		tool.Verb(tool.Spec{Group: "entity", Name: "find", Title: "Find instances", ReadOnly: true, Idempotent: true,
+			Description: "Find instances of a class and its subclasses: {class, where?: {slot: value}, name?, labelSelector?, namespace?, limit?, continue?}. Results are capped; pass the returned continue token for more."},
+			e.find, findConstraints...).Patch(enum("class", classes(false))),
+		tool.Verb(tool.Spec{Group: "entity", Name: "update", Title: "Update an instance", Destructive: true,
+			Description: "Change slots of an instance with a merge patch: {class, name, attributes: {slot: value or null to remove}, resourceVersion?}. With resourceVersion the update fails if the instance changed since."},
+			e.update).Patch(enum("class", classes(true))),
+		tool.Verb(tool.Spec{Group: "entity", Name: "validate", Title: "Validate attributes", ReadOnly: true, Idempotent: true,
+			Description: "Check attributes against a class without saving anything (a server-side dry run): {class, attributes, metadata?}."},
+			func(ctx context.Context, c *tool.Call, in createArgs) (any, error) { return e.create(ctx, c, in, true) },
+			formats).Patch(enum("class", classes(true))),
+	}
+}
+
+// ClassTool is a concrete class's own create tool: its arguments are the class's
+// slots, and the reserved metadata.
+func (e *Env) ClassTool(cl *catalog.Class) *tool.Def {
+	desc := fmt.Sprintf("Create a %s instance.", cl.Ident())
+	if cl.Description != "" {
+		desc += " " + cl.Description
+	}
+	if len(cl.Required) > 0 {
+		desc += " Required: " + strings.Join(cl.Required, ", ") + "."
+	}
+	className := cl.Name
+	return tool.Raw(tool.CanonicalClassTool(cl.Prefix, cl.Kind),
+		tool.Spec{Title: "Create " + cl.Ident(), Description: desc},
+		ClassInputSchema(cl),
+		func(ctx context.Context, c *tool.Call, args map[string]any) (any, error) {
+			md, err := tool.DecodeValue[Metadata]("metadata", args["metadata"], metadataSchema)
+			if err != nil {
+				return nil, err
+			}
+			attrs := map[string]any{}
+			for k, v := range args {
+				if k != "metadata" {
+					attrs[k] = v
+				}
+			}
+			cl := c.Snap.Classes[className]
+			if cl == nil {
+				return nil, tool.Fail("unknown class %q", className)
+			}
+			return e.createEntity(ctx, c, cl, attrs, md, false)
+		})
+}
+
+// create reads {class, attributes, metadata} or {class, format, source}.
+func (e *Env) create(ctx context.Context, c *tool.Call, in createArgs, dryRun bool) (any, error) {
+	cl, err := class(c, in.Class)
+	if err != nil {
+		return nil, err
+	}
+	attrs, md := in.Attributes, in.Metadata
+	if in.Source != "" {
+		if attrs != nil {
+			return nil, tool.BadArgs("give either attributes or format and source, not both")
+		}
+		var doc *codec.Document
+		switch metav1alpha1.CodecFormat(in.Format) {
+		case metav1alpha1.CodecJSON, "":
+			doc, err = codec.DecodeJSON(in.Source)
+		case metav1alpha1.CodecMarkdown:
+			doc, err = codec.DecodeMarkdown(cl, in.Source)
+		}
+		if err != nil {
+			return nil, tool.Fail("source (%s): %v", orDefault(in.Format, "json"), err)
+		}
+		attrs = doc.Attributes
+		if md == nil && doc.Metadata != nil {
+			m, err := tool.DecodeValue[Metadata]("source metadata", doc.Metadata, metadataSchema)
+			if err != nil {
+				return nil, err
+			}
+			md = &m
+		}
+	}
+	if attrs == nil {
+		attrs = map[string]any{}
+	}
+	if md == nil {
+		md = &Metadata{}
+	}
+	return e.createEntity(ctx, c, cl, attrs, *md, dryRun)
+}
+
+// createEntity coerces attributes against the class and creates the instance in the
+// caller's namespace (or only checks it, with dryRun).
+func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class, attrs map[string]any, md Metadata, dryRun bool) (any, error) {
+	if err := concrete(c.Snap, cl); err != nil {
+		return nil, err
+	}
+	spec, problems := catalog.Coerce(cl, attrs)
+	if len(problems) > 0 {
+		return nil, tool.Fail("Validation failed for %s: %s. Example: %s", cl.Ident(), strings.Join(problems, "; "), exampleArgs(cl))
+	}
+	ns, err := access.Namespace(c.Account, md.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+	u.SetGroupVersionKind(cl.GVK())
+	u.SetNamespace(ns)
+	if md.Name != "" {
+		u.SetName(md.Name)
+	} else {
+		u.SetGenerateName(strings.ToLower(cl.Kind) + "-")
+	}
+	if len(md.Labels) > 0 {
+		u.SetLabels(md.Labels)
+	}
+	u.SetAnnotations(map[string]string{metav1alpha1.AnnotationCreatedBy: c.Account.Namespace + "/" + c.Account.Name})
+	var opts []client.CreateOption
+	if dryRun {
+		opts = append(opts, client.DryRunAll)
+	}
+	if err := e.Client.Create(ctx, u, opts...); err != nil {
+		return nil, apiFailure(err, cl, u.GetName())
+	}
+	if dryRun {
+		return map[string]any{"valid": true, "class": cl.Ident(), "attributes": spec}, nil
+	}
+	return EntityView(cl, u), nil
+}
+
+// apiFailure turns the API server's refusals into messages for the caller; other
+// errors stay internal.
+func apiFailure(err error, cl *catalog.Class, name string) error {
+	switch {
+	case apierrors.IsAlreadyExists(err):
+		return tool.Fail("a %s named %q already exists; choose another metadata.name or use sandbar_entity_update", cl.Ident(), name)
+	case apierrors.IsNotFound(err):
+		return tool.Fail("no %s named %q in this namespace; sandbar_entity_find lists them", cl.Ident(), name)
+	case apierrors.IsConflict(err):
+		return tool.Fail("conflict: the %s %q changed since the given resourceVersion; read it again and retry", cl.Ident(), name)
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		return tool.Fail("Validation failed for %s: %s", cl.Ident(), apiMessage(err))
+	case apierrors.IsForbidden(err):
+		return tool.Fail("forbidden: %s", apiMessage(err))
+	}
+	return err
+}
+
+func apiMessage(err error) string {
+	if s, ok := err.(apierrors.APIStatus); ok {
+		st := s.Status()
+		if st.Details != nil && len(st.Details.Causes) > 0 {
+			var parts []string
+			for _, c := range st.Details.Causes {
+				parts = append(parts, strings.TrimSpace(c.Field+": "+c.Message))
+			}
+			return strings.Join(parts, "; ")
+		}
+		return st.Message
+	}
+	return err.Error()
+}
+
+// exampleArgs shows valid arguments for a class, for error messages.
+func exampleArgs(cl *catalog.Class) string {
+	ex := map[string]any{}
+	for _, s := range cl.Slots {
+		if !s.Required && len(ex) >= 3 {
+			continue
+		}
+		ex[s.Field] = exampleValue(s)
+	}
+	b, _ := json.Marshal(ex)
+	return string(b)
+}
+
+func (e *Env) createEntities(ctx context.Context, c *tool.Call, in entitiesArgs) (any, error) {
+	results := []map[string]any{}
+	failed := 0
+	for i, item := range in.Entities {
+		out, err := e.create(ctx, c, item, false)
+		if err != nil {
+			if !tool.IsDomain(err) {
+				return nil, err
+			}
+			failed++
+			results = append(results, map[string]any{"index": i, "error": err.Error()})
+			continue
+		}
+		results = append(results, map[string]any{"index": i, "created": out})
+	}
+	return map[string]any{"results": results, "created": len(in.Entities) - failed, "failed": failed}, nil
+}
+
+// findCursor is the continue token of entity.find: which class of the query, which
+// API page of it comes next, and the last instance already returned from that page
+// (pages list instances in name order).
+type findCursor struct {
+	Class    int    `json:"c"`
+	Continue string `json:"k,omitempty"`
+	After    string `json:"a,omitempty"`
+}
+
+func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (any, error) {
+	cl, err := class(c, in.Class)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := access.Namespace(c.Account, in.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	limit := orDefault(in.Limit, defaultFindLimit)
+	var cur findCursor
+	if in.Continue != "" {
+		b, err := base64.RawURLEncoding.DecodeString(in.Continue)
+		if err != nil || json.Unmarshal(b, &cur) != nil {
+			return nil, tool.BadArgs("argument \"continue\" is not a token this server gave out")
+		}
+	}
+	var sel labels.Selector
+	if in.LabelSelector != "" {
+		if sel, err = labels.Parse(in.LabelSelector); err != nil {
+			return nil, tool.Fail("labelSelector %q: %v", in.LabelSelector, err)
+		}
+	}
+	for field, v := range in.Where {
+		if _, ok := cl.Slot(field); !ok {
+			return nil, tool.Fail("where: %q is not a slot of %s; its slots are: %s", field, cl.Ident(), catalog.SlotList(cl))
+		}
+		if v == nil {
+			return nil, tool.Fail("where: %q needs a value", field)
+		}
+	}
+
+	// The query spans the class and its concrete subclasses.
+	var classes []*catalog.Class
+	for _, n := range append([]string{cl.Name}, c.Snap.Subclasses(cl.Name)...) {
+		if k := c.Snap.Classes[n]; k.Servable() {
+			classes = append(classes, k)
+		}
+	}
+
+	items := []map[string]any{}
+	size := 0
+	next := ""
+	pages := 0
+scan:
+	for ; cur.Class < len(classes); cur.Class, cur.Continue, cur.After = cur.Class+1, "", "" {
+		k := classes[cur.Class]
+		for {
+			if pages == maxFindPages {
+				next = encodeCursor(cur)
+				break scan
+			}
+			pages++
+			list := &unstructured.UnstructuredList{}
+			list.SetGroupVersionKind(k.GVK().GroupVersion().WithKind(k.InstanceAPI.Kind + "List"))
+			opts := []client.ListOption{client.InNamespace(ns), client.Limit(limit), client.Continue(cur.Continue)}
+			if sel != nil {
+				opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
+			}
+			if in.Name != "" {
+				opts = append(opts, client.MatchingFields{"metadata.name": in.Name})
+			}
+			if err := e.Client.List(ctx, list, opts...); err != nil {
+				if apierrors.IsResourceExpired(err) {
+					return nil, tool.Fail("the continue token has expired; start the query again")
+				}
+				return nil, apiFailure(err, k, "")
+			}
+			for i := range list.Items {
+				u := &list.Items[i]
+				if (cur.After != "" && u.GetName() <= cur.After) || !matches(u, in.Where) {
+					continue
+				}
+				v := EntityView(k, u)
+				if in.Format == string(metav1alpha1.CodecMarkdown) {
+					md, err := codec.EncodeMarkdown(k, u.GetName(), v["attributes"].(map[string]any))
+					if err != nil {
+						return nil, err
+					}
+					delete(v, "attributes")
+					v["source"] = md
+				}
+				b, _ := json.Marshal(v)
+				if int64(len(items)) == limit || (size+len(b) > maxFindBytes && len(items) > 0) {
+					// The next call reads this page again and skips what it returned.
+					next = encodeCursor(cur)
+					break scan
+				}
+				items = append(items, v)
+				size += len(b)
+				cur.After = u.GetName()
+			}
+			cur.Continue, cur.After = list.GetContinue(), ""
+			if cur.Continue == "" {
+				break
+			}
+		}
+	}
+	out := map[string]any{"class": cl.Ident(), "namespace": ns, "items": items, "count": len(items)}
+	if next != "" {
+		out["continue"] = next
+	}
+	return out, nil
+}
+
+func encodeCursor(cur findCursor) string {
+	b, _ := json.Marshal(cur)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// matches says whether an instance has the slot values of a where clause: equal
+// values, or for a list slot, one equal item.
+func matches(u *unstructured.Unstructured, where map[string]any) bool {
+	spec, _ := u.Object["spec"].(map[string]any)
+	for field, want := range where {
+		got, ok := spec[field]
+		if !ok || !equalValue(got, want) {
+			return false
+		}
+	}
+	return true
+}
+
+func equalValue(got, want any) bool {
+	if list, ok := got.([]any); ok {
+		if _, wantList := want.([]any); !wantList {
+			for _, item := range list {
+				if equalValue(item, want) {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	g, _ := json.Marshal(got)
+	w, _ := json.Marshal(want)
+	var gv, wv any
+	_ = json.Unmarshal(g, &gv)
+	_ = json.Unmarshal(w, &wv)
+	return reflect.DeepEqual(gv, wv)
+}
+
+func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, error) {
+	cl, err := class(c, in.Class)
+	if err != nil {
+		return nil, err
+	}
+	if err := concrete(c.Snap, cl); err != nil {
+		return nil, err
+	}
+	ns, err := access.Namespace(c.Account, in.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	// Coerce the values that are set; nulls remove slots, required ones excepted.
+	set := map[string]any{}
+	patch := map[string]any{}
+	var problems []string
+	for field, v := range in.Attributes {
+		s, ok := cl.Slot(field)
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("%q is not a slot of %s; its slots are: %s", field, cl.Ident(), catalog.SlotList(cl)))
+		case v == nil && s.Required:
+			problems = append(problems, fmt.Sprintf("slot %q is required and cannot be removed", field))
+		case v == nil:
+			patch[field] = nil
+		default:
+			set[field] = v
+		}
+	}
+	partial := *cl
+	partial.Required = nil
+	coerced, more := catalog.Coerce(&partial, set)
+	problems = append(problems, more...)
+	if len(problems) > 0 {
+		return nil, tool.Fail("Validation failed for %s: %s", cl.Ident(), strings.Join(problems, "; "))
+	}
+	for k, v := range coerced {
+		patch[k] = v
+	}
+	body := map[string]any{"spec": patch}
+	if in.ResourceVersion != "" {
+		body["metadata"] = map[string]any{"resourceVersion": in.ResourceVersion}
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(cl.GVK())
+	u.SetNamespace(ns)
+	u.SetName(in.Name)
+	if err := e.Client.Patch(ctx, u, client.RawPatch(types.MergePatchType, raw)); err != nil {
+		return nil, apiFailure(err, cl, in.Name)
+	}
+	return EntityView(cl, u), nil
+}
+
+func (e *Env) instanceOf(ctx context.Context, c *tool.Call, in instanceOfArgs) (any, error) {
+	cl, err := class(c, in.Class)
+	if err != nil {
+		return nil, err
+	}
+	of, err := class(c, in.Of)
+	if err != nil {
+		return nil, err
+	}
+	ns, err := access.Namespace(c.Account, in.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	if err := concrete(c.Snap, cl); err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(cl.GVK())
+	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: in.Name}, u); err != nil {
+		return nil, apiFailure(err, cl, in.Name)
+	}
+	return map[string]any{
+		"instance":   map[string]any{"class": cl.Ident(), "name": in.Name, "namespace": ns},
+		"of":         of.Ident(),
+		"instanceOf": isA(cl, of),
+		"classes":    append([]string{cl.Ident()}, idents(c.Snap, cl.Ancestors)...),
+	}, nil
+}

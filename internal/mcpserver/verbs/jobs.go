@@ -1,0 +1,152 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package verbs
+
+import (
+	"context"
+	"time"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
+)
+
+// The built-in jobs: validation of a class's instances, and export and import of
+// instances, each a WorkflowProcess the controller carries out.
+
+type validationRunArgs struct {
+	Class       string `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
+	WaitSeconds int64  `json:"waitSeconds,omitempty" jsonschema:"Wait up to this many seconds for the report (default 30)."`
+}
+
+type exportArgs struct {
+	Class  string `json:"class,omitempty" jsonschema:"The class whose instances (and its subclasses') to export; all classes without it."`
+	Format string `json:"format,omitempty" jsonschema:"json (attributes) or markdown (documents); default json."`
+}
+
+// bundle is what project.export makes and project.import takes.
+type bundle struct {
+	Format string       `json:"format,omitempty" jsonschema:"The format of the items' source: json or markdown."`
+	Items  []bundleItem `json:"items" jsonschema:"The instances."`
+}
+
+type bundleItem struct {
+	Class      string         `json:"class" jsonschema:"The class, as prefix/Kind."`
+	Name       string         `json:"name,omitempty" jsonschema:"Name of the instance."`
+	Attributes map[string]any `json:"attributes,omitempty" jsonschema:"Slot values by field name."`
+	Source     string         `json:"source,omitempty" jsonschema:"The instance as a document in the bundle's format."`
+}
+
+type importArgs struct {
+	Bundle bundle `json:"bundle" jsonschema:"A bundle as sandbar_project_export makes it."`
+}
+
+// maxImportItems bounds one import: the bundle is kept in the process's spec.
+const maxImportItems = 5000
+
+func (e *Env) validationVerbs() []*tool.Def {
+	start := func(group, name, title, desc string) *tool.Def {
+		return tool.Verb(tool.Spec{Group: group, Name: name, Title: title, Description: desc, LongRunning: true},
+			func(ctx context.Context, c *tool.Call, in classArgs) (any, error) {
+				cl, err := class(c, in.Class)
+				if err != nil {
+					return nil, err
+				}
+				return e.started(ctx, c, workflow.Validate, map[string]any{"class": cl.Ident()}, nil)
+			}).Patch(enum("class", classes(false)))
+	}
+	return []*tool.Def{
+		start("class", "validate-all-instances", "Validate all instances",
+			"Check every instance of a class and its subclasses against the class's current slots, as a task. Answers at once with the task id."),
+		start("validation", "start", "Start a validation", "Start validating every instance of a class and its subclasses, as a task: {class}."),
+		tool.Verb(tool.Spec{Group: "validation", Name: "run", Title: "Run a validation", LongRunning: true,
+			Description: "Validate every instance of a class and wait (up to waitSeconds, default 30) for the report: {class, waitSeconds?}."},
+			func(ctx context.Context, c *tool.Call, in validationRunArgs) (any, error) {
+				cl, err := class(c, in.Class)
+				if err != nil {
+					return nil, err
+				}
+				p, err := e.Processes.Start(ctx, c.Account, workflow.Validate, map[string]any{"class": cl.Ident()}, nil)
+				if err != nil {
+					return nil, err
+				}
+				wait := time.Duration(orDefault(in.WaitSeconds, 30)) * time.Second
+				return resultView(e.Processes.WaitFor(ctx, c.Account, p, wait))
+			}, tool.Between("waitSeconds", 1, 60)).Patch(enum("class", classes(false))),
+		tool.Verb(tool.Spec{Group: "validation", Name: "cancel", Title: "Cancel a validation", Destructive: true,
+			Description: "Cancel a running validation: {taskId}."}, e.taskCancel),
+		tool.Verb(tool.Spec{Group: "validation", Name: "retry", Title: "Retry a validation", LongRunning: true,
+			Description: "Start a validation again with the same input as an earlier one: {taskId}."},
+			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+				p, err := e.task(ctx, c, in.TaskID)
+				if err != nil {
+					return nil, err
+				}
+				if p.Spec.Definition != workflow.Validate {
+					return nil, tool.Fail("task %s is not a validation", p.Name)
+				}
+				var input any
+				if p.Spec.Input != nil {
+					input = p.Spec.Input
+				}
+				return e.started(ctx, c, workflow.Validate, input, nil)
+			}),
+		tool.Verb(tool.Spec{Group: "validation", Name: "results", Title: "Validation results", ReadOnly: true, Idempotent: true,
+			Description: "The report of a validation: instances checked, invalid ones and why: {taskId}."},
+			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+				p, err := e.task(ctx, c, in.TaskID)
+				if err != nil {
+					return nil, err
+				}
+				return resultView(p)
+			}),
+		tool.Verb(tool.Spec{Group: "validation", Name: "history", Title: "Validation history", ReadOnly: true, Idempotent: true,
+			Description: "This account's validations, newest first."},
+			func(ctx context.Context, c *tool.Call, _ noArgs) (any, error) {
+				procs, err := e.Processes.Select(ctx, c.Account, func(p *metav1alpha1.WorkflowProcess) bool {
+					return p.Spec.Definition == workflow.Validate
+				}, true)
+				if err != nil {
+					return nil, err
+				}
+				return processList(procs), nil
+			}),
+	}
+}
+
+func (e *Env) projectVerbs() []*tool.Def {
+	return []*tool.Def{
+		tool.Verb(tool.Spec{Group: "project", Name: "export", Title: "Export instances", ReadOnly: true, LongRunning: true,
+			Description: "Export the instances of a class (and its subclasses), or of every class, as a bundle, as a task: {class?, format?: json|markdown}."},
+			func(ctx context.Context, c *tool.Call, in exportArgs) (any, error) {
+				input := map[string]any{"format": orDefault(in.Format, "json")}
+				if in.Class != "" {
+					cl, err := class(c, in.Class)
+					if err != nil {
+						return nil, err
+					}
+					input["class"] = cl.Ident()
+				}
+				return e.started(ctx, c, workflow.Export, input, nil)
+			}, tool.OneOf("format", "json", "markdown")).Patch(enum("class", classes(false))),
+		tool.Verb(tool.Spec{Group: "project", Name: "import", Title: "Import instances", LongRunning: true,
+			Description: "Import a bundle (as sandbar_project_export makes it), creating missing instances and updating changed ones, as a task: {bundle: {format?, items: [{class, name, attributes} or {class, source}]}}."},
+			func(ctx context.Context, c *tool.Call, in importArgs) (any, error) {
+				return e.started(ctx, c, workflow.Import, map[string]any{"bundle": in.Bundle}, nil)
+			}, tool.Nested("bundle", tool.MaxItems("items", maxImportItems), tool.OneOf("format", "json", "markdown"))),
+	}
+}

@@ -1,0 +1,157 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package verbs
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
+)
+
+// The task tools: MCP Tasks for clients that do not speak them, on the same processes.
+
+type taskArgs struct {
+	TaskID string `json:"taskId" jsonschema:"The task id (from the call that started it)."`
+}
+
+type taskResultArgs struct {
+	TaskID      string `json:"taskId" jsonschema:"The task id (from the call that started it)."`
+	WaitSeconds int64  `json:"waitSeconds,omitempty" jsonschema:"Wait up to this many seconds for the task to end (default 0)."`
+}
+
+type taskListArgs struct {
+	Cursor string `json:"cursor,omitempty" jsonschema:"The nextCursor of a previous call, for the next page."`
+}
+
+func (e *Env) taskVerbs() []*tool.Def {
+	return []*tool.Def{
+		tool.Verb(tool.Spec{Group: "tasks", Name: "get", Title: "Get a task", ReadOnly: true, Idempotent: true,
+			Description: "The status of a task: working, completed, failed or cancelled, with a message and progress."},
+			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+				p, err := e.task(ctx, c, in.TaskID)
+				if err != nil {
+					return nil, err
+				}
+				return taskView(p), nil
+			}),
+		tool.Verb(tool.Spec{Group: "tasks", Name: "result", Title: "Result of a task", ReadOnly: true, Idempotent: true,
+			Description: "The result of a task once it ended: {taskId, waitSeconds?}; waits up to waitSeconds (default 0, at most 60) for it to end."},
+			func(ctx context.Context, c *tool.Call, in taskResultArgs) (any, error) {
+				p, err := e.task(ctx, c, in.TaskID)
+				if err != nil {
+					return nil, err
+				}
+				return resultView(e.Processes.WaitFor(ctx, c.Account, p, time.Duration(in.WaitSeconds)*time.Second))
+			}, tool.Between("waitSeconds", 0, 60)),
+		tool.Verb(tool.Spec{Group: "tasks", Name: "list", Title: "List tasks", ReadOnly: true, Idempotent: true,
+			Description: "This account's tasks, oldest first, 50 a page: {cursor?}."},
+			e.taskList),
+		tool.Verb(tool.Spec{Group: "tasks", Name: "cancel", Title: "Cancel a task", Destructive: true,
+			Description: "Cancel a task through its workflow's cancellation guard; refused with the reason (already-completed, not-cancellable, no-cancel-transition)."},
+			e.taskCancel),
+	}
+}
+
+// task finds a task of the caller; an unknown one is a domain error.
+func (e *Env) task(ctx context.Context, c *tool.Call, id string) (*metav1alpha1.WorkflowProcess, error) {
+	p, err := e.Processes.Get(ctx, c.Account, id)
+	return p, processError(err)
+}
+
+// processError turns the process service's refusals into domain errors.
+func processError(err error) error {
+	var unknown *process.UnknownError
+	var refused *workflow.Error
+	switch {
+	case errors.As(err, &unknown):
+		return tool.Fail("%s; sandbar_tasks_list lists this account's tasks", unknown.Error())
+	case errors.Is(err, process.ErrBadCursor):
+		return tool.BadArgs("argument \"cursor\" is not a cursor this server gave out")
+	case errors.As(err, &refused):
+		return tool.Fail("%s", refused.Message)
+	}
+	return err
+}
+
+// resultView is a task's result once it ended, or its state while it runs.
+func resultView(p *metav1alpha1.WorkflowProcess) (any, error) {
+	if !workflow.Terminal(&p.Status) {
+		return map[string]any{"task": process.TaskOf(p), "note": "the task has not ended yet"}, nil
+	}
+	res := process.ResultOf(p)
+	if res.IsError {
+		return nil, tool.Fail("%s", tool.Text(res))
+	}
+	return map[string]any{"task": process.TaskOf(p), "result": res.StructuredContent}, nil
+}
+
+func (e *Env) taskList(ctx context.Context, c *tool.Call, in taskListArgs) (any, error) {
+	procs, next, err := e.Processes.List(ctx, c.Account, in.Cursor)
+	if err != nil {
+		return nil, processError(err)
+	}
+	tasks := []process.Task{}
+	for _, p := range procs {
+		tasks = append(tasks, process.TaskOf(p))
+	}
+	out := map[string]any{"tasks": tasks}
+	if next != "" {
+		out["nextCursor"] = next
+	}
+	return out, nil
+}
+
+func (e *Env) taskCancel(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+	p, err := e.Processes.Cancel(ctx, c.Account, in.TaskID)
+	if err != nil {
+		return nil, processError(err)
+	}
+	return taskView(p), nil
+}
+
+// started starts a process and answers for it: the task, for clients that did not
+// ask for one, with progress notifications when the call carries a progress token.
+func (e *Env) started(ctx context.Context, c *tool.Call, definition string, input any, subject *metav1alpha1.SubjectRef) (any, error) {
+	p, err := e.Processes.Start(ctx, c.Account, definition, input, subject)
+	if err != nil {
+		return nil, err
+	}
+	e.Processes.Follow(c.Session, c.ProgressToken, c.Account, p.Name)
+	t := process.TaskOf(p)
+	return map[string]any{"taskId": t.TaskID, "task": t,
+		"next": "follow it with sandbar_tasks_get, wait for its result with sandbar_tasks_result, stop it with sandbar_tasks_cancel"}, nil
+}
+
+// processList is processes as the listing verbs show them.
+func processList(procs []*metav1alpha1.WorkflowProcess) any {
+	out := []map[string]any{}
+	for _, p := range procs {
+		out = append(out, taskView(p))
+	}
+	return map[string]any{"processes": out}
+}
+
+// workflowOf is the workflow of a process in a snapshot (nil once it is gone).
+func workflowOf(snap *catalog.Snapshot, p *metav1alpha1.WorkflowProcess) *catalog.Workflow {
+	return snap.Workflows[p.Spec.Definition]
+}

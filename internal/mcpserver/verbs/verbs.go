@@ -1,0 +1,184 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package verbs holds what the MCP server's tools do, grouped by domain: the
+// operational verbs (schema, class, types, property, codec, entity, workflow,
+// validation, project and the task tools for clients without MCP Tasks), one create
+// tool per concrete class, and the views they answer with. Each verb declares its
+// arguments as a struct (see package tool); All lists every verb in one place.
+package verbs
+
+import (
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+)
+
+// Env is what the verbs work with.
+type Env struct {
+	// Client reads the metamodel from the informer cache and instances from the API
+	// server, and writes.
+	Client client.Client
+	// Processes starts and follows WorkflowProcesses.
+	Processes *process.Service
+	// Style spells the tool names the verbs mention.
+	Style tool.NameStyle
+}
+
+// All is every operational verb, in the order tools/list shows them.
+func (e *Env) All() []*tool.Def {
+	return slices.Concat(
+		e.schemaVerbs(),
+		e.classVerbs(),
+		e.typesVerbs(),
+		e.propertyVerbs(),
+		e.codecVerbs(),
+		e.entityVerbs(),
+		e.taskVerbs(),
+		e.validationVerbs(),
+		e.projectVerbs(),
+		e.workflowVerbs(),
+	)
+}
+
+// Argument descriptions used by several verbs.
+const (
+	classDesc     = "The class, as prefix/Kind (for example zorp/SpaceBoot)."
+	namespaceDesc = "Namespace; defaults to the account's own."
+	taskIDDesc    = "The task id (from the call that started it)."
+)
+
+// class resolves a class argument: a Class name ("zorp.spaceboot"), an ident
+// ("zorp/SpaceBoot" or ":zorp/SpaceBoot") or a kind alone when only one class has it.
+func class(c *tool.Call, ref string) (*catalog.Class, error) {
+	if cl := c.Snap.FindClass(ref); cl != nil {
+		return cl, nil
+	}
+	return nil, tool.Fail("unknown class %q; known classes: %s", ref, strings.Join(classIdents(c.Snap, false), ", "))
+}
+
+func classIdents(snap *catalog.Snapshot, concreteOnly bool) []string {
+	var out []string
+	for _, name := range snap.ClassNames() {
+		cl := snap.Classes[name]
+		if concreteOnly && !cl.Servable() {
+			continue
+		}
+		out = append(out, cl.Ident())
+	}
+	sort.Strings(out)
+	return out
+}
+
+// idents are the idents of the named classes.
+func idents(snap *catalog.Snapshot, names []string) []string {
+	out := []string{}
+	for _, n := range names {
+		if cl, ok := snap.Classes[n]; ok {
+			out = append(out, cl.Ident())
+		} else {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// concrete checks that a class can have instances, and says what to use instead.
+func concrete(snap *catalog.Snapshot, cl *catalog.Class) error {
+	if cl.Abstract {
+		subs := concreteSubclasses(snap, cl)
+		if len(subs) == 0 {
+			return tool.Fail("cannot instantiate abstract class %s; it has no concrete subclasses", cl.Ident())
+		}
+		return tool.Fail("cannot instantiate abstract class %s; concrete subclasses: %s", cl.Ident(), strings.Join(subs, ", "))
+	}
+	if !cl.Servable() {
+		msg := "it is not ready"
+		if cl.Problem != nil {
+			msg = cl.Problem.Message
+		}
+		return tool.Fail("class %s cannot take instances right now: %s", cl.Ident(), msg)
+	}
+	return nil
+}
+
+func concreteSubclasses(snap *catalog.Snapshot, cl *catalog.Class) []string {
+	out := []string{}
+	for _, n := range snap.Subclasses(cl.Name) {
+		if sub := snap.Classes[n]; !sub.Abstract {
+			out = append(out, sub.Ident())
+		}
+	}
+	return out
+}
+
+func nonNil[T any](xs []T) []T {
+	if xs == nil {
+		return []T{}
+	}
+	return xs
+}
+
+func orDefault[T comparable](v, def T) T {
+	var zero T
+	if v == zero {
+		return def
+	}
+	return v
+}
+
+// --- catalog enums in input schemas ------------------------------------------------
+
+// enum sets the allowed values of a string argument (at a path such as
+// "entities.class" for the items of a list), when there are any.
+func enum(path string, values func(*catalog.Snapshot) []string) tool.SchemaPatch {
+	return func(s *jsonschema.Schema, snap *catalog.Snapshot) {
+		p := s
+		for _, part := range strings.Split(path, ".") {
+			p = p.Properties[part]
+			if p.Items != nil {
+				p = p.Items
+			}
+		}
+		vals := values(snap)
+		p.Enum = nil
+		for _, v := range vals {
+			p.Enum = append(p.Enum, v)
+		}
+	}
+}
+
+func classes(concreteOnly bool) func(*catalog.Snapshot) []string {
+	return func(snap *catalog.Snapshot) []string { return classIdents(snap, concreteOnly) }
+}
+
+func propertyNames(snap *catalog.Snapshot) []string {
+	names := make([]string, 0, len(snap.Properties))
+	for n := range snap.Properties {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+func workflowNames(snap *catalog.Snapshot) []string { return snap.WorkflowNames() }

@@ -1,0 +1,156 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package verbs
+
+import (
+	"context"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
+)
+
+type defineArgs struct {
+	Name string                              `json:"name" jsonschema:"The name of the WorkflowDefinition."`
+	Spec metav1alpha1.WorkflowDefinitionSpec `json:"spec" jsonschema:"The definition: initial state, states, transitions, subjectClass?, description?, arguments?."`
+}
+
+type subjectArgs struct {
+	Class string `json:"class" jsonschema:"The class of the subject instance, as prefix/Kind."`
+	Name  string `json:"name" jsonschema:"The name of the subject instance."`
+}
+
+type startArgs struct {
+	Workflow string       `json:"workflow" jsonschema:"The workflow to run."`
+	Subject  *subjectArgs `json:"subject,omitempty" jsonschema:"The instance the process is about."`
+	Input    any          `json:"input,omitempty" jsonschema:"Any JSON value."`
+}
+
+type transitionArgs struct {
+	TaskID     string `json:"taskId" jsonschema:"The task id (from the call that started it)."`
+	Transition string `json:"transition" jsonschema:"The transition to take from the current state."`
+	Reason     string `json:"reason,omitempty" jsonschema:"Why, for the process's history."`
+}
+
+type activeArgs struct {
+	Workflow string `json:"workflow,omitempty" jsonschema:"Only processes of this workflow."`
+}
+
+func (e *Env) workflowVerbs() []*tool.Def {
+	return []*tool.Def{
+		tool.Verb(tool.Spec{Group: "workflow", Name: "find", Title: "Find workflows", ReadOnly: true, Idempotent: true,
+			Description: "The workflow definitions: states, transitions, terminal states, cancellation."},
+			func(_ context.Context, c *tool.Call, _ noArgs) (any, error) {
+				out := []map[string]any{}
+				for _, n := range c.Snap.WorkflowNames() {
+					out = append(out, WorkflowView(c.Snap.Workflows[n]))
+				}
+				return map[string]any{"workflows": out}, nil
+			}),
+		tool.Verb(tool.Spec{Group: "workflow", Name: "define", Title: "Define a workflow", Idempotent: true,
+			Description: "Create or replace a workflow definition: {name, spec: {initial, states: [{name, terminal?}], transitions: [{name, from: [...], to}], subjectClass?, description?}}."},
+			e.define),
+		tool.Verb(tool.Spec{Group: "workflow", Name: "start-process", Title: "Start a process", LongRunning: true,
+			Description: "Start a process of a workflow, as a task: {workflow, subject?: {class, name}, input?}. It starts in the initial state; move it with sandbar_workflow_transition."},
+			func(ctx context.Context, c *tool.Call, in startArgs) (any, error) {
+				w, ok := c.Snap.Workflows[in.Workflow]
+				if !ok || w.Problem != nil {
+					return nil, tool.Fail("unknown or invalid workflow %q; sandbar_workflow_find lists them", in.Workflow)
+				}
+				var subject *metav1alpha1.SubjectRef
+				if in.Subject != nil {
+					subject = &metav1alpha1.SubjectRef{Class: in.Subject.Class, Name: in.Subject.Name}
+				}
+				return e.started(ctx, c, in.Workflow, in.Input, subject)
+			}).Patch(enum("workflow", workflowNames)),
+		tool.Verb(tool.Spec{Group: "workflow", Name: "transition", Title: "Move a process",
+			Description: "Move a process by a named transition from its current state: {taskId, transition, reason?}."},
+			func(ctx context.Context, c *tool.Call, in transitionArgs) (any, error) {
+				p, err := e.Processes.Transition(ctx, c.Account, in.TaskID, in.Transition, in.Reason)
+				if err != nil {
+					return nil, processError(err)
+				}
+				return stateView(p, workflowOf(c.Snap, p)), nil
+			}),
+		tool.Verb(tool.Spec{Group: "workflow", Name: "process-state", Title: "State of a process", ReadOnly: true, Idempotent: true,
+			Description: "The current state of a process and the transitions it can take from there: {taskId}."},
+			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+				p, err := e.task(ctx, c, in.TaskID)
+				if err != nil {
+					return nil, err
+				}
+				return stateView(p, workflowOf(c.Snap, p)), nil
+			}),
+		tool.Verb(tool.Spec{Group: "workflow", Name: "process-history", Title: "History of a process", ReadOnly: true, Idempotent: true,
+			Description: "Every step of a process: from, to, transition, who, when, why: {taskId}."},
+			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+				p, err := e.task(ctx, c, in.TaskID)
+				if err != nil {
+					return nil, err
+				}
+				return map[string]any{"taskId": p.Name, "workflow": p.Spec.Definition, "history": nonNil(p.Status.History)}, nil
+			}),
+		tool.Verb(tool.Spec{Group: "workflow", Name: "active-processes", Title: "Active processes", ReadOnly: true, Idempotent: true,
+			Description: "This account's processes that have not ended: {workflow?}."},
+			func(ctx context.Context, c *tool.Call, in activeArgs) (any, error) {
+				procs, err := e.Processes.Select(ctx, c.Account, func(p *metav1alpha1.WorkflowProcess) bool {
+					return !workflow.Terminal(&p.Status) && (in.Workflow == "" || p.Spec.Definition == in.Workflow)
+				}, false)
+				if err != nil {
+					return nil, err
+				}
+				return processList(procs), nil
+			}),
+	}
+}
+
+func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (any, error) {
+	if workflow.IsBuiltin(in.Name) {
+		return nil, tool.Fail("%s is a built-in workflow and cannot be redefined", in.Name)
+	}
+	spec := in.Spec
+	if spec.SubjectClass != "" && c.Snap.Classes[spec.SubjectClass] == nil {
+		return nil, tool.Fail("spec.subjectClass: unknown class %q (give the Class's name, as zorp.spaceboot)", spec.SubjectClass)
+	}
+	check := spec
+	check.SubjectClass = ""
+	meta := metav1.ObjectMeta{Name: in.Name}
+	if w := catalog.ValidateWorkflow(&metav1alpha1.WorkflowDefinition{ObjectMeta: meta, Spec: check}, nil); w.Problem != nil {
+		return nil, tool.Fail("the workflow is not valid: %s", w.Problem.Message)
+	}
+	var existing metav1alpha1.WorkflowDefinition
+	err := e.Client.Get(ctx, client.ObjectKey{Name: in.Name}, &existing)
+	switch {
+	case apierrors.IsNotFound(err):
+		err = e.Client.Create(ctx, &metav1alpha1.WorkflowDefinition{ObjectMeta: meta, Spec: spec})
+	case err == nil:
+		existing.Spec = spec
+		err = e.Client.Update(ctx, &existing)
+	}
+	if err != nil {
+		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+			return nil, tool.Fail("the API server refused the workflow: %s", apiMessage(err))
+		}
+		return nil, err
+	}
+	return map[string]any{"defined": in.Name, "prompt": tool.Encode(e.Style, "sandbar.workflow."+in.Name)}, nil
+}

@@ -311,7 +311,6 @@ func TestPureCoerceClassWithoutSlots(t *testing.T) {
 	}
 }
 
-
 func TestPureBadRequiredValueIsNotCalledMissing(t *testing.T) {
 	c := &catalog.Class{Prefix: "zorp", Kind: "Boot", Required: []string{"size"},
 		Slots: []catalog.Slot{{Field: "size", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne, Required: true}}}

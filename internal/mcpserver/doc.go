@@ -14,8 +14,19 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package mcpserver serves the catalog over the Model Context Protocol (Streamable
-// HTTP, on the go-sdk): tools derived from the metamodel at all times, bearer-token
-// authentication against ServiceAccounts, per-account permissions and rate limits.
-// It reads the catalog and the informer caches, so every replica serves it.
+// Package mcpserver assembles the MCP server of one manager replica from the rooms
+// in its subpackages and serves it over Streamable HTTP (on the go-sdk):
+//
+//	edge       the HTTP mux, the middleware chain every transport goes through, health
+//	access     who a request is (bearer tokens) and what it may do (tools, namespaces)
+//	tasks      the MCP Tasks protocol adapter, a shim until the SDK supports Tasks
+//	process    the one service for WorkflowProcesses, used by tasks and the verbs
+//	tool       how a tool is declared, its arguments decoded, its errors mapped
+//	verbs      what the tools do, grouped by domain, and the views they answer with
+//	resources  instances and metamodel objects as resources, subscriptions, completion
+//	prompts    workflow definitions as prompts
+//	redact     no credential leaves the server
+//
+// The server derives its tools, resources and prompts from the catalog whenever it
+// changes, and reads the informer caches, so every replica serves it.
 package mcpserver

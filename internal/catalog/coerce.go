@@ -103,6 +103,8 @@ func coerceValue(s Slot, v any) (any, error) {
 	switch s.Range {
 	case metav1alpha1.RangeInteger:
 		switch x := v.(type) {
+		case int64: // as read back from the API server
+			out = x
 		case float64:
 			if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
 				return bad()
@@ -125,6 +127,8 @@ func coerceValue(s Slot, v any) (any, error) {
 		}
 	case metav1alpha1.RangeNumber:
 		switch x := v.(type) {
+		case int64: // a whole number, as read back from the API server
+			out = float64(x)
 		case float64:
 			out = x
 		case json.Number:

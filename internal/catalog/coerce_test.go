@@ -330,3 +330,20 @@ func TestPureDescribeKeepsTextReadable(t *testing.T) {
 		t.Errorf("catalog.DescribeValue(long) = %q, want valid UTF-8 cut with ...", got)
 	}
 }
+
+// Instances read back from the API server carry whole numbers as int64: validating
+// stored instances must accept them.
+func TestPureCoerceAcceptsWhatTheAPIServerReturns(t *testing.T) {
+	c := &catalog.Class{Prefix: "zorp", Kind: "Boot", Slots: []catalog.Slot{
+		{Field: "count", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne},
+		{Field: "price", Range: metav1alpha1.RangeNumber, Cardinality: metav1alpha1.CardinalityOne},
+		{Field: "sizes", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityMany},
+	}}
+	spec, problems := catalog.Coerce(c, map[string]any{"count": int64(4), "price": int64(3), "sizes": []any{int64(1), int64(2)}})
+	if len(problems) > 0 {
+		t.Fatalf("problems = %q, want none", problems)
+	}
+	if spec["count"] != int64(4) || spec["price"] != 3.0 {
+		t.Errorf("spec = %#v", spec)
+	}
+}

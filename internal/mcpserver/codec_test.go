@@ -19,6 +19,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -27,9 +28,9 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 )
 
-const reviewDoc = `---
+const reviewTemplate = `---
 metadata:
-  name: first-review
+  name: REVIEW
 title: Best boots in the sector
 rating: 5
 boot: moonwalker
@@ -47,10 +48,12 @@ Even in hard vacuum.
 func TestMarkdownCodecRoundTrip(t *testing.T) {
 	g := NewWithT(t)
 	cs := connect(t, mcpURL, token, nil)
+	name := unique("first-review")
+	reviewDoc := strings.ReplaceAll(reviewTemplate, "REVIEW", name)
 	res := callTool(t, cs, "sandbar_entity_create", map[string]any{"class": "zorp/Review", "format": "markdown", "source": reviewDoc})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 
-	uri := resources.InstanceURI("zorp", "Review", "default", "first-review")
+	uri := resources.InstanceURI("zorp", "Review", "default", name)
 	var read *mcp.ReadResourceResult
 	g.Eventually(func() error {
 		var err error

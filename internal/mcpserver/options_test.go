@@ -35,7 +35,7 @@ func TestDottedNamesAndToolSurfaces(t *testing.T) {
 	g.Expect(tools).To(HaveKey("sandbar.class.zorp.SpaceBoot"))
 	g.Expect(tools["sandbar.schema.classes"].Description).NotTo(ContainSubstring("sandbar_"))
 	g.Expect(dotted.InitializeResult().Instructions).To(ContainSubstring("sandbar.schema.classes"))
-	res := callTool(t, dotted, "sandbar.class.zorp.SpaceBoot", map[string]any{"name": "Dotted", "metadata": map[string]any{"name": "dotted"}})
+	res := callTool(t, dotted, "sandbar.class.zorp.SpaceBoot", map[string]any{"name": "Dotted", "metadata": map[string]any{"name": unique("dotted")}})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 
 	operational := listTools(t, connect(t, serve(t, mcpserver.Options{ToolSurface: mcpserver.SurfaceOperational}), token, nil))

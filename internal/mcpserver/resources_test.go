@@ -57,12 +57,13 @@ func listResources(t *testing.T, cs *mcp.ClientSession) map[string]*mcp.Resource
 
 func TestResourcesListReadAndTemplates(t *testing.T) {
 	g := NewWithT(t)
-	newBoot(t, "default", "res-boot", map[string]any{"name": "Res"})
-	newBoot(t, "kube-public", "hidden-boot", map[string]any{"name": "Hidden"})
+	resBoot, hiddenBoot := unique("res-boot"), unique("hidden-boot")
+	newBoot(t, "default", resBoot, map[string]any{"name": "Res"})
+	newBoot(t, "kube-public", hiddenBoot, map[string]any{"name": "Hidden"})
 	cs := connect(t, mcpURL, token, nil)
 
-	mine := resources.InstanceURI("zorp", "SpaceBoot", "default", "res-boot")
-	hidden := resources.InstanceURI("zorp", "SpaceBoot", "kube-public", "hidden-boot")
+	mine := resources.InstanceURI("zorp", "SpaceBoot", "default", resBoot)
+	hidden := resources.InstanceURI("zorp", "SpaceBoot", "kube-public", hiddenBoot)
 	g.Eventually(func() map[string]*mcp.Resource { return listResources(t, cs) }).WithTimeout(timeout).WithPolling(poll).
 		Should(HaveKey(mine))
 	all := listResources(t, cs)
@@ -91,7 +92,7 @@ func TestResourcesListReadAndTemplates(t *testing.T) {
 	res, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: mine + "?format=markdown"})
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Contents[0].MIMEType).To(Equal("text/markdown"))
-	g.Expect(res.Contents[0].Text).To(Equal("---\nmetadata:\n  name: res-boot\nname: Res\n---\n"))
+	g.Expect(res.Contents[0].Text).To(Equal("---\nmetadata:\n  name: " + resBoot + "\nname: Res\n---\n"))
 
 	res, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: resources.MetaURI(resources.MetaClass, "zorp.spaceboot")})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -27,6 +27,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -208,3 +209,7 @@ func text(res *mcp.CallToolResult) string {
 	}
 	return out
 }
+
+// unique is a name no other run of a test has used, so that the suites pass when
+// run again against the same API server (go test -count=2).
+func unique(name string) string { return name + "-" + rand.String(5) }

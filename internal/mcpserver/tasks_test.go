@@ -257,8 +257,9 @@ func TestTasksForClientsWithoutTasks(t *testing.T) {
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { progress <- r.Params },
 	})
 	items := []any{}
+	prefix := unique("imported")
 	for i := 0; i < 150; i++ {
-		items = append(items, map[string]any{"class": "zorp/SpaceBoot", "name": "imported-" + jsonNumber(float64(i)),
+		items = append(items, map[string]any{"class": "zorp/SpaceBoot", "name": prefix + "-" + jsonNumber(float64(i)),
 			"attributes": map[string]any{"name": "Imported"}})
 	}
 	params := &mcp.CallToolParams{Name: "sandbar_project_import", Arguments: map[string]any{"bundle": map[string]any{"items": items}}}

@@ -112,28 +112,29 @@ func TestCreateToolsMakeKubernetesObjects(t *testing.T) {
 	g := NewWithT(t)
 	cs := connect(t, mcpURL, token, nil)
 
+	moonwalker, stardust, fromJSON := unique("moonwalker"), unique("stardust"), unique("from-json")
 	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{
 		"name": "Moonwalker", "price": "12.5", "tentacleCount": 8, "vacuumRated": "true",
-		"metadata": map[string]any{"name": "moonwalker"},
+		"metadata": map[string]any{"name": moonwalker},
 	})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
-	boot := getBoot(t, "moonwalker")
+	boot := getBoot(t, moonwalker)
 	g.Expect(boot.Object["spec"]).To(Equal(map[string]any{
 		"name": "Moonwalker", "price": 12.5, "tentacleCount": int64(8), "vacuumRated": true,
 	}), "arguments are coerced to the slot types")
 
 	res = callTool(t, cs, "sandbar_entity_create", map[string]any{
-		"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "Stardust"}, "metadata": map[string]any{"name": "stardust"},
+		"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "Stardust"}, "metadata": map[string]any{"name": stardust},
 	})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
-	g.Expect(getBoot(t, "stardust").Object["spec"]).To(HaveKeyWithValue("name", "Stardust"))
+	g.Expect(getBoot(t, stardust).Object["spec"]).To(HaveKeyWithValue("name", "Stardust"))
 
 	res = callTool(t, cs, "sandbar_entity_create", map[string]any{
 		"class": "zorp.spaceboot", "format": "json",
-		"source": `{"metadata": {"name": "from-json"}, "spec": {"name": "From JSON", "tentacleCount": 2}}`,
+		"source": `{"metadata": {"name": "` + fromJSON + `"}, "spec": {"name": "From JSON", "tentacleCount": 2}}`,
 	})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
-	g.Expect(getBoot(t, "from-json").Object["spec"]).To(HaveKeyWithValue("tentacleCount", int64(2)))
+	g.Expect(getBoot(t, fromJSON).Object["spec"]).To(HaveKeyWithValue("tentacleCount", int64(2)))
 
 	// A generated name when none is given.
 	res = callTool(t, cs, "sandbar_class_zorp_Wearer", map[string]any{"handle": ":zorp/glorbo", "homePlanets": "glorb"})
@@ -146,6 +147,7 @@ func TestCreateToolsMakeKubernetesObjects(t *testing.T) {
 
 func TestDomainErrorsSayWhatToFix(t *testing.T) {
 	cs := connect(t, mcpURL, token, nil)
+	taken := unique("taken")
 	for _, tc := range []struct {
 		desc string
 		tool string
@@ -175,7 +177,7 @@ func TestDomainErrorsSayWhatToFix(t *testing.T) {
 			[]string{`no zorp/SpaceBoot named "ghost"`}},
 		{"another namespace", "sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "namespace": "kube-system"},
 			[]string{`forbidden: this account may act in namespace "default"`}},
-		{"already exists", "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "dup", "metadata": map[string]any{"name": "taken"}},
+		{"already exists", "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "dup", "metadata": map[string]any{"name": taken}},
 			nil},
 	} {
 		t.Run(tc.desc, func(t *testing.T) {
@@ -183,7 +185,7 @@ func TestDomainErrorsSayWhatToFix(t *testing.T) {
 			if tc.want == nil {
 				NewWithT(t).Expect(res.IsError).To(BeFalse(), text(res))
 				res = callTool(t, cs, tc.tool, tc.args)
-				tc.want = []string{`a zorp/SpaceBoot named "taken" already exists`}
+				tc.want = []string{`a zorp/SpaceBoot named "` + taken + `" already exists`}
 			}
 			NewWithT(t).Expect(res.IsError).To(BeTrue(), text(res))
 			for _, w := range tc.want {
@@ -234,9 +236,11 @@ func TestProtocolFaultsAreJSONRPCErrorsAndBadArgumentsAreResults(t *testing.T) {
 func TestFindUpdateValidate(t *testing.T) {
 	g := NewWithT(t)
 	cs := connect(t, mcpURL, token, nil)
-	for i, n := range []string{"find-a", "find-b", "find-c"} {
+	batch := unique("find")
+	findA, findB, findC := batch+"-a", batch+"-b", batch+"-c"
+	for i, n := range []string{findA, findB, findC} {
 		res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{
-			"name": n, "tentacleCount": i, "metadata": map[string]any{"name": n, "labels": map[string]any{"batch": "find"}},
+			"name": n, "tentacleCount": i, "metadata": map[string]any{"name": n, "labels": map[string]any{"batch": batch}},
 		})
 		g.Expect(res.IsError).To(BeFalse(), text(res))
 	}
@@ -247,12 +251,12 @@ func TestFindUpdateValidate(t *testing.T) {
 		g.Expect(json.Unmarshal([]byte(text(res)), &out)).To(Succeed())
 		return out
 	}
-	out := find(map[string]any{"class": "zorp/SpaceBoot", "where": map[string]any{"tentacleCount": 1}})
+	out := find(map[string]any{"class": "zorp/SpaceBoot", "labelSelector": "batch=" + batch, "where": map[string]any{"tentacleCount": 1}})
 	g.Expect(out["count"]).To(Equal(1.0))
 
 	// Pages of two, through the continue token, across the superclass query.
 	var names []any
-	args := map[string]any{"class": "zorp/Footwear", "labelSelector": "batch=find", "limit": 2}
+	args := map[string]any{"class": "zorp/Footwear", "labelSelector": "batch=" + batch, "limit": 2}
 	for {
 		out = find(args)
 		for _, it := range out["items"].([]any) {
@@ -264,24 +268,24 @@ func TestFindUpdateValidate(t *testing.T) {
 		}
 		args["continue"] = next
 	}
-	g.Expect(names).To(Equal([]any{"find-a", "find-b", "find-c"}))
+	g.Expect(names).To(Equal([]any{findA, findB, findC}))
 
 	// Update with optimistic concurrency.
-	out = find(map[string]any{"class": "zorp/SpaceBoot", "name": "find-a"})
+	out = find(map[string]any{"class": "zorp/SpaceBoot", "name": findA})
 	item := out["items"].([]any)[0].(map[string]any)
 	rv := item["resourceVersion"].(string)
 	res := callTool(t, cs, "sandbar_entity_update", map[string]any{
-		"class": "zorp/SpaceBoot", "name": "find-a", "attributes": map[string]any{"price": 9, "tentacleCount": nil}, "resourceVersion": rv,
+		"class": "zorp/SpaceBoot", "name": findA, "attributes": map[string]any{"price": 9, "tentacleCount": nil}, "resourceVersion": rv,
 	})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
-	g.Expect(getBoot(t, "find-a").Object["spec"]).To(Equal(map[string]any{"name": "find-a", "price": int64(9)}))
+	g.Expect(getBoot(t, findA).Object["spec"]).To(Equal(map[string]any{"name": findA, "price": int64(9)}))
 	res = callTool(t, cs, "sandbar_entity_update", map[string]any{
-		"class": "zorp/SpaceBoot", "name": "find-a", "attributes": map[string]any{"price": 10}, "resourceVersion": rv,
+		"class": "zorp/SpaceBoot", "name": findA, "attributes": map[string]any{"price": 10}, "resourceVersion": rv,
 	})
 	g.Expect(res.IsError).To(BeTrue())
 	g.Expect(text(res)).To(ContainSubstring("conflict"))
 	res = callTool(t, cs, "sandbar_entity_update", map[string]any{
-		"class": "zorp/SpaceBoot", "name": "find-a", "attributes": map[string]any{"name": nil},
+		"class": "zorp/SpaceBoot", "name": findA, "attributes": map[string]any{"name": nil},
 	})
 	g.Expect(res.IsError).To(BeTrue())
 	g.Expect(text(res)).To(ContainSubstring(`slot "name" is required and cannot be removed`))

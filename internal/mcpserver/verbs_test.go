@@ -14,7 +14,6 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-
 package mcpserver_test
 
 import (
@@ -77,7 +76,7 @@ func TestEveryVerbAnswers(t *testing.T) {
 			g.Expect(items(out, "datatypes")).To(HaveLen(10))
 		}},
 		{verb: "sandbar_entity_create", args: func() map[string]any {
-			return map[string]any{"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "Every", "tentacleCount": 3},
+			return map[string]any{"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "Every-" + run, "tentacleCount": 3},
 				"metadata": map[string]any{"name": boot}}
 		}, check: func(g Gomega, out map[string]any) {
 			g.Expect(out["name"]).To(Equal(boot))
@@ -94,7 +93,7 @@ func TestEveryVerbAnswers(t *testing.T) {
 			g.Expect(fmt.Sprint(items(out, "results")[1])).To(ContainSubstring(`missing required slot(s): "name"`))
 		}},
 		{verb: "sandbar_entity_find", args: func() map[string]any {
-			return map[string]any{"class": "zorp/Footwear", "where": map[string]any{"name": "Every"}}
+			return map[string]any{"class": "zorp/Footwear", "where": map[string]any{"name": "Every-" + run}}
 		}, check: func(g Gomega, out map[string]any) {
 			g.Expect(out["count"]).To(Equal(1.0))
 			g.Expect(items(out, "items")[0]).To(HaveKeyWithValue("name", boot))

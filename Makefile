@@ -3,12 +3,14 @@
 # Tool and control-plane versions, pinned.
 CONTROLLER_TOOLS_VERSION ?= v0.19.0
 HELM_VERSION ?= v3.19.5
+GOLANGCI_LINT_VERSION ?= v2.15.0
 KUBERNETES_VERSION ?= v1.34.3
 ETCD_VERSION ?= v3.6.4
 
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
+GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # KUBEBUILDER_ASSETS: kube-apiserver, etcd and kubectl for envtest and `make dev`.
 ENVTEST_ASSETS ?= $(LOCALBIN)/k8s/$(KUBERNETES_VERSION)
 # TS_CLIENT: the TypeScript MCP SDK client of internal/mcpserver/typescript_test.go.
@@ -16,7 +18,11 @@ TS_CLIENT ?= hack/ts-client
 # CONFORMANCE: the official MCP conformance suite and the Node.js 22 it needs.
 CONFORMANCE ?= hack/conformance
 
-GO_TEST_FLAGS ?= -count=1
+GO_TEST_FLAGS ?= -count=1 -race
+# SUITE_PACKAGES need more than Go to test: a control plane (controllers, the MCP
+# server, durability, e2e), Helm and npm packages (e2e), controller-gen (api).
+# test-unit runs every other package.
+SUITE_PACKAGES = api/v1alpha1 controllers internal/mcpserver internal/durability internal/e2e
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMG ?= ghcr.io/sandbar-dev/sandbar:$(VERSION)
 # The manager as the tests, `make dev` and the image build it.
@@ -57,10 +63,19 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: test
-test: controller-gen helm envtest-assets ts-client conformance ## Run every test: unit, envtest, MCP clients (Go, TypeScript), end-to-end with helm, conformance.
+test: lint controller-gen helm envtest-assets ts-client conformance ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with helm, conformance.
+	CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
+
+.PHONY: test-unit
+test-unit: ## Run the tests that need only Go (no control plane, Helm or npm): under a minute.
+	go test -count=1 $$(go list ./... | grep -v -x -E "$$(go list -m)/($(shell echo $(SUITE_PACKAGES) | tr ' ' '|'))")
+
+.PHONY: lint
+lint: golangci-lint ## gofmt, go vet, golangci-lint (.golangci.yml), and a check that go mod tidy changes nothing.
 	@test -z "$$(gofmt -l api cmd controllers internal hack)" || { echo "gofmt needed:"; gofmt -l api cmd controllers internal hack; exit 1; }
 	go vet ./...
-	CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
+	$(GOLANGCI_LINT) run ./...
+	@go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 
 .PHONY: test-e2e
 test-e2e: helm envtest-assets ts-client conformance ## Run the end-to-end test alone: helm install on a local control plane, the manager with the chart's RBAC, a TypeScript MCP client.
@@ -121,6 +136,13 @@ $(HELM):
 	@mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN)/.tmp-helm go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
 	mv $(LOCALBIN)/.tmp-helm/helm $(HELM) && rm -rf $(LOCALBIN)/.tmp-helm
+
+.PHONY: golangci-lint
+golangci-lint: $(GOLANGCI_LINT) ## Install golangci-lint into bin/ (built from the Go module proxy).
+$(GOLANGCI_LINT):
+	@mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN)/.tmp-lint go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(LOCALBIN)/.tmp-lint/golangci-lint $(GOLANGCI_LINT) && rm -rf $(LOCALBIN)/.tmp-lint
 
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl from the Go module proxy into bin/k8s (cached).

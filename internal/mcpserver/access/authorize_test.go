@@ -1,0 +1,78 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+
+package access
+
+import (
+	"strings"
+	"testing"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+)
+
+func account(p metav1alpha1.Permissions) *catalog.Account {
+	return &catalog.Account{Namespace: "team-a", Name: "bot", Permissions: p}
+}
+
+func TestMayCall(t *testing.T) {
+	find := tool.Info{Canonical: "sandbar.entity.find", ReadOnly: true}
+	create := tool.Info{Canonical: "sandbar.entity.create"}
+	for _, tc := range []struct {
+		name  string
+		perms metav1alpha1.Permissions
+		tool  string
+		info  tool.Info
+		want  bool
+	}{
+		{"no globs: every tool", metav1alpha1.Permissions{}, "sandbar_entity_create", create, true},
+		{"read-only: a reader", metav1alpha1.Permissions{ReadOnly: true}, "sandbar_entity_find", find, true},
+		{"read-only: not a writer", metav1alpha1.Permissions{ReadOnly: true}, "sandbar_entity_create", create, false},
+		{"glob on the served name", metav1alpha1.Permissions{Tools: []string{"sandbar_entity_*"}}, "sandbar_entity_create", create, true},
+		{"glob on the canonical name", metav1alpha1.Permissions{Tools: []string{"sandbar.entity.*"}}, "sandbar_entity_create", create, true},
+		{"no glob matches", metav1alpha1.Permissions{Tools: []string{"sandbar.schema.*"}}, "sandbar_entity_find", find, false},
+	} {
+		if got := MayCall(account(tc.perms), tc.tool, tc.info); got != tc.want {
+			t.Errorf("%s: MayCall = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if MayCall(nil, "sandbar_entity_find", find) {
+		t.Error("no account may call a tool")
+	}
+}
+
+func TestNamespace(t *testing.T) {
+	own := account(metav1alpha1.Permissions{})
+	if ns, err := Namespace(own, ""); err != nil || ns != "team-a" {
+		t.Errorf("no namespace asked: %q, %v; want the account's own", ns, err)
+	}
+	_, err := Namespace(own, "team-b")
+	if !tool.IsDomain(err) || !strings.Contains(err.Error(), `forbidden: this account may act in namespace "team-a", not "team-b"`) {
+		t.Errorf("another namespace: %v", err)
+	}
+	shared := account(metav1alpha1.Permissions{Namespaces: []string{"shared"}})
+	if ns, err := Namespace(shared, "shared"); err != nil || ns != "shared" {
+		t.Errorf("a listed namespace: %q, %v", ns, err)
+	}
+	if _, err := Namespace(shared, "team-b"); err == nil || !strings.Contains(err.Error(), `"team-a" and shared`) {
+		t.Errorf("the refusal names the namespaces it may use: %v", err)
+	}
+	if !NamespaceAllowed(account(metav1alpha1.Permissions{Namespaces: []string{"*"}}), "anything") {
+		t.Error(`"*" allows every namespace`)
+	}
+}

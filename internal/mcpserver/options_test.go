@@ -52,24 +52,36 @@ func TestDottedNamesAndToolSurfaces(t *testing.T) {
 
 func TestMetricsCountRequestsFailuresAndCalls(t *testing.T) {
 	g := NewWithT(t)
-	post(t, mcpURL, map[string]string{"Authorization": "Bearer nobody:nothing"})
-	callTool(t, connect(t, mcpURL, token, nil), "sandbar_schema_datatypes", nil)
-
-	families, err := metrics.Registry.Gather()
-	g.Expect(err).NotTo(HaveOccurred())
-	seen := map[string]bool{}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			labels := []string{}
-			for _, l := range m.GetLabel() {
-				labels = append(labels, l.GetName()+"="+l.GetValue())
+	counters := func() map[string]float64 {
+		families, err := metrics.Registry.Gather()
+		g.Expect(err).NotTo(HaveOccurred())
+		out := map[string]float64{}
+		for _, f := range families {
+			for _, m := range f.GetMetric() {
+				labels := []string{}
+				for _, l := range m.GetLabel() {
+					labels = append(labels, l.GetName()+"="+l.GetValue())
+				}
+				out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = m.GetCounter().GetValue()
 			}
-			seen[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = true
 		}
+		return out
 	}
-	g.Expect(seen).To(HaveKey("sandbar_mcp_auth_failures_total{reason=unknown_service}"))
-	g.Expect(seen).To(HaveKey("sandbar_mcp_tool_calls_total{outcome=ok,tool=sandbar_schema_datatypes}"))
-	g.Expect(seen).To(HaveKey("sandbar_mcp_http_requests_total{code=401,method=POST}"))
+	cs := connect(t, mcpURL, token, nil)
+	before := counters()
+	post(t, mcpURL, map[string]string{"Authorization": "Bearer nobody:nothing"})
+	callTool(t, cs, "sandbar_schema_datatypes", nil)
+	callTool(t, cs, "sandbar_class_describe", map[string]any{"class": "zorp/Hat"})
+	after := counters()
+	for key, want := range map[string]float64{
+		"sandbar_mcp_auth_failures_total{reason=unknown_service}":                 1,
+		"sandbar_mcp_tool_calls_total{outcome=ok,tool=sandbar_schema_datatypes}":  1,
+		"sandbar_mcp_tool_calls_total{outcome=error,tool=sandbar_class_describe}": 1,
+		"sandbar_mcp_tool_calls_total{outcome=ok,tool=sandbar_class_describe}":    0,
+		"sandbar_mcp_http_requests_total{code=401,method=POST}":                   1,
+	} {
+		g.Expect(after[key]-before[key]).To(Equal(want), key)
+	}
 
 	resp, err := http.Get(strings.TrimSuffix(mcpURL, "/mcp") + "/readyz")
 	g.Expect(err).NotTo(HaveOccurred())

@@ -183,10 +183,13 @@ Ctrl-C here stops the manager and the control plane.
 	fmt.Println(">> stopping the manager")
 	_ = cmd.Process.Signal(syscall.SIGTERM)
 	select {
-	case <-exited:
+	case err := <-exited:
+		if err != nil {
+			fmt.Println(">> the manager exited:", err)
+		}
 	case <-time.After(15 * time.Second):
 		_ = cmd.Process.Kill()
-		<-exited
+		fmt.Println(">> the manager did not stop in 15 s and was killed:", <-exited)
 	}
 	return nil
 }

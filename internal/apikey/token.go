@@ -25,7 +25,6 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"regexp"
 	"strings"
 
@@ -74,7 +73,7 @@ func Parse(token string) (Token, error) {
 func ParseAuthorization(header string) (Token, error) {
 	scheme, token, found := strings.Cut(strings.TrimSpace(header), " ")
 	if !found || !strings.EqualFold(scheme, "Bearer") {
-		return Token{}, fmt.Errorf("Authorization is not a bearer token")
+		return Token{}, errors.New("the Authorization header is not a bearer token")
 	}
 	return Parse(token)
 }

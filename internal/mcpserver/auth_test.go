@@ -37,7 +37,13 @@ import (
 const initializeBody = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`
 
 // post sends an initialize request with the given headers.
-func post(t *testing.T, url string, headers map[string]string) (*http.Response, string) {
+// reply is what post got back: its body is read and closed already.
+type reply struct {
+	StatusCode int
+	Header     http.Header
+}
+
+func post(t *testing.T, url string, headers map[string]string) (reply, string) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(initializeBody))
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
@@ -50,7 +56,7 @@ func post(t *testing.T, url string, headers map[string]string) (*http.Response, 
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return resp, string(body)
+	return reply{StatusCode: resp.StatusCode, Header: resp.Header}, string(body)
 }
 
 // newAccount creates a ServiceAccount with a fresh key and returns its token.

@@ -324,8 +324,9 @@ func apiWrites(b *testing.B) float64 {
 		for _, verb := range []string{`verb="POST"`, `verb="PUT"`, `verb="PATCH"`, `verb="DELETE"`} {
 			if strings.Contains(line, verb) {
 				var v float64
-				fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v)
-				total += v
+				if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v); err == nil {
+					total += v
+				}
 			}
 		}
 	}

@@ -100,6 +100,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "sandbar", Title: "Sandbar", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: opts.NameStyle.Spell(instructions),
 		Capabilities: &mcp.ServerCapabilities{
+			//nolint:staticcheck // logging is deprecated in 2026-07-28 only; the revisions served here have it
 			Logging:     &mcp.LoggingCapabilities{},
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},
 			Completions: &mcp.CompletionCapabilities{},

@@ -136,7 +136,9 @@ func run(m *testing.M) int {
 	}
 	code := m.Run()
 	cancel()
-	<-done
+	if err := <-done; err != nil {
+		fmt.Fprintln(os.Stderr, "the manager:", err)
+	}
 	return code
 }
 

@@ -59,7 +59,9 @@ func newRawSession(t testing.TB, url, token string) *rawSession {
 		"clientInfo": map[string]any{"name": "raw", "version": "1"}})
 	NewWithT(t).Expect(res.Error).To(BeNil())
 	s.init = res.Result
-	s.post(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	resp := s.post(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	_ = resp.Body.Close()
+	NewWithT(t).Expect(resp.StatusCode).To(Equal(http.StatusAccepted), "a notification is accepted with 202")
 	return s
 }
 

@@ -38,7 +38,7 @@ func TestInitializeAnswersWithServerInfoAndCapabilities(t *testing.T) {
 	g.Expect(init.ServerInfo.Version).To(Equal("test"))
 	g.Expect(init.Capabilities.Tools).NotTo(BeNil())
 	g.Expect(init.Capabilities.Tools.ListChanged).To(BeTrue())
-	g.Expect(init.Capabilities.Logging).NotTo(BeNil())
+	g.Expect(init.Capabilities.Logging).NotTo(BeNil()) //nolint:staticcheck // served for the revisions before 2026-07-28
 	g.Expect(init.Capabilities.Completions).NotTo(BeNil())
 	g.Expect(init.Instructions).To(ContainSubstring("sandbar_schema_classes"))
 }
@@ -223,7 +223,7 @@ func TestProtocolFaultsAreJSONRPCErrorsAndBadArgumentsAreResults(t *testing.T) {
 		{"sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "limit": 500}, `argument "limit" must be at most 200, got 500`},
 		{"sandbar_tasks_get", map[string]any{"taskId": 7}, `argument "taskId" must be a string, got number 7`},
 		{"sandbar_class_zorp_SpaceBoot", map[string]any{"name": "x", "metadata": "my-boot"}, `argument "metadata" must be an object`},
-		{"sandbar_class_zorp_SpaceBoot", map[string]any{"name": "x", "metadata": map[string]any{"nmae": "b"}}, `unknown argument "metadata.nmae"; metadata takes: name, namespace, labels`},
+		{"sandbar_class_zorp_SpaceBoot", map[string]any{"name": "x", "metadata": map[string]any{"nmae": "b"}}, `unknown argument "metadata.nmae"; metadata takes: name, namespace, labels`}, //nolint:misspell // a misspelt key, on purpose
 		{"sandbar_entity_create", map[string]any{"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "x"}, "metadata": map[string]any{"name": 42}},
 			`argument "metadata.name" must be a string, got number 42`},
 	} {

@@ -61,7 +61,7 @@ func TestArgumentsAreCheckedAndDecodedInOnePlace(t *testing.T) {
 		{"unknown, with what there is", `{"class": "c", "filter": {"a": 1}}`,
 			[]string{`unknown argument "filter"; sandbar_entity_find takes: class, where, limit, format, metadata, items, input`}},
 		{"several unknown", `{"class": "c", "x": 1, "y": 2}`, []string{`unknown arguments "x", "y"`}},
-		{"nested unknown", `{"class": "c", "metadata": {"nmae": "b"}}`, []string{`unknown argument "metadata.nmae"; metadata takes: name, labels`}},
+		{"nested unknown", `{"class": "c", "metadata": {"nmae": "b"}}`, []string{`unknown argument "metadata.nmae"; metadata takes: name, labels`}}, //nolint:misspell // on purpose
 		{"wrong type", `{"class": 42}`, []string{`argument "class" must be a string, got number 42`}},
 		{"not an integer", `{"class": "c", "limit": "ten"}`, []string{`argument "limit" must be an integer, got string "ten"`}},
 		{"a fraction is not an integer", `{"class": "c", "limit": 1.5}`, []string{`argument "limit" must be an integer`}},

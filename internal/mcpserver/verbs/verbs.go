@@ -61,13 +61,6 @@ func (e *Env) All() []*tool.Def {
 	)
 }
 
-// Argument descriptions used by several verbs.
-const (
-	classDesc     = "The class, as prefix/Kind (for example zorp/SpaceBoot)."
-	namespaceDesc = "Namespace; defaults to the account's own."
-	taskIDDesc    = "The task id (from the call that started it)."
-)
-
 // class resolves a class argument: a Class name ("zorp.spaceboot"), an ident
 // ("zorp/SpaceBoot" or ":zorp/SpaceBoot") or a kind alone when only one class has it.
 func class(c *tool.Call, ref string) (*catalog.Class, error) {

@@ -21,8 +21,11 @@ limitations under the License.
 package e2e_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"net"
 	"net/http"
@@ -218,18 +221,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: release + "-admin-key"}, &key)).To(Succeed())
 	token := "admin:" + string(key.Data["api-key"])
 	url := "http://" + mcpAddr + "/mcp"
-	g.Eventually(func() int {
-		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("Accept", "application/json, text/event-stream")
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			return 0
-		}
-		resp.Body.Close()
-		return resp.StatusCode
-	}).WithTimeout(timeout).WithPolling(200 * time.Millisecond).ShouldNot(Equal(http.StatusUnauthorized))
+	waitForMCP(t, url, token)
 
 	// A real client session: the TypeScript SDK lists tools, creates a SpaceBoot, gets
 	// the missing-name error, and a wrong token gets 401.
@@ -273,17 +265,9 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 		_ = open.Process.Signal(os.Interrupt)
 		_ = open.Wait()
 	})
-	g.Eventually(func() error {
-		resp, err := http.Get("http://" + openAddr + "/readyz")
-		if err == nil {
-			resp.Body.Close()
-			if resp.StatusCode != http.StatusOK {
-				err = fmt.Errorf("readyz: %d", resp.StatusCode)
-			}
-		}
-		return err
-	}).WithTimeout(timeout).WithPolling(200 * time.Millisecond).Should(Succeed())
-	runConformance(t, root, "http://"+openAddr+"/mcp")
+	openURL := "http://" + openAddr + "/mcp"
+	waitForMCP(t, openURL, "")
+	runConformance(t, root, openURL)
 }
 
 // runConformance runs every server scenario of the pinned official suite, one at a
@@ -411,6 +395,69 @@ func summaryLine(out []byte) string {
 		}
 	}
 	return "no summary line"
+}
+
+// waitForMCP waits until the MCP endpoint answers an initialize POST (with the bearer
+// token, if one is given) with HTTP 200 and an initialize result. A refused connection,
+// a 401 while the manager has not loaded the key yet or a 503 keep it waiting; after
+// the timeout the test fails with the last answer.
+func waitForMCP(t *testing.T, url, token string) {
+	t.Helper()
+	c := &http.Client{Timeout: 10 * time.Second}
+	NewWithT(t).Eventually(func() error { return initialize(c, url, token) }).
+		WithTimeout(timeout).WithPolling(200*time.Millisecond).
+		Should(Succeed(), "%s does not answer an MCP initialize with 200 and a result", url)
+}
+
+// initialize sends an MCP initialize request and reads the answer, JSON or SSE.
+func initialize(c *http.Client, url, token string) error {
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize",`+
+		`"params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"sandbar-e2e","version":"1.0.0"}}}`))
+	if err != nil {
+		return err
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	resp, err := c.Do(req)
+	if err != nil {
+		return fmt.Errorf("initialize: %v", err) // a plain error: gomega prints its text, not its fields
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("initialize: HTTP %d: %s", resp.StatusCode, bytes.TrimSpace(body))
+	}
+	if err != nil {
+		return fmt.Errorf("initialize: HTTP 200, reading the body: %w", err)
+	}
+	msg := body
+	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		msg = nil
+		for _, l := range strings.Split(string(body), "\n") {
+			if data, ok := strings.CutPrefix(l, "data:"); ok && strings.TrimSpace(data) != "" {
+				msg = []byte(data)
+			}
+		}
+	}
+	var answer struct {
+		ID     int `json:"id"`
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+		Error *struct {
+			Message string `json:"message"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(msg, &answer); err != nil {
+		return fmt.Errorf("initialize: HTTP 200 without a JSON-RPC answer (%v): %s", err, body)
+	}
+	if answer.Error != nil || answer.ID != 1 || answer.Result.ProtocolVersion == "" {
+		return fmt.Errorf("initialize: HTTP 200 without an initialize result: %s", body)
+	}
+	return nil
 }
 
 func freeAddr(t *testing.T) string {

@@ -41,9 +41,12 @@ import (
 	. "github.com/onsi/gomega"
 	authenticationv1 "k8s.io/api/authentication/v1"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -103,19 +106,42 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	rendered := run(helm, "template", release, chart, "--namespace", namespace,
 		"--set", "bootstrap.enabled=true", "--set", "ingress.enabled=true", "--set", "networkPolicy.enabled=true",
 		"--set", "metrics.serviceMonitor.enabled=true")
-	narrow := run(helm, "template", release, chart, "--namespace", namespace, "--set", "rbac.apiKeyNamespaces={team-a}")
-	g.Expect(narrow).To(ContainSubstring("name: sandbar-api-keys\n  namespace: team-a"))
-	g.Expect(narrow).NotTo(ContainSubstring("- secrets"), "with apiKeyNamespaces, the ClusterRole grants no Secrets")
-	g.Expect(strings.Count(narrow, "resources: [secrets]")).To(Equal(1))
-	g.Expect(rendered).To(ContainSubstring("- secrets"), "by default the ClusterRole reads Secrets")
-	for _, kind := range []string{"kind: Deployment", "kind: Ingress", "kind: NetworkPolicy", "kind: ServiceMonitor",
-		"kind: PodDisruptionBudget", "kind: ClusterRole", "kind: Role", "meta.sandbar.dev/api-key: \"true\""} {
-		g.Expect(rendered).To(ContainSubstring(kind))
-	}
+	// With every option on, the chart renders exactly these objects.
+	objs := decode(t, rendered)
+	g.Expect(ids(objs)).To(ConsistOf(
+		"ServiceAccount sandbar-system/sandbar-manager",
+		"ClusterRole.rbac.authorization.k8s.io sandbar-manager",
+		"ClusterRoleBinding.rbac.authorization.k8s.io sandbar-manager",
+		"Role.rbac.authorization.k8s.io sandbar-system/sandbar-leader-election",
+		"RoleBinding.rbac.authorization.k8s.io sandbar-system/sandbar-leader-election",
+		"Deployment.apps sandbar-system/sandbar",
+		"Service sandbar-system/sandbar-mcp",
+		"Service sandbar-system/sandbar-metrics",
+		"PodDisruptionBudget.policy sandbar-system/sandbar",
+		"Ingress.networking.k8s.io sandbar-system/sandbar",
+		"NetworkPolicy.networking.k8s.io sandbar-system/sandbar",
+		"ServiceMonitor.monitoring.coreos.com sandbar-system/sandbar",
+		"ServiceAccount.meta.sandbar.dev sandbar-system/admin",
+		"Secret sandbar-system/sandbar-admin-key",
+		"Secret sandbar-system/sandbar-admin-hash",
+	))
+	g.Expect(find(t, objs, "Secret sandbar-system/sandbar-admin-hash").GetLabels()).To(
+		HaveKeyWithValue(metav1alpha1.LabelAPIKey, "true"), "the operator reads only labelled Secrets")
+	g.Expect(secretGrants(t, objs)).To(ConsistOf("ClusterRole sandbar-manager"), "by default the ClusterRole reads Secrets")
+
+	// With rbac.apiKeyNamespaces, Secrets are granted only there, to the manager.
+	narrow := decode(t, run(helm, "template", release, chart, "--namespace", namespace, "--set", "rbac.apiKeyNamespaces={team-a}"))
+	g.Expect(secretGrants(t, narrow)).To(ConsistOf("Role team-a/sandbar-api-keys"), "with apiKeyNamespaces, the ClusterRole grants no Secrets")
+	var binding rbacv1.RoleBinding
+	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
+		find(t, narrow, "RoleBinding.rbac.authorization.k8s.io team-a/sandbar-api-keys").Object, &binding)).To(Succeed())
+	g.Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "sandbar-api-keys"}))
+	g.Expect(binding.Subjects).To(Equal([]rbacv1.Subject{{Kind: "ServiceAccount", Name: release + "-manager", Namespace: namespace}}))
+
 	badValues := exec.Command(helm, "template", release, chart, "--set", "mcp.toolSurface=everything")
 	out, err := badValues.CombinedOutput()
 	g.Expect(err).To(HaveOccurred(), "values.schema.json refuses bad values")
-	g.Expect(string(out)).To(ContainSubstring("toolSurface"))
+	g.Expect(string(out)).To(ContainSubstring("at '/mcp/toolSurface': value must be one of 'operational', 'per-class', 'both'"))
 
 	// helm install into the API server.
 	// Secrets granted only in the release's namespace: the narrowest RBAC the chart has.
@@ -139,6 +165,14 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 			return false
 		}).WithTimeout(timeout).Should(BeTrue(), crd)
 	}
+	var crds apiextensionsv1.CustomResourceDefinitionList
+	g.Expect(c.List(ctx, &crds)).To(Succeed())
+	var crdNames []string
+	for _, crd := range crds.Items {
+		crdNames = append(crdNames, crd.Name)
+	}
+	g.Expect(crdNames).To(ConsistOf("classes.meta.sandbar.dev", "properties.meta.sandbar.dev", "workflowdefinitions.meta.sandbar.dev",
+		"workflowprocesses.meta.sandbar.dev", "serviceaccounts.meta.sandbar.dev"), "the chart installs its CRDs and no others")
 
 	// The manager, out of the cluster (there is no kubelet here), with the token of
 	// the chart's ServiceAccount: the chart's RBAC is all it has.
@@ -180,21 +214,18 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 
 	// The samples, applied as a platform team would.
 	dir := filepath.Join(root, "config", "samples")
+	var samples []*unstructured.Unstructured
 	for _, f := range testenv.SampleFiles[:3] { // the metamodel, without the sample ServiceAccount
+		objs, err := testenv.Objects(filepath.Join(dir, f))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(objs).NotTo(BeEmpty(), f)
+		samples = append(samples, objs...)
 		g.Expect(testenv.Apply(ctx, c, filepath.Join(dir, f))).To(Succeed())
 	}
-	g.Eventually(func() bool {
-		var class metav1alpha1.Class
-		if c.Get(ctx, client.ObjectKey{Name: "zorp.spaceboot"}, &class) != nil {
-			return false
-		}
-		for _, cond := range class.Status.Conditions {
-			if cond.Type == metav1alpha1.ConditionReady {
-				return cond.Status == metav1.ConditionTrue
-			}
-		}
-		return false
-	}).WithTimeout(timeout).Should(BeTrue(), "the manager, with the chart's RBAC, makes the samples Ready")
+	for _, sample := range samples {
+		g.Eventually(func() string { return readyCondition(ctx, c, sample) }).WithTimeout(timeout).
+			Should(HavePrefix("True "), "the manager, with the chart's RBAC, makes the sample %s Ready", id(sample))
+	}
 
 	// An MCP ServiceAccount outside the namespaces whose Secrets the operator may read
 	// says so.
@@ -205,30 +236,41 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	}
 	g.Expect(c.Create(ctx, outside)).To(Succeed())
 	g.Eventually(func() string {
-		if c.Get(ctx, client.ObjectKeyFromObject(outside), outside) != nil {
-			return ""
+		if err := c.Get(ctx, client.ObjectKeyFromObject(outside), outside); err != nil {
+			return err.Error()
 		}
-		for _, cond := range outside.Status.Conditions {
-			if cond.Type == metav1alpha1.ConditionReady {
-				return cond.Message
-			}
-		}
-		return ""
-	}).WithTimeout(timeout).Should(ContainSubstring(`the operator reads no Secrets in namespace "default"`))
+		return conditionString(meta.FindStatusCondition(outside.Status.Conditions, metav1alpha1.ConditionReady))
+	}).WithTimeout(timeout).Should(Equal(`False SecretNotFound: the operator reads no Secrets in namespace "default" ` +
+		`(see its --api-key-namespaces, or the chart's rbac.apiKeyNamespaces)`))
 
 	// The bootstrap account's token, as NOTES.txt says to read it.
 	var key corev1.Secret
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: release + "-admin-key"}, &key)).To(Succeed())
+	g.Expect(key.Data["api-key"]).NotTo(BeEmpty(), "the bootstrap Secret holds the key")
 	token := "admin:" + string(key.Data["api-key"])
 	url := "http://" + mcpAddr + "/mcp"
 	waitForMCP(t, url, token)
 
 	// A real client session: the TypeScript SDK lists tools, creates a SpaceBoot, gets
 	// the missing-name error, and a wrong token gets 401.
-	node := exec.Command("node", filepath.Join(root, "hack", "ts-client", "client.mjs"))
+	// The script prints one JSON line of what it saw; it gives up by itself after 45 s.
+	nodeCtx, cancelNode := context.WithTimeout(ctx, 60*time.Second)
+	defer cancelNode()
+	node := exec.CommandContext(nodeCtx, "node", filepath.Join(root, "hack", "ts-client", "client.mjs"))
 	node.Env = append(os.Environ(), "MCP_URL="+url, "MCP_TOKEN="+token)
-	out, err = node.CombinedOutput()
-	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
+	var nodeErr strings.Builder
+	node.Stderr = &nodeErr
+	out, err = node.Output()
+	g.Expect(err).NotTo(HaveOccurred(), "ts-client:\n%s%s", out, nodeErr.String())
+	var seen struct {
+		OK         bool `json:"ok"`
+		WrongToken struct {
+			Status int `json:"status"`
+		} `json:"wrongToken"`
+	}
+	g.Expect(json.Unmarshal(out, &seen)).To(Succeed(), "ts-client prints one JSON line:\n%s", out)
+	g.Expect(seen.OK).To(BeTrue(), "ts-client: %s", out)
+	g.Expect(seen.WrongToken.Status).To(Equal(http.StatusUnauthorized), "ts-client: %s", out)
 
 	// An upgrade keeps the bootstrap key.
 	run(helm, "upgrade", release, chart, "--namespace", namespace, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1",
@@ -247,10 +289,13 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: "ts-boot"}, u)).To(Succeed())
 
 	// No-auth mode is refused unless on loopback...
-	refused := exec.Command(manager, "--kubeconfig="+managerKubeconfig, "--mcp-insecure-no-auth", "--mcp-bind-address=:0")
+	refuseCtx, cancelRefused := context.WithTimeout(ctx, 30*time.Second)
+	defer cancelRefused()
+	refused := exec.CommandContext(refuseCtx, manager, "--kubeconfig="+managerKubeconfig, "--mcp-insecure-no-auth", "--mcp-bind-address=:0")
 	out, err = refused.CombinedOutput()
-	g.Expect(err).To(HaveOccurred())
-	g.Expect(string(out)).To(ContainSubstring("--mcp-insecure-no-auth needs --mcp-bind-address on loopback"))
+	g.Expect(refuseCtx.Err()).NotTo(HaveOccurred(), "the manager did not stop within 30s:\n%s", out)
+	g.Expect(err).To(HaveOccurred(), "%s", out)
+	g.Expect(string(out)).To(ContainSubstring(`--mcp-insecure-no-auth needs --mcp-bind-address on loopback (127.0.0.1:PORT or [::1]:PORT), not ":0"`))
 
 	// ...and on loopback it lets the official conformance suite, which cannot send a
 	// token, test a second replica of the manager. The suite tests the protocol, not the
@@ -458,6 +503,97 @@ func initialize(c *http.Client, url, token string) error {
 		return fmt.Errorf("initialize: HTTP 200 without an initialize result: %s", body)
 	}
 	return nil
+}
+
+// readyCondition is the Ready condition of the object's live copy, as "Status Reason:
+// Message", or why it cannot be read.
+func readyCondition(ctx context.Context, c client.Client, obj *unstructured.Unstructured) string {
+	live := &unstructured.Unstructured{}
+	live.SetGroupVersionKind(obj.GroupVersionKind())
+	if err := c.Get(ctx, client.ObjectKeyFromObject(obj), live); err != nil {
+		return err.Error()
+	}
+	var status struct {
+		Conditions []metav1.Condition `json:"conditions"`
+	}
+	if raw, ok := live.Object["status"].(map[string]any); ok {
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(raw, &status); err != nil {
+			return err.Error()
+		}
+	}
+	return conditionString(meta.FindStatusCondition(status.Conditions, metav1alpha1.ConditionReady))
+}
+
+func conditionString(cond *metav1.Condition) string {
+	if cond == nil {
+		return "no Ready condition yet"
+	}
+	return fmt.Sprintf("%s %s: %s", cond.Status, cond.Reason, cond.Message)
+}
+
+// decode reads the objects of helm template's output.
+func decode(t *testing.T, manifests string) []*unstructured.Unstructured {
+	t.Helper()
+	objs, err := testenv.Decode([]byte(manifests))
+	if err != nil {
+		t.Fatalf("reading the rendered chart: %v\n%s", err, manifests)
+	}
+	return objs
+}
+
+// id names an object as "Kind.group namespace/name" ("Kind.group name" if cluster-scoped).
+func id(o *unstructured.Unstructured) string {
+	return o.GroupVersionKind().GroupKind().String() + " " + namespacedName(o)
+}
+
+func namespacedName(o *unstructured.Unstructured) string {
+	if o.GetNamespace() == "" {
+		return o.GetName()
+	}
+	return o.GetNamespace() + "/" + o.GetName()
+}
+
+func ids(objs []*unstructured.Unstructured) []string {
+	var out []string
+	for _, o := range objs {
+		out = append(out, id(o))
+	}
+	return out
+}
+
+// find is the object with the given id; the test fails if there is none.
+func find(t *testing.T, objs []*unstructured.Unstructured, want string) *unstructured.Unstructured {
+	t.Helper()
+	for _, o := range objs {
+		if id(o) == want {
+			return o
+		}
+	}
+	t.Fatalf("the chart renders no %s; it renders %v", want, ids(objs))
+	return nil
+}
+
+// secretGrants are the Roles and ClusterRoles ("Kind namespace/name") that grant
+// access to Secrets.
+func secretGrants(t *testing.T, objs []*unstructured.Unstructured) []string {
+	t.Helper()
+	var out []string
+	for _, o := range objs {
+		if o.GroupVersionKind().Group != rbacv1.GroupName || (o.GetKind() != "Role" && o.GetKind() != "ClusterRole") {
+			continue
+		}
+		var role rbacv1.ClusterRole // a Role's rules read the same
+		if err := runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &role); err != nil {
+			t.Fatalf("%s: %v", id(o), err)
+		}
+		for _, r := range role.Rules {
+			if slices.Contains(r.APIGroups, "") && (slices.Contains(r.Resources, "secrets") || slices.Contains(r.Resources, "*")) {
+				out = append(out, o.GetKind()+" "+namespacedName(o))
+				break
+			}
+		}
+	}
+	return out
 }
 
 func freeAddr(t *testing.T) string {

@@ -78,6 +78,13 @@ func (e *Env) task(ctx context.Context, c *tool.Call, id string) (*metav1alpha1.
 	return p, processError(err)
 }
 
+// freshTask reads a task past the cache: a model that has just moved a process
+// reads its state next, and must see the move.
+func (e *Env) freshTask(ctx context.Context, c *tool.Call, id string) (*metav1alpha1.WorkflowProcess, error) {
+	p, err := e.Processes.GetFresh(ctx, c.Account, id)
+	return p, processError(err)
+}
+
 // processError turns the process service's refusals into domain errors.
 func processError(err error) error {
 	var unknown *process.UnknownError

@@ -94,7 +94,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 		tool.Verb(tool.Spec{Group: "workflow", Name: "process-state", Title: "State of a process", ReadOnly: true, Idempotent: true,
 			Description: "The current state of a process and the transitions it can take from there: {taskId}."},
 			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
-				p, err := e.task(ctx, c, in.TaskID)
+				p, err := e.freshTask(ctx, c, in.TaskID)
 				if err != nil {
 					return nil, err
 				}
@@ -103,7 +103,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 		tool.Verb(tool.Spec{Group: "workflow", Name: "process-history", Title: "History of a process", ReadOnly: true, Idempotent: true,
 			Description: "Every step of a process: from, to, transition, who, when, why: {taskId}."},
 			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
-				p, err := e.task(ctx, c, in.TaskID)
+				p, err := e.freshTask(ctx, c, in.TaskID)
 				if err != nil {
 					return nil, err
 				}

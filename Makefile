@@ -1,7 +1,7 @@
 # Sandbar operator.
 
 # Tool and control-plane versions, pinned.
-CONTROLLER_TOOLS_VERSION ?= v0.19.0
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
 HELM_VERSION ?= v3.19.5
 KUBERNETES_VERSION ?= v1.34.3
 ETCD_VERSION ?= v3.6.4

@@ -3,7 +3,7 @@
 # Tool and control-plane versions, pinned.
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
 HELM_VERSION ?= v3.19.5
-KUBERNETES_VERSION ?= v1.34.3
+KUBERNETES_VERSION ?= v1.36.3
 ETCD_VERSION ?= v3.6.4
 
 LOCALBIN ?= $(CURDIR)/bin

@@ -1,16 +1,19 @@
 # Sandbar operator.
 
 # Tool and control-plane versions, pinned.
-CONTROLLER_TOOLS_VERSION ?= v0.19.0
-HELM_VERSION ?= v3.19.5
+CONTROLLER_TOOLS_VERSION ?= v0.23.0
+HELM_VERSION ?= v3.22.0
+HELM4_VERSION ?= v4.3.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
-KUBERNETES_VERSION ?= v1.34.3
+KUBERNETES_VERSION ?= v1.36.3
 ETCD_VERSION ?= v3.6.4
 
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# HELM4: the chart is tested with Helm 4 as well as Helm 3.
+HELM4 ?= $(LOCALBIN)/helm-$(HELM4_VERSION)
 # KUBEBUILDER_ASSETS: kube-apiserver, etcd and kubectl for envtest and `make dev`.
 ENVTEST_ASSETS ?= $(LOCALBIN)/k8s/$(KUBERNETES_VERSION)
 # TS_CLIENT: the TypeScript MCP SDK client of internal/mcpserver/typescript_test.go.
@@ -63,8 +66,8 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: test
-test: lint controller-gen helm envtest-assets ts-client conformance ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with helm, conformance.
-	CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
+test: lint controller-gen helm helm4 envtest-assets ts-client conformance ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with Helm 3 and 4, conformance.
+	CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
 
 .PHONY: test-unit
 test-unit: ## Run the tests that need only Go (no control plane, Helm or npm): under a minute.
@@ -78,8 +81,8 @@ lint: golangci-lint ## gofmt, go vet, golangci-lint (.golangci.yml), and a check
 	@go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 
 .PHONY: test-e2e
-test-e2e: helm envtest-assets ts-client conformance ## Run the end-to-end test alone: helm install on a local control plane, the manager with the chart's RBAC, a TypeScript MCP client.
-	HELM="$(HELM)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) -v ./internal/e2e/
+test-e2e: helm helm4 envtest-assets ts-client conformance ## Run the end-to-end test alone: Helm 3 and 4 install on a local control plane, the manager with the chart's RBAC, a TypeScript MCP client.
+	HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) -v ./internal/e2e/
 
 .PHONY: bench
 bench: envtest-assets ## Run the benchmarks; each is printed with its ratio to the baseline measured in the same run.
@@ -131,7 +134,7 @@ $(CONTROLLER_GEN):
 	mv $(LOCALBIN)/.tmp/controller-gen $(CONTROLLER_GEN) && rm -rf $(LOCALBIN)/.tmp
 
 .PHONY: helm
-helm: $(HELM) ## Install helm into bin/.
+helm: $(HELM) ## Install helm 3 into bin/.
 $(HELM):
 	@mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN)/.tmp-helm go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
@@ -143,6 +146,13 @@ $(GOLANGCI_LINT):
 	@mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN)/.tmp-lint go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(LOCALBIN)/.tmp-lint/golangci-lint $(GOLANGCI_LINT) && rm -rf $(LOCALBIN)/.tmp-lint
+
+.PHONY: helm4
+helm4: $(HELM4) ## Install helm 4 into bin/.
+$(HELM4):
+	@mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN)/.tmp-helm4 go install helm.sh/helm/v4/cmd/helm@$(HELM4_VERSION)
+	mv $(LOCALBIN)/.tmp-helm4/helm $(HELM4) && rm -rf $(LOCALBIN)/.tmp-helm4
 
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl from the Go module proxy into bin/k8s (cached).

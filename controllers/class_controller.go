@@ -20,7 +20,7 @@ import (
 	"context"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -39,7 +39,7 @@ type ClassReconciler struct {
 	client.Client
 	// APIReader reads past the cache, which holds only the CRDs Sandbar generated.
 	APIReader client.Reader
-	Recorder  record.EventRecorder
+	Recorder  events.EventRecorder
 }
 
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=classes,verbs=get;list;watch;update;patch

@@ -18,6 +18,8 @@ package controllers_test
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -66,6 +68,28 @@ func TestBrokenClassesReportWhyAndOthersKeepWorking(t *testing.T) {
 	// Fixing the manifest fixes the Class: the missing Property appears.
 	create(t, property(p+".missing", metav1alpha1.RangeInteger))
 	waitClassCondition(t, unknownProp, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+}
+
+// A Ready message longer than an Event's note may be (1024 bytes) still makes its
+// Event, with the note cut; the condition keeps the whole message.
+func TestLongMessagesStillMakeEvents(t *testing.T) {
+	p := uniq("long")
+	names := make([]string, 12)
+	for i := range names {
+		names[i] = uniq(p + "." + strings.Repeat("x", 90))
+	}
+	for i, name := range names {
+		create(t, abstract(class(name, p, fmt.Sprintf("Long%d", i), []string{names[(i+1)%len(names)]})))
+	}
+
+	c := waitClassCondition(t, names[0], metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonInheritanceCycle)
+	message := condition(c.Status.Conditions, metav1alpha1.ConditionReady).Message
+	g := NewWithT(t)
+	g.Expect(len(message)).To(BeNumerically(">", 1024))
+	e := waitEvent(t, "", names[0], metav1alpha1.ReasonInheritanceCycle)
+	g.Expect(len(e.Message)).To(BeNumerically("<=", 1024))
+	g.Expect(e.Message).To(HaveSuffix("..."))
+	g.Expect(message).To(HavePrefix(strings.TrimSuffix(e.Message, "...")))
 }
 
 // The API server refuses what a rule on the object itself can state.

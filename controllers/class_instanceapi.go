@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -112,7 +113,7 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 		}
 		out.exists = true
 		log.Info("instance API created", "crd", desired.Name)
-		r.Recorder.Eventf(class, "Normal", "InstanceAPICreated", "created the CRD %s", desired.Name)
+		event(r.Recorder, class, desired, corev1.EventTypeNormal, "InstanceAPICreated", actionCreateInstanceAPI, "created the CRD "+desired.Name)
 		out.problem = establishing(out.names.CRDName)
 		return out, nil
 	}
@@ -140,7 +141,7 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 			return r.applyFailed(out, err)
 		}
 		log.Info("instance API updated", "crd", existing.Name)
-		r.Recorder.Eventf(class, "Normal", "InstanceAPIUpdated", "updated the CRD %s", existing.Name)
+		event(r.Recorder, class, &existing, corev1.EventTypeNormal, "InstanceAPIUpdated", actionUpdateInstanceAPI, "updated the CRD "+existing.Name)
 	}
 
 	for _, c := range existing.Status.Conditions {
@@ -257,7 +258,7 @@ func (r *ClassReconciler) finalize(ctx context.Context, class *metav1alpha1.Clas
 		if err := r.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
 			return err
 		}
-		r.Recorder.Eventf(class, "Normal", "InstanceAPIDeleted", "deleted the CRD %s and its instances", crd.Name)
+		event(r.Recorder, class, crd, corev1.EventTypeNormal, "InstanceAPIDeleted", actionDeleteInstanceAPI, "deleted the CRD "+crd.Name+" and its instances")
 	case err != nil && !apierrors.IsNotFound(err):
 		return err
 	}

@@ -93,7 +93,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store) error {
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
-	rec := mgr.GetEventRecorderFor("sandbar")
+	rec := mgr.GetEventRecorder("sandbar")
 	c := mgr.GetClient()
 	for _, r := range []interface{ SetupWithManager(ctrl.Manager) error }{
 		&PropertyReconciler{Client: c, Recorder: rec},

@@ -18,11 +18,14 @@ package controllers
 
 import (
 	"context"
+	"unicode/utf8"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -63,7 +66,7 @@ func (c *conditions) remove(typ string) { meta.RemoveStatusCondition(&c.list, ty
 
 // patchStatus writes obj's status when it differs from orig's, and records an Event
 // when the Ready condition changes.
-func patchStatus(ctx context.Context, c client.Client, rec record.EventRecorder, obj, orig client.Object,
+func patchStatus(ctx context.Context, c client.Client, rec events.EventRecorder, obj, orig client.Object,
 	oldStatus, newStatus any, oldConds, newConds []metav1.Condition) error {
 	if equality.Semantic.DeepEqual(oldStatus, newStatus) {
 		return nil
@@ -75,7 +78,7 @@ func patchStatus(ctx context.Context, c client.Client, rec record.EventRecorder,
 	return nil
 }
 
-func recordReadyChange(rec record.EventRecorder, obj client.Object, before, after []metav1.Condition) {
+func recordReadyChange(rec events.EventRecorder, obj client.Object, before, after []metav1.Condition) {
 	a := meta.FindStatusCondition(after, metav1alpha1.ConditionReady)
 	if a == nil {
 		return
@@ -84,11 +87,42 @@ func recordReadyChange(rec record.EventRecorder, obj client.Object, before, afte
 		b.Status == a.Status && b.Reason == a.Reason && b.Message == a.Message {
 		return
 	}
+	typ := corev1.EventTypeWarning
 	if a.Status == metav1.ConditionTrue || a.Reason == metav1alpha1.ReasonEstablishing {
-		rec.Event(obj, "Normal", a.Reason, a.Message)
-		return
+		typ = corev1.EventTypeNormal
 	}
-	rec.Event(obj, "Warning", a.Reason, a.Message)
+	event(rec, obj, nil, typ, a.Reason, actionReconcile, a.Message)
+}
+
+// The actions of the operator's Events (events.k8s.io/v1 requires one).
+const (
+	actionReconcile         = "Reconcile"
+	actionCreateInstanceAPI = "CreateInstanceAPI"
+	actionUpdateInstanceAPI = "UpdateInstanceAPI"
+	actionDeleteInstanceAPI = "DeleteInstanceAPI"
+)
+
+// noteLimit is the longest note events.k8s.io/v1 accepts; the API server refuses an
+// Event with a longer one.
+const noteLimit = 1024
+
+// event records an Event about regarding (and related, if not nil), its note cut to
+// what the API server accepts.
+func event(rec events.EventRecorder, regarding, related runtime.Object, typ, reason, action, note string) {
+	rec.Eventf(regarding, related, typ, reason, action, "%s", cutNote(note))
+}
+
+// cutNote shortens a note longer than noteLimit bytes to fit, on a UTF-8 boundary, ending
+// in "...".
+func cutNote(note string) string {
+	if len(note) <= noteLimit {
+		return note
+	}
+	cut := noteLimit - len("...")
+	for cut > 0 && !utf8.RuneStart(note[cut]) {
+		cut--
+	}
+	return note[:cut] + "..."
 }
 
 // cacheLookup finds metamodel objects in the manager's cache.

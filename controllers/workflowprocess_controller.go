@@ -21,10 +21,11 @@ import (
 	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
@@ -43,7 +44,7 @@ import (
 // (the MCP workflow tools), which write them through the same engine.
 type WorkflowProcessReconciler struct {
 	client.Client
-	Recorder record.EventRecorder
+	Recorder events.EventRecorder
 	Store    *catalog.Store
 }
 
@@ -142,11 +143,11 @@ func (r *WorkflowProcessReconciler) write(ctx context.Context, p, orig *metav1al
 		return client.IgnoreNotFound(err)
 	}
 	if orig.Status.Phase != p.Status.Phase {
-		typ := "Normal"
+		typ := corev1.EventTypeNormal
 		if p.Status.Phase == metav1alpha1.PhaseFailed {
-			typ = "Warning"
+			typ = corev1.EventTypeWarning
 		}
-		r.Recorder.Eventf(p, typ, string(p.Status.Phase), "%s", p.Status.StatusMessage)
+		event(r.Recorder, p, nil, typ, string(p.Status.Phase), actionReconcile, p.Status.StatusMessage)
 	}
 	return nil
 }

@@ -256,7 +256,3 @@ type ClassList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Class `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Class{}, &ClassList{})
-}

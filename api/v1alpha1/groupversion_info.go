@@ -23,8 +23,9 @@ limitations under the License.
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -32,8 +33,20 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "meta.sandbar.dev", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the metamodel kinds with a scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(addKnownTypes)
 
 	// AddToScheme adds the metamodel kinds to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme
 )
+
+func addKnownTypes(s *runtime.Scheme) error {
+	s.AddKnownTypes(GroupVersion,
+		&Property{}, &PropertyList{},
+		&Class{}, &ClassList{},
+		&WorkflowDefinition{}, &WorkflowDefinitionList{},
+		&WorkflowProcess{}, &WorkflowProcessList{},
+		&ServiceAccount{}, &ServiceAccountList{},
+	)
+	metav1.AddToGroupVersion(s, GroupVersion)
+	return nil
+}

@@ -157,7 +157,3 @@ type PropertyList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []Property `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&Property{}, &PropertyList{})
-}

@@ -134,7 +134,3 @@ type ServiceAccountList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []ServiceAccount `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ServiceAccount{}, &ServiceAccountList{})
-}

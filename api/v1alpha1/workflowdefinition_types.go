@@ -198,7 +198,3 @@ type WorkflowDefinitionList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []WorkflowDefinition `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&WorkflowDefinition{}, &WorkflowDefinitionList{})
-}

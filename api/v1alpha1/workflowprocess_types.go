@@ -223,7 +223,3 @@ type WorkflowProcessList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []WorkflowProcess `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&WorkflowProcess{}, &WorkflowProcessList{})
-}

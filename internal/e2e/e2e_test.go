@@ -15,9 +15,10 @@ limitations under the License.
 */
 
 // Package e2e_test installs Sandbar the way a cluster gets it: helm lint, helm
-// template and helm install of the chart into a real API server, then the manager
-// binary run with the chart's ServiceAccount (so the chart's RBAC is what it has),
-// then a TypeScript MCP SDK client through the chart's bootstrap token.
+// template and helm install of the chart into a real API server, with Helm 4 and
+// Helm 3, then the manager binary run with the chart's ServiceAccount (so the chart's
+// RBAC is what it has), then a TypeScript MCP SDK client through the chart's bootstrap
+// token.
 package e2e_test
 
 import (
@@ -63,13 +64,17 @@ const (
 	namespace = "sandbar-system"
 	release   = "sandbar"
 	timeout   = 60 * time.Second
+
+	// A second release, installed and upgraded with Helm 3.
+	namespace3 = "sandbar-helm3"
+	release3   = "sandbar-helm3"
 )
 
 func TestHelmInstallAndAClientSession(t *testing.T) {
 	g := NewWithT(t)
-	helm := os.Getenv("HELM")
-	if helm == "" {
-		t.Fatal("HELM is not set: run the tests with `make test`, which installs helm")
+	helm3, helm4 := os.Getenv("HELM"), os.Getenv("HELM4")
+	if helm3 == "" || helm4 == "" {
+		t.Fatal("HELM or HELM4 is not set: run the tests with `make test`, which installs Helm 3 and Helm 4")
 	}
 	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
 		t.Fatal("KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
@@ -101,52 +106,67 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 		return string(out)
 	}
 
-	// helm lint and template, with the options a cluster would use.
-	run(helm, "lint", chart, "--strict", "--set", "bootstrap.enabled=true")
-	rendered := run(helm, "template", release, chart, "--namespace", namespace,
-		"--set", "bootstrap.enabled=true", "--set", "ingress.enabled=true", "--set", "networkPolicy.enabled=true",
-		"--set", "metrics.serviceMonitor.enabled=true")
-	// With every option on, the chart renders exactly these objects.
-	objs := decode(t, rendered)
-	g.Expect(ids(objs)).To(ConsistOf(
-		"ServiceAccount sandbar-system/sandbar-manager",
-		"ClusterRole.rbac.authorization.k8s.io sandbar-manager",
-		"ClusterRoleBinding.rbac.authorization.k8s.io sandbar-manager",
-		"Role.rbac.authorization.k8s.io sandbar-system/sandbar-leader-election",
-		"RoleBinding.rbac.authorization.k8s.io sandbar-system/sandbar-leader-election",
-		"Deployment.apps sandbar-system/sandbar",
-		"Service sandbar-system/sandbar-mcp",
-		"Service sandbar-system/sandbar-metrics",
-		"PodDisruptionBudget.policy sandbar-system/sandbar",
-		"Ingress.networking.k8s.io sandbar-system/sandbar",
-		"NetworkPolicy.networking.k8s.io sandbar-system/sandbar",
-		"ServiceMonitor.monitoring.coreos.com sandbar-system/sandbar",
-		"ServiceAccount.meta.sandbar.dev sandbar-system/admin",
-		"Secret sandbar-system/sandbar-admin-key",
-		"Secret sandbar-system/sandbar-admin-hash",
-	))
-	g.Expect(find(t, objs, "Secret sandbar-system/sandbar-admin-hash").GetLabels()).To(
-		HaveKeyWithValue(metav1alpha1.LabelAPIKey, "true"), "the operator reads only labelled Secrets")
-	g.Expect(secretGrants(t, objs)).To(ConsistOf("ClusterRole sandbar-manager"), "by default the ClusterRole reads Secrets")
+	// helm lint and template, with the options a cluster would use, and the schema's
+	// refusal of bad values, with both Helm majors, for the Kubernetes version of this
+	// API server (the chart states the versions it admits).
+	kube, err := kubernetes.NewForConfig(cfg)
+	g.Expect(err).NotTo(HaveOccurred())
+	server, err := kube.Discovery().ServerVersion()
+	g.Expect(err).NotTo(HaveOccurred())
+	kubeVersion := "--kube-version=" + server.GitVersion
+	for _, h := range []struct{ bin, major string }{{helm3, "v3."}, {helm4, "v4."}} {
+		helm := h.bin
+		g.Expect(run(helm, "version", "--short")).To(HavePrefix(h.major))
+		run(helm, "lint", chart, "--strict", kubeVersion, "--set", "bootstrap.enabled=true")
+		rendered := run(helm, "template", release, chart, "--namespace", namespace, kubeVersion,
+			"--set", "bootstrap.enabled=true", "--set", "ingress.enabled=true", "--set", "networkPolicy.enabled=true",
+			"--set", "metrics.serviceMonitor.enabled=true")
+		// With every option on, the chart renders exactly these objects.
+		objs := decode(t, rendered)
+		g.Expect(ids(objs)).To(ConsistOf(
+			"ServiceAccount sandbar-system/sandbar-manager",
+			"ClusterRole.rbac.authorization.k8s.io sandbar-manager",
+			"ClusterRoleBinding.rbac.authorization.k8s.io sandbar-manager",
+			"Role.rbac.authorization.k8s.io sandbar-system/sandbar-leader-election",
+			"RoleBinding.rbac.authorization.k8s.io sandbar-system/sandbar-leader-election",
+			"Deployment.apps sandbar-system/sandbar",
+			"Service sandbar-system/sandbar-mcp",
+			"Service sandbar-system/sandbar-metrics",
+			"PodDisruptionBudget.policy sandbar-system/sandbar",
+			"Ingress.networking.k8s.io sandbar-system/sandbar",
+			"NetworkPolicy.networking.k8s.io sandbar-system/sandbar",
+			"ServiceMonitor.monitoring.coreos.com sandbar-system/sandbar",
+			"ServiceAccount.meta.sandbar.dev sandbar-system/admin",
+			"Secret sandbar-system/sandbar-admin-key",
+			"Secret sandbar-system/sandbar-admin-hash",
+		), helm)
+		g.Expect(find(t, objs, "Secret sandbar-system/sandbar-admin-hash").GetLabels()).To(
+			HaveKeyWithValue(metav1alpha1.LabelAPIKey, "true"), "the operator reads only labelled Secrets")
+		g.Expect(secretGrants(t, objs)).To(ConsistOf("ClusterRole sandbar-manager"), "%s: by default the ClusterRole reads Secrets", helm)
 
-	// With rbac.apiKeyNamespaces, Secrets are granted only there, to the manager.
-	narrow := decode(t, run(helm, "template", release, chart, "--namespace", namespace, "--set", "rbac.apiKeyNamespaces={team-a}"))
-	g.Expect(secretGrants(t, narrow)).To(ConsistOf("Role team-a/sandbar-api-keys"), "with apiKeyNamespaces, the ClusterRole grants no Secrets")
-	var binding rbacv1.RoleBinding
-	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
-		find(t, narrow, "RoleBinding.rbac.authorization.k8s.io team-a/sandbar-api-keys").Object, &binding)).To(Succeed())
-	g.Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "sandbar-api-keys"}))
-	g.Expect(binding.Subjects).To(Equal([]rbacv1.Subject{{Kind: "ServiceAccount", Name: release + "-manager", Namespace: namespace}}))
+		// With rbac.apiKeyNamespaces, Secrets are granted only there, to the manager.
+		narrow := decode(t, run(helm, "template", release, chart, "--namespace", namespace, kubeVersion, "--set", "rbac.apiKeyNamespaces={team-a}"))
+		g.Expect(secretGrants(t, narrow)).To(ConsistOf("Role team-a/sandbar-api-keys"), "%s: with apiKeyNamespaces, the ClusterRole grants no Secrets", helm)
+		var binding rbacv1.RoleBinding
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
+			find(t, narrow, "RoleBinding.rbac.authorization.k8s.io team-a/sandbar-api-keys").Object, &binding)).To(Succeed())
+		g.Expect(binding.RoleRef).To(Equal(rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "sandbar-api-keys"}))
+		g.Expect(binding.Subjects).To(Equal([]rbacv1.Subject{{Kind: "ServiceAccount", Name: release + "-manager", Namespace: namespace}}))
 
-	badValues := exec.Command(helm, "template", release, chart, "--set", "mcp.toolSurface=everything")
-	out, err := badValues.CombinedOutput()
-	g.Expect(err).To(HaveOccurred(), "values.schema.json refuses bad values")
-	g.Expect(string(out)).To(ContainSubstring("at '/mcp/toolSurface': value must be one of 'operational', 'per-class', 'both'"))
+		badValues := exec.Command(helm, "template", release, chart, kubeVersion, "--set", "mcp.toolSurface=everything")
+		out, err := badValues.CombinedOutput()
+		g.Expect(err).To(HaveOccurred(), "%s: values.schema.json refuses bad values", helm)
+		g.Expect(string(out)).To(ContainSubstring("at '/mcp/toolSurface': value must be one of 'operational', 'per-class', 'both'"), helm)
+	}
 
-	// helm install into the API server.
+	// helm install into the API server: the release the manager runs with, by Helm 4.
 	// Secrets granted only in the release's namespace: the narrowest RBAC the chart has.
-	run(helm, "install", release, chart, "--namespace", namespace, "--create-namespace",
+	run(helm4, "install", release, chart, "--namespace", namespace, "--create-namespace",
 		"--set", "bootstrap.enabled=true", "--set", "replicaCount=1", "--set", "rbac.apiKeyNamespaces={"+namespace+"}")
+	// A second release beside it, by Helm 3 (the CRDs are there already, which Helm
+	// leaves alone); its upgrade keeps its bootstrap key too.
+	run(helm3, "install", release3, chart, "--namespace", namespace3, "--create-namespace",
+		"--set", "bootstrap.enabled=true", "--set", "replicaCount=1")
 
 	c, err := client.New(cfg, client.Options{Scheme: controllers.NewScheme()})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -176,8 +196,6 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 
 	// The manager, out of the cluster (there is no kubelet here), with the token of
 	// the chart's ServiceAccount: the chart's RBAC is all it has.
-	kube, err := kubernetes.NewForConfig(cfg)
-	g.Expect(err).NotTo(HaveOccurred())
 	tok, err := kube.CoreV1().ServiceAccounts(namespace).CreateToken(ctx, release+"-manager",
 		&authenticationv1.TokenRequest{Spec: authenticationv1.TokenRequestSpec{}}, metav1.CreateOptions{})
 	g.Expect(err).NotTo(HaveOccurred())
@@ -193,7 +211,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	build := exec.Command("go", "build", "-trimpath", "-o", manager, "./cmd")
 	build.Dir = root
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	out, err = build.CombinedOutput()
+	out, err := build.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 	mcpAddr, probeAddr := freeAddr(t), freeAddr(t)
 	mgr := exec.Command(manager, "--kubeconfig="+managerKubeconfig, "--leader-elect", "--leader-election-namespace="+namespace,
@@ -272,12 +290,18 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	g.Expect(seen.OK).To(BeTrue(), "ts-client: %s", out)
 	g.Expect(seen.WrongToken.Status).To(Equal(http.StatusUnauthorized), "ts-client: %s", out)
 
-	// An upgrade keeps the bootstrap key.
-	run(helm, "upgrade", release, chart, "--namespace", namespace, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1",
+	// An upgrade keeps the bootstrap key, with either Helm.
+	run(helm4, "upgrade", release, chart, "--namespace", namespace, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1",
 		"--set", "rbac.apiKeyNamespaces={"+namespace+"}")
 	var after corev1.Secret
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: release + "-admin-key"}, &after)).To(Succeed())
-	g.Expect(after.Data["api-key"]).To(Equal(key.Data["api-key"]), "helm upgrade keeps the bootstrap key")
+	g.Expect(after.Data["api-key"]).To(Equal(key.Data["api-key"]), "helm upgrade (Helm 4) keeps the bootstrap key")
+	var key3, after3 corev1.Secret
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace3, Name: release3 + "-admin-key"}, &key3)).To(Succeed())
+	g.Expect(key3.Data["api-key"]).NotTo(BeEmpty())
+	run(helm3, "upgrade", release3, chart, "--namespace", namespace3, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1")
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace3, Name: release3 + "-admin-key"}, &after3)).To(Succeed())
+	g.Expect(after3.Data["api-key"]).To(Equal(key3.Data["api-key"]), "helm upgrade (Helm 3) keeps the bootstrap key")
 
 	// kubectl sees it.
 	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")

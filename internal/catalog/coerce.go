@@ -18,15 +18,11 @@ package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"math"
-	"net/url"
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/google/uuid"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 )
@@ -96,133 +92,18 @@ func coerceSlot(s Slot, v any) (any, error) {
 
 func coerceValue(s Slot, v any) (any, error) {
 	got := DescribeValue(v)
-	bad := func() (any, error) {
-		return nil, fmt.Errorf("expected %s, got %s", TypeName(Slot{Range: s.Range, Target: s.Target}), got)
+	info, ok := RangeOf(s.Range)
+	if !ok {
+		return nil, fmt.Errorf("the slot's range %q is not one this server knows", s.Range)
 	}
-	var out any
-	switch s.Range {
-	case metav1alpha1.RangeInteger:
-		switch x := v.(type) {
-		case int64: // as read back from the API server
-			out = x
-		case float64:
-			if x != math.Trunc(x) || math.Abs(x) > 1<<53 {
-				return bad()
-			}
-			out = int64(x)
-		case json.Number:
-			n, err := x.Int64()
-			if err != nil {
-				return bad()
-			}
-			out = n
-		case string:
-			n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
-			if err != nil {
-				return bad()
-			}
-			out = n
-		default:
-			return bad()
-		}
-	case metav1alpha1.RangeNumber:
-		switch x := v.(type) {
-		case int64: // a whole number, as read back from the API server
-			out = float64(x)
-		case float64:
-			out = x
-		case json.Number:
-			f, err := x.Float64()
-			if err != nil {
-				return bad()
-			}
-			out = f
-		case string:
-			f, err := strconv.ParseFloat(strings.TrimSpace(x), 64)
-			if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-				return bad()
-			}
-			out = f
-		default:
-			return bad()
-		}
-	case metav1alpha1.RangeBoolean:
-		switch x := v.(type) {
-		case bool:
-			out = x
-		case string:
-			b, err := strconv.ParseBool(strings.TrimSpace(x))
-			if err != nil {
-				return bad()
-			}
-			out = b
-		default:
-			return bad()
-		}
-	case metav1alpha1.RangeDateTime:
-		switch x := v.(type) {
-		case string:
-			t, err := parseTime(strings.TrimSpace(x))
-			if err != nil {
-				return bad()
-			}
-			out = t.UTC().Format(time.RFC3339Nano)
-		case float64:
-			out = time.UnixMilli(int64(x)).UTC().Format(time.RFC3339Nano)
-		default:
-			return bad()
-		}
-	case metav1alpha1.RangeUUID:
-		x, ok := v.(string)
-		if !ok {
-			return bad()
-		}
-		u, err := uuid.Parse(strings.TrimSpace(x))
-		if err != nil {
-			return bad()
-		}
-		out = u.String()
-	case metav1alpha1.RangeURI:
-		x, ok := v.(string)
-		if !ok {
-			return bad()
-		}
-		u, err := url.Parse(strings.TrimSpace(x))
-		if err != nil || !u.IsAbs() {
-			return nil, fmt.Errorf("expected an absolute URI, got %s", got)
-		}
-		out = u.String()
-	case metav1alpha1.RangeKeyword:
-		x, ok := v.(string)
-		if !ok {
-			return bad()
-		}
-		k := strings.TrimPrefix(strings.TrimSpace(x), ":")
-		if !keyword.MatchString(k) {
-			return nil, fmt.Errorf("expected a keyword such as \"ns/name\", got %s", got)
-		}
-		out = k
-	case metav1alpha1.RangeJSON:
-		out = v
-	default: // string, ref
-		x, ok := v.(string)
-		if !ok {
-			return bad()
-		}
-		out = x
+	out, err := info.coerce(v)
+	switch {
+	case errors.Is(err, errBad):
+		return nil, fmt.Errorf("expected %s, got %s", TypeName(Slot{Range: s.Range, Target: s.Target}), got)
+	case err != nil:
+		return nil, fmt.Errorf("%v, got %s", err, got)
 	}
 	return out, checkConstraints(s, out, got)
-}
-
-var keyword = regexp.MustCompile(`^[A-Za-z_*+!?<>=-][A-Za-z0-9_*+!?<>=.-]*(/[A-Za-z_*+!?<>=-][A-Za-z0-9_*+!?<>=.-]*)?$`)
-
-func parseTime(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("not a date-time")
 }
 
 // checkConstraints applies a slot's constraints, so that an error names them rather
@@ -316,18 +197,9 @@ func quoteAll(xs []string) []string {
 
 // TypeName says in words what a slot holds, for error messages.
 func TypeName(s Slot) string {
-	var one string
-	switch s.Range {
-	case metav1alpha1.RangeRef:
-		one = "the name of a " + s.Target + " instance"
-	case metav1alpha1.RangeKeyword:
-		one = "keyword string (ns/name)"
-	case metav1alpha1.RangeDateTime:
-		one = "date-time string (RFC 3339)"
-	case metav1alpha1.RangeJSON:
-		one = "JSON value"
-	default:
-		one = string(s.Range)
+	one := string(s.Range)
+	if info, ok := RangeOf(s.Range); ok {
+		one = fillTarget(info.Words, s.Target)
 	}
 	if s.Many() {
 		return "list of " + one

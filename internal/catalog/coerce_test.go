@@ -347,3 +347,87 @@ func TestPureCoerceAcceptsWhatTheAPIServerReturns(t *testing.T) {
 		t.Errorf("spec = %#v", spec)
 	}
 }
+
+func TestPureSlotJSONSchema(t *testing.T) {
+	ref := slot("crew", metav1alpha1.RangeRef)
+	ref.Target = "zorp.crew"
+	described := slot("name", metav1alpha1.RangeString)
+	described.Description = "The boot's name."
+	describedKeyword := many(slot("tags", metav1alpha1.RangeKeyword))
+	describedKeyword.Description = "Tags."
+	constrained := withEnum(slot("colour", metav1alpha1.RangeString), "red", "green")
+	constrained.Pattern = "^[a-z]+$"
+	constrained.MaxLength = i64(5)
+	bounded := slot("size", metav1alpha1.RangeInteger)
+	bounded.Minimum, bounded.Maximum = f64(1), f64(10)
+	manyEnum := many(withEnum(slot("colours", metav1alpha1.RangeString), "red"))
+	manyEnum.Description = "Colours."
+
+	cases := []struct {
+		name string
+		slot catalog.Slot
+		// want is the map[string]any without its description(s).
+		want map[string]any
+		// wantDesc are substrings of the top-level description; none means no description.
+		wantDesc []string
+	}{
+		{"string", slot("v", metav1alpha1.RangeString), map[string]any{"type": "string"}, nil},
+		{"string with description", described, map[string]any{"type": "string"}, []string{"The boot's name."}},
+		{"integer", slot("v", metav1alpha1.RangeInteger), map[string]any{"type": "integer"}, nil},
+		{"number", slot("v", metav1alpha1.RangeNumber), map[string]any{"type": "number"}, nil},
+		{"boolean", slot("v", metav1alpha1.RangeBoolean), map[string]any{"type": "boolean"}, nil},
+		{"date-time", slot("v", metav1alpha1.RangeDateTime), map[string]any{"type": "string", "format": "date-time"}, nil},
+		{"keyword", slot("v", metav1alpha1.RangeKeyword), map[string]any{"type": "string"}, []string{"ns/name"}},
+		{"uuid", slot("v", metav1alpha1.RangeUUID), map[string]any{"type": "string", "format": "uuid"}, nil},
+		{"uri", slot("v", metav1alpha1.RangeURI), map[string]any{"type": "string", "format": "uri"}, nil},
+		{"ref", ref, map[string]any{"type": "string"}, []string{"zorp.crew"}},
+		{"json", slot("v", metav1alpha1.RangeJSON), map[string]any{}, []string{"JSON"}},
+		{"many integer", many(slot("v", metav1alpha1.RangeInteger)), map[string]any{"type": "array", "items": map[string]any{"type": "integer"}}, nil},
+		{"many keyword, description on the array", describedKeyword, map[string]any{"type": "array", "items": map[string]any{"type": "string"}}, []string{"Tags.", "ns/name"}},
+		{"many json", many(slot("v", metav1alpha1.RangeJSON)), map[string]any{"type": "array", "items": map[string]any{}}, []string{"JSON"}},
+		{"enum, pattern, maxLength", constrained, map[string]any{"type": "string", "enum": []string{"red", "green"}, "pattern": "^[a-z]+$", "maxLength": int64(5)}, nil},
+		{"minimum, maximum", bounded, map[string]any{"type": "integer", "minimum": 1.0, "maximum": 10.0}, nil},
+		{"many with enum", manyEnum, map[string]any{"type": "array", "items": map[string]any{"type": "string", "enum": []string{"red"}}}, []string{"Colours."}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := catalog.SlotJSONSchema(tc.slot)
+			desc, hasDesc := got["description"]
+			rest := map[string]any{}
+			for k, v := range got {
+				if k != "description" {
+					rest[k] = v
+				}
+			}
+			if !reflect.DeepEqual(rest, tc.want) {
+				t.Errorf("SlotJSONSchema = %#v, want %#v (plus description)", got, tc.want)
+			}
+			if items, ok := got["items"].(map[string]any); ok {
+				if _, ok := items["description"]; ok {
+					t.Errorf("the items of a many-valued slot carry a description: %#v", items)
+				}
+			}
+			if len(tc.wantDesc) == 0 {
+				if hasDesc {
+					t.Errorf("unexpected description %q", desc)
+				}
+				return
+			}
+			s, _ := desc.(string)
+			for _, w := range tc.wantDesc {
+				if !strings.Contains(s, w) {
+					t.Errorf("description %q does not mention %q", s, w)
+				}
+			}
+		})
+	}
+}
+
+func TestPureSlotJSONSchemaCopiesEnum(t *testing.T) {
+	s := withEnum(slot("v", metav1alpha1.RangeString), "red", "green")
+	got := catalog.SlotJSONSchema(s)
+	got["enum"].([]string)[0] = "changed"
+	if s.Enum[0] != "red" {
+		t.Errorf("SlotJSONSchema shares the slot's enum: %q", s.Enum)
+	}
+}

@@ -29,9 +29,6 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
 
-// keywordPattern accepts a keyword such as "zorp/red" or ":zorp/red" (and plain "red").
-const keywordPattern = `^:?[A-Za-z_*+!?<>=-][A-Za-z0-9_*+!?<>=.-]*(/[A-Za-z_*+!?<>=-][A-Za-z0-9_*+!?<>=.-]*)?$`
-
 // maxPrinterSlots is how many slot columns kubectl get shows for instances.
 const maxPrinterSlots = 4
 
@@ -41,27 +38,14 @@ const maxPrinterSlots = 4
 // ref is the name of an instance of the target class; json is any value; cardinality
 // many wraps the value schema in an array. Constraints carry through.
 func SlotSchema(s catalog.Slot) apiextensionsv1.JSONSchemaProps {
-	v := apiextensionsv1.JSONSchemaProps{}
-	switch s.Range {
-	case metav1alpha1.RangeInteger:
-		v.Type, v.Format = "integer", "int64"
-	case metav1alpha1.RangeNumber:
-		v.Type, v.Format = "number", "double"
-	case metav1alpha1.RangeBoolean:
-		v.Type = "boolean"
-	case metav1alpha1.RangeDateTime:
-		v.Type, v.Format = "string", "date-time"
-	case metav1alpha1.RangeUUID:
-		v.Type, v.Format = "string", "uuid"
-	case metav1alpha1.RangeURI:
-		v.Type, v.Format = "string", "uri"
-	case metav1alpha1.RangeKeyword:
-		v.Type, v.Pattern = "string", keywordPattern
-	case metav1alpha1.RangeRef:
-		v.Type = "string"
-	case metav1alpha1.RangeJSON:
+	info, known := catalog.RangeOf(s.Range)
+	v := apiextensionsv1.JSONSchemaProps{Type: info.CRDType, Format: info.CRDFormat, Pattern: info.CRDPattern}
+	switch {
+	case info.CRDAny:
 		v.XPreserveUnknownFields = ptr(true)
-	default:
+	case !known:
+		// The API admits no other range; should one come, store it as strictly as
+		// text, and let coercion refuse its values.
 		v.Type = "string"
 	}
 	if s.Pattern != "" {
@@ -87,20 +71,9 @@ func SlotSchema(s catalog.Slot) apiextensionsv1.JSONSchemaProps {
 }
 
 func slotDescription(s catalog.Slot) string {
-	d := s.Description
-	add := func(more string) {
-		if d != "" {
-			d += " "
-		}
-		d += more
-	}
-	switch s.Range {
-	case metav1alpha1.RangeRef:
-		add(fmt.Sprintf("Reference: the name of a %s instance in the same namespace.", s.Target))
-	case metav1alpha1.RangeKeyword:
-		add("Keyword string, such as \"ns/name\".")
-	}
-	return d
+	info, _ := catalog.RangeOf(s.Range)
+	hint := strings.ReplaceAll(info.CRDHint, "{target}", s.Target)
+	return strings.TrimSpace(s.Description + " " + hint)
 }
 
 // Schema is the OpenAPI schema of a class's instances: the effective slots under
@@ -151,29 +124,22 @@ func classDescription(c *catalog.Class) string {
 // PrinterColumns shows up to four single-valued slots, required ones first, and the age.
 func PrinterColumns(c *catalog.Class) []apiextensionsv1.CustomResourceColumnDefinition {
 	var picked []catalog.Slot
+	column := func(s catalog.Slot) string {
+		info, _ := catalog.RangeOf(s.Range)
+		return info.Column
+	}
 	for _, required := range []bool{true, false} {
 		for _, s := range c.Slots {
-			if len(picked) < maxPrinterSlots && s.Required == required && !s.Many() && s.Range != metav1alpha1.RangeJSON {
+			if len(picked) < maxPrinterSlots && s.Required == required && !s.Many() && column(s) != "" {
 				picked = append(picked, s)
 			}
 		}
 	}
 	var cols []apiextensionsv1.CustomResourceColumnDefinition
 	for _, s := range picked {
-		typ := "string"
-		switch s.Range {
-		case metav1alpha1.RangeInteger:
-			typ = "integer"
-		case metav1alpha1.RangeNumber:
-			typ = "number"
-		case metav1alpha1.RangeBoolean:
-			typ = "boolean"
-		case metav1alpha1.RangeDateTime:
-			typ = "date"
-		}
 		cols = append(cols, apiextensionsv1.CustomResourceColumnDefinition{
 			Name:     columnName(s.Field),
-			Type:     typ,
+			Type:     column(s),
 			JSONPath: ".spec." + s.Field,
 		})
 	}

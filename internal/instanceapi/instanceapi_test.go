@@ -124,7 +124,7 @@ func TestSlotSchema(t *testing.T) {
 		{"uri", one("home", metav1alpha1.RangeURI),
 			apiextensionsv1.JSONSchemaProps{Type: "string", Format: "uri"}},
 		{"keyword", withDesc(one("color", metav1alpha1.RangeKeyword), "The colour."),
-			apiextensionsv1.JSONSchemaProps{Type: "string", Pattern: keywordPattern,
+			apiextensionsv1.JSONSchemaProps{Type: "string", Pattern: `^:?[A-Za-z_*+!?<>=-][A-Za-z0-9_*+!?<>=.-]*(/[A-Za-z_*+!?<>=-][A-Za-z0-9_*+!?<>=.-]*)?$`,
 				Description: `The colour. Keyword string, such as "ns/name".`}},
 		{"ref", withTarget(one("owner", metav1alpha1.RangeRef), "zorp.alien"),
 			apiextensionsv1.JSONSchemaProps{Type: "string",
@@ -179,7 +179,8 @@ func enumValues(s apiextensionsv1.JSONSchemaProps) []apiextensionsv1.JSON {
 }
 
 func TestKeywordPattern(t *testing.T) {
-	re := regexp.MustCompile(keywordPattern)
+	keyword, _ := catalog.RangeOf(metav1alpha1.RangeKeyword)
+	re := regexp.MustCompile(keyword.CRDPattern)
 	for _, ok := range []string{"zorp/red", ":zorp/red", "red", "a.b/c-d", "ns/name?"} {
 		if !re.MatchString(ok) {
 			t.Errorf("keyword pattern rejects %q", ok)

@@ -181,12 +181,9 @@ func directSlots(cl *catalog.Class) []catalog.Slot {
 
 func datatypes() any {
 	var out []map[string]any
-	for _, r := range []metav1alpha1.PropertyRange{
-		metav1alpha1.RangeString, metav1alpha1.RangeInteger, metav1alpha1.RangeNumber, metav1alpha1.RangeBoolean,
-		metav1alpha1.RangeDateTime, metav1alpha1.RangeKeyword, metav1alpha1.RangeUUID, metav1alpha1.RangeURI,
-		metav1alpha1.RangeRef, metav1alpha1.RangeJSON,
-	} {
-		out = append(out, map[string]any{"range": r, "schema": SlotJSONSchema(catalog.Slot{Range: r, Target: "<target>"})})
+	for _, r := range catalog.Ranges() {
+		out = append(out, map[string]any{"range": r.Range, "description": r.Summary,
+			"schema": SlotJSONSchema(catalog.Slot{Range: r.Range, Target: "<target>"})})
 	}
 	return map[string]any{"datatypes": out, "cardinality": "many wraps the schema in an array"}
 }

@@ -17,13 +17,9 @@ limitations under the License.
 package verbs
 
 import (
-	"fmt"
-
 	"github.com/google/jsonschema-go/jsonschema"
 	"sort"
-	"strings"
 
-	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
 
@@ -42,66 +38,9 @@ func mustSchema[T any](description string) *jsonschema.Schema {
 	return s
 }
 
-// SlotJSONSchema is the JSON Schema of a slot's value in tool arguments, following
-// the metamodel's type table: string, integer, number and boolean as themselves;
-// date-time, uuid and uri as strings with that format; keyword as a string such as
-// "ns/name"; ref as the name of an instance of the target class; json as any value;
-// cardinality many as an array. Descriptions and constraints carry through.
-func SlotJSONSchema(s catalog.Slot) schema {
-	v := schema{}
-	var hint string
-	switch s.Range {
-	case metav1alpha1.RangeInteger:
-		v["type"] = "integer"
-	case metav1alpha1.RangeNumber:
-		v["type"] = "number"
-	case metav1alpha1.RangeBoolean:
-		v["type"] = "boolean"
-	case metav1alpha1.RangeDateTime:
-		v["type"], v["format"] = "string", "date-time"
-	case metav1alpha1.RangeUUID:
-		v["type"], v["format"] = "string", "uuid"
-	case metav1alpha1.RangeURI:
-		v["type"], v["format"] = "string", "uri"
-	case metav1alpha1.RangeKeyword:
-		v["type"] = "string"
-		hint = "Keyword string, such as \"ns/name\"."
-	case metav1alpha1.RangeRef:
-		v["type"] = "string"
-		hint = fmt.Sprintf("Reference to another entity: the name of a %s instance.", s.Target)
-	case metav1alpha1.RangeJSON:
-		hint = "Any JSON value."
-	default:
-		v["type"] = "string"
-	}
-	if len(s.Enum) > 0 {
-		v["enum"] = append([]string(nil), s.Enum...)
-	}
-	if s.Pattern != "" {
-		v["pattern"] = s.Pattern
-	}
-	if s.MaxLength != nil {
-		v["maxLength"] = *s.MaxLength
-	}
-	if s.Minimum != nil {
-		v["minimum"] = *s.Minimum
-	}
-	if s.Maximum != nil {
-		v["maximum"] = *s.Maximum
-	}
-	desc := strings.TrimSpace(s.Description + " " + hint)
-	if s.Many() {
-		out := schema{"type": "array", "items": v}
-		if desc != "" {
-			out["description"] = desc
-		}
-		return out
-	}
-	if desc != "" {
-		v["description"] = desc
-	}
-	return v
-}
+// SlotJSONSchema is the JSON Schema of a slot's value in tool arguments (see
+// catalog.SlotJSONSchema, which the range table drives).
+func SlotJSONSchema(s catalog.Slot) schema { return catalog.SlotJSONSchema(s) }
 
 // ClassInputSchema is the input schema of a class's create tool: one property per
 // effective slot, the required slots required, and the reserved "metadata".
@@ -117,39 +56,4 @@ func ClassInputSchema(c *catalog.Class) schema {
 		out["required"] = req
 	}
 	return out
-}
-
-func exampleValue(s catalog.Slot) any {
-	var v any
-	switch {
-	case len(s.Enum) > 0:
-		v = s.Enum[0]
-	default:
-		switch s.Range {
-		case "integer":
-			v = 1
-		case "number":
-			v = 1.5
-		case "boolean":
-			v = true
-		case "date-time":
-			v = "2026-01-31T12:00:00Z"
-		case "uuid":
-			v = "123e4567-e89b-12d3-a456-426614174000"
-		case "uri":
-			v = "https://example.com/"
-		case "keyword":
-			v = "ns/name"
-		case "ref":
-			v = "name-of-" + strings.ToLower(s.Target)
-		case "json":
-			v = map[string]any{}
-		default:
-			v = "text"
-		}
-	}
-	if s.Many() {
-		return []any{v}
-	}
-	return v
 }

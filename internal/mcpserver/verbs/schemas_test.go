@@ -18,7 +18,6 @@ package verbs
 
 import (
 	"reflect"
-	"strings"
 	"testing"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -26,9 +25,6 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
-
-func i64(v int64) *int64     { return &v }
-func f64(v float64) *float64 { return &v }
 
 func slot(field string, r metav1alpha1.PropertyRange) catalog.Slot {
 	return catalog.Slot{Property: "zorp." + field, Field: field, Range: r, Cardinality: metav1alpha1.CardinalityOne}
@@ -60,90 +56,6 @@ func spaceBoot() *catalog.Class {
 			slot("notes", metav1alpha1.RangeJSON),
 		},
 		Required: []string{"size", "name", "crew"},
-	}
-}
-
-func TestPureSlotJSONSchema(t *testing.T) {
-	ref := slot("crew", metav1alpha1.RangeRef)
-	ref.Target = "zorp.crew"
-	described := slot("name", metav1alpha1.RangeString)
-	described.Description = "The boot's name."
-	describedKeyword := many(slot("tags", metav1alpha1.RangeKeyword))
-	describedKeyword.Description = "Tags."
-	constrained := withEnum(slot("colour", metav1alpha1.RangeString), "red", "green")
-	constrained.Pattern = "^[a-z]+$"
-	constrained.MaxLength = i64(5)
-	bounded := slot("size", metav1alpha1.RangeInteger)
-	bounded.Minimum, bounded.Maximum = f64(1), f64(10)
-	manyEnum := many(withEnum(slot("colours", metav1alpha1.RangeString), "red"))
-	manyEnum.Description = "Colours."
-
-	cases := []struct {
-		name string
-		slot catalog.Slot
-		// want is the schema without its description(s).
-		want schema
-		// wantDesc are substrings of the top-level description; none means no description.
-		wantDesc []string
-	}{
-		{"string", slot("v", metav1alpha1.RangeString), schema{"type": "string"}, nil},
-		{"string with description", described, schema{"type": "string"}, []string{"The boot's name."}},
-		{"integer", slot("v", metav1alpha1.RangeInteger), schema{"type": "integer"}, nil},
-		{"number", slot("v", metav1alpha1.RangeNumber), schema{"type": "number"}, nil},
-		{"boolean", slot("v", metav1alpha1.RangeBoolean), schema{"type": "boolean"}, nil},
-		{"date-time", slot("v", metav1alpha1.RangeDateTime), schema{"type": "string", "format": "date-time"}, nil},
-		{"keyword", slot("v", metav1alpha1.RangeKeyword), schema{"type": "string"}, []string{"ns/name"}},
-		{"uuid", slot("v", metav1alpha1.RangeUUID), schema{"type": "string", "format": "uuid"}, nil},
-		{"uri", slot("v", metav1alpha1.RangeURI), schema{"type": "string", "format": "uri"}, nil},
-		{"ref", ref, schema{"type": "string"}, []string{"zorp.crew"}},
-		{"json", slot("v", metav1alpha1.RangeJSON), schema{}, []string{"JSON"}},
-		{"many integer", many(slot("v", metav1alpha1.RangeInteger)), schema{"type": "array", "items": schema{"type": "integer"}}, nil},
-		{"many keyword, description on the array", describedKeyword, schema{"type": "array", "items": schema{"type": "string"}}, []string{"Tags.", "ns/name"}},
-		{"many json", many(slot("v", metav1alpha1.RangeJSON)), schema{"type": "array", "items": schema{}}, []string{"JSON"}},
-		{"enum, pattern, maxLength", constrained, schema{"type": "string", "enum": []string{"red", "green"}, "pattern": "^[a-z]+$", "maxLength": int64(5)}, nil},
-		{"minimum, maximum", bounded, schema{"type": "integer", "minimum": 1.0, "maximum": 10.0}, nil},
-		{"many with enum", manyEnum, schema{"type": "array", "items": schema{"type": "string", "enum": []string{"red"}}}, []string{"Colours."}},
-	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := SlotJSONSchema(tc.slot)
-			desc, hasDesc := got["description"]
-			rest := schema{}
-			for k, v := range got {
-				if k != "description" {
-					rest[k] = v
-				}
-			}
-			if !reflect.DeepEqual(rest, tc.want) {
-				t.Errorf("SlotJSONSchema = %#v, want %#v (plus description)", got, tc.want)
-			}
-			if items, ok := got["items"].(schema); ok {
-				if _, ok := items["description"]; ok {
-					t.Errorf("the items of a many-valued slot carry a description: %#v", items)
-				}
-			}
-			if len(tc.wantDesc) == 0 {
-				if hasDesc {
-					t.Errorf("unexpected description %q", desc)
-				}
-				return
-			}
-			s, _ := desc.(string)
-			for _, w := range tc.wantDesc {
-				if !strings.Contains(s, w) {
-					t.Errorf("description %q does not mention %q", s, w)
-				}
-			}
-		})
-	}
-}
-
-func TestPureSlotJSONSchemaCopiesEnum(t *testing.T) {
-	s := withEnum(slot("v", metav1alpha1.RangeString), "red", "green")
-	got := SlotJSONSchema(s)
-	got["enum"].([]string)[0] = "changed"
-	if s.Enum[0] != "red" {
-		t.Errorf("SlotJSONSchema shares the slot's enum: %q", s.Enum)
 	}
 }
 

@@ -1,0 +1,115 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package catalog_test
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
+
+// apiRanges reads the PropertyRange constants and the enum marker of the API types.
+func apiRanges(t *testing.T) (constants, marker []string) {
+	t.Helper()
+	path := filepath.Join("..", "..", "api", "v1alpha1", "property_types.go")
+	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, decl := range f.Decls {
+		gen, ok := decl.(*ast.GenDecl)
+		if !ok {
+			continue
+		}
+		for _, spec := range gen.Specs {
+			switch s := spec.(type) {
+			case *ast.ValueSpec:
+				if id, ok := s.Type.(*ast.Ident); ok && id.Name == "PropertyRange" {
+					for _, v := range s.Values {
+						c, _ := strconv.Unquote(v.(*ast.BasicLit).Value)
+						constants = append(constants, c)
+					}
+				}
+			case *ast.TypeSpec:
+				if s.Name.Name == "PropertyRange" && gen.Doc != nil {
+					m := regexp.MustCompile(`\+kubebuilder:validation:Enum=(\S+)`).FindStringSubmatch(gen.Doc.Text())
+					if m != nil {
+						marker = strings.Split(m[1], ";")
+					}
+				}
+			}
+		}
+	}
+	return constants, marker
+}
+
+// A range the API has must have a row in the table (and the CRD's enum must list the
+// same ranges), or coercion, schemas and columns would not know it.
+func TestEveryAPIRangeHasARow(t *testing.T) {
+	constants, marker := apiRanges(t)
+	if len(constants) == 0 || len(marker) == 0 {
+		t.Fatalf("found no PropertyRange constants (%v) or enum marker (%v) in the API types", constants, marker)
+	}
+	var rows []string
+	for _, info := range catalog.Ranges() {
+		rows = append(rows, string(info.Range))
+	}
+	for _, c := range constants {
+		if !slices.Contains(rows, c) {
+			t.Errorf("the API range %q has no row in catalog's range table", c)
+		}
+	}
+	if !slices.Equal(marker, rows) {
+		t.Errorf("the enum marker lists %v, the table %v", marker, rows)
+	}
+	if !slices.Equal(constants, rows) {
+		t.Errorf("the API constants are %v, the table %v", constants, rows)
+	}
+}
+
+func TestEveryRowIsComplete(t *testing.T) {
+	for _, info := range catalog.Ranges() {
+		if info.Summary == "" || info.Words == "" {
+			t.Errorf("%s: a row needs a summary and words", info.Range)
+		}
+		s := catalog.Slot{Field: "v", Range: info.Range, Target: "zorp.crew", Cardinality: metav1alpha1.CardinalityOne}
+		c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []catalog.Slot{s}}
+		if _, problems := catalog.Coerce(c, map[string]any{"v": catalog.ExampleValue(s)}); len(problems) > 0 {
+			t.Errorf("%s: its example does not coerce: %q", info.Range, problems)
+		}
+	}
+}
+
+func TestAnUnknownRangeIsAProblemNotAString(t *testing.T) {
+	c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []catalog.Slot{{Field: "v", Range: "colour", Cardinality: metav1alpha1.CardinalityOne}}}
+	_, problems := catalog.Coerce(c, map[string]any{"v": "red"})
+	if len(problems) != 1 || !strings.Contains(problems[0], `the slot's range "colour" is not one this server knows`) {
+		t.Errorf("problems = %q", problems)
+	}
+	if s := catalog.SlotJSONSchema(c.Slots[0]); s["type"] != nil || !strings.Contains(s["description"].(string), "Unknown range") {
+		t.Errorf("schema of an unknown range = %v, want no type and a description saying so", s)
+	}
+}

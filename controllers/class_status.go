@@ -41,7 +41,7 @@ func classStatus(class *metav1alpha1.Class, resolved *catalog.Class, api instanc
 	conds := newConditions(class.Status.Conditions, class.Generation)
 	conds.setProblem(metav1alpha1.ConditionReferencesResolved, resolved.Problem, metav1alpha1.ReasonResolved,
 		fmt.Sprintf("%d slots from %d classes", len(resolved.Slots), len(resolved.Ancestors)+1))
-	conds.setProblem(metav1alpha1.ConditionNameConflict, nil, metav1alpha1.ReasonNoConflict, "")
+	conds.set(metav1alpha1.ConditionNameConflict, false, metav1alpha1.ReasonNoConflict, "")
 	if api.conflict != nil {
 		conds.set(metav1alpha1.ConditionNameConflict, true, api.conflict.Reason, api.conflict.Message)
 	}

@@ -25,7 +25,7 @@ GO_TEST_FLAGS ?= -count=1 -race
 # SUITE_PACKAGES need more than Go to test: a control plane (controllers, the MCP
 # server, durability, e2e), Helm and npm packages (e2e), controller-gen (api).
 # test-unit runs every other package.
-SUITE_PACKAGES = api/v1alpha1 controllers internal/mcpserver internal/durability internal/e2e
+SUITE_PACKAGES = api/v1alpha1 controllers/envtest internal/mcpserver internal/durability internal/e2e
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMG ?= ghcr.io/sandbar-dev/sandbar:$(VERSION)
 # The manager as the tests, `make dev` and the image build it.

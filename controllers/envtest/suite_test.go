@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controllers_test
+package envtest_test
 
 import (
 	"context"
@@ -40,8 +40,9 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
-// The suite runs one control plane and one manager with the real reconcilers; each
-// test uses objects of its own (see uniq) so that tests do not see each other's.
+// This is the envtest suite of the controllers, apart from their package so that the
+// pure tests there need no control plane. It runs one control plane and one manager
+// with the real reconcilers; each test uses objects of its own (see uniq) so that tests do not see each other's.
 var (
 	k8s   client.Client
 	store *catalog.Store

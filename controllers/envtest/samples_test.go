@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package controllers_test
+package envtest_test
 
 import (
 	"context"
@@ -44,8 +44,9 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 		g.Expect(err).NotTo(HaveOccurred())
 		objs = append(objs, o...)
 	}
+	// Applied again (go test -count=2), they are there already, as after a second kubectl apply.
 	for _, o := range objs {
-		g.Expect(k8s.Create(ctx, o)).To(Succeed(), "creating %s %s", o.GetKind(), o.GetName())
+		g.Expect(client.IgnoreAlreadyExists(k8s.Create(ctx, o))).To(Succeed(), "creating %s %s", o.GetKind(), o.GetName())
 	}
 
 	for _, o := range objs {
@@ -89,7 +90,7 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: "footwears.zorp.sandbar.dev"}, &abstractCRD)).NotTo(Succeed())
 
 	// Instances are validated by the API server against the effective slots.
-	g.Expect(k8s.Create(ctx, spaceBoot("moonwalker", map[string]any{
+	g.Expect(k8s.Create(ctx, spaceBoot(uniq("moonwalker"), map[string]any{
 		"name": "Moonwalker", "price": 12.5, "tentacleCount": int64(8), "vacuumRated": true,
 	}))).To(Succeed())
 	err := k8s.Create(ctx, spaceBoot("nameless", map[string]any{"price": 3}))
@@ -104,10 +105,10 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("spec.number in body should match '^ORD-[0-9]+$'")))
 	err = k8s.Create(ctx, instance("zorp.sandbar.dev", "Wearer", "venus", map[string]any{"handle": "zorp/glorbo", "homePlanets": []any{"venus"}}))
 	g.Expect(err).To(MatchError(ContainSubstring(`Unsupported value: "venus"`)))
-	g.Expect(k8s.Create(ctx, instance("zorp.sandbar.dev", "Wearer", "glorbo", map[string]any{
+	g.Expect(k8s.Create(ctx, instance("zorp.sandbar.dev", "Wearer", uniq("glorbo"), map[string]any{
 		"handle": "zorp/glorbo", "boots": []any{"moonwalker"}, "homePlanets": []any{"glorb"},
 	}))).To(Succeed())
-	g.Expect(k8s.Create(ctx, instance("order.sandbar.dev", "Order", "ord-1", map[string]any{
+	g.Expect(k8s.Create(ctx, instance("order.sandbar.dev", "Order", uniq("ord"), map[string]any{
 		"number": "ORD-1", "customer": "glorbo", "items": []any{"moonwalker"},
 		"placedAt": "2026-11-21T10:00:00Z", "trackingId": "6f1f1c52-0f8e-4d43-9f5e-6b0c3f5d2a11",
 		"notes": map[string]any{"gift": true},

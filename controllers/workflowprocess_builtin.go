@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -204,7 +205,7 @@ func (r *WorkflowProcessReconciler) importChunk(ctx context.Context, p *metav1al
 	items := in.Bundle.Items
 	end := min(cur.Item+chunk, len(items))
 	for i := cur.Item; i < end; i++ {
-		outcome, err := r.importItem(ctx, p.Namespace, snap, items[i], in.Bundle.Format)
+		outcome, err := r.importItem(ctx, p, snap, items[i])
 		if err != nil {
 			result["failed"] = num(result["failed"]) + 1
 			appendCapped(result, "errors", map[string]any{"index": i, "name": items[i].Name, "error": err.Error()})
@@ -223,7 +224,11 @@ func (r *WorkflowProcessReconciler) importChunk(ctx context.Context, p *metav1al
 	return true, r.saveProgress(p, cur, result, "")
 }
 
-func (r *WorkflowProcessReconciler) importItem(ctx context.Context, ns string, snap *catalog.Snapshot, item bundleItem, format string) (string, error) {
+// importItem creates or updates one item. An instance it writes carries the process
+// and what it did in an annotation, so that a chunk done again (its status write
+// lost to a conflict) counts the item as it did the first time, not as unchanged.
+func (r *WorkflowProcessReconciler) importItem(ctx context.Context, p *metav1alpha1.WorkflowProcess, snap *catalog.Snapshot, item bundleItem) (string, error) {
+	ns, by := p.Namespace, p.Namespace+"/"+p.Name
 	cl := snap.FindClass(item.Class)
 	if cl == nil || !cl.Servable() {
 		return "", fmt.Errorf("class %q cannot take instances", item.Class)
@@ -255,15 +260,25 @@ func (r *WorkflowProcessReconciler) importItem(ctx context.Context, ns string, s
 		u.SetGroupVersionKind(cl.GVK())
 		u.SetNamespace(ns)
 		u.SetName(name)
+		u.SetAnnotations(map[string]string{metav1alpha1.AnnotationImportedBy: by + " created"})
 		return "created", r.Create(ctx, u)
 	case err != nil:
 		return "", err
 	}
 	current, _ := u.Object["spec"].(map[string]any)
 	if normalized(current) == normalized(spec) {
+		if done, ok := strings.CutPrefix(u.GetAnnotations()[metav1alpha1.AnnotationImportedBy], by+" "); ok {
+			return done, nil
+		}
 		return "unchanged", nil
 	}
 	u.Object["spec"] = spec
+	annotations := u.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[metav1alpha1.AnnotationImportedBy] = by + " updated"
+	u.SetAnnotations(annotations)
 	return "updated", r.Update(ctx, u)
 }
 

@@ -76,6 +76,9 @@ const (
 	// AnnotationCreatedBy on an instance created through MCP names the account
 	// (namespace/name) that created it.
 	AnnotationCreatedBy = "meta.sandbar.dev/created-by"
+	// AnnotationImportedBy on an instance names the import process (namespace/name)
+	// that last wrote it, and whether it created or updated it.
+	AnnotationImportedBy = "meta.sandbar.dev/imported-by"
 	// FinalizerInstanceAPI is set on Classes whose generated CRD is deleted with them.
 	FinalizerInstanceAPI = "meta.sandbar.dev/instance-api"
 )

@@ -195,6 +195,28 @@ func TestBuiltinValidateExportImport(t *testing.T) {
 		g.Expect(st.Progress.Done).To(Equal(int64(3)))
 	}
 
+	// A chunk done again after its status write was lost finds the instances it wrote:
+	// they count as it counted them the first time, not as unchanged.
+	redo := process(uniq("i"), wf.Import, map[string]any{"bundle": map[string]any{"items": []any{
+		map[string]any{"class": p + "/Book", "name": "mine", "attributes": map[string]any{"title": "mine"}},
+		map[string]any{"class": p + "/Book", "name": "theirs", "attributes": map[string]any{"title": "theirs"}},
+		map[string]any{"class": p + "/Book", "name": "fresh", "attributes": map[string]any{"title": "fresh"}},
+	}}})
+	mine := instance(p+".sandbar.dev", "Book", "mine", map[string]any{"title": "mine"})
+	mine.SetAnnotations(map[string]string{metav1alpha1.AnnotationImportedBy: "default/" + redo.Name + " created"})
+	g.Expect(k8s.Create(ctx, mine)).To(Succeed())
+	g.Expect(k8s.Create(ctx, instance(p+".sandbar.dev", "Book", "theirs", map[string]any{"title": "theirs"}))).To(Succeed())
+	create(t, redo)
+	st = waitProcess(t, redo, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded))
+	})
+	res = map[string]any{}
+	g.Expect(json.Unmarshal(st.Result.Raw, &res)).To(Succeed())
+	g.Expect(res).To(And(HaveKeyWithValue("created", 2.0), HaveKeyWithValue("unchanged", 1.0), HaveKeyWithValue("updated", 0.0)))
+	fresh := instance(p+".sandbar.dev", "Book", "fresh", nil)
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(fresh), fresh)).To(Succeed())
+	g.Expect(fresh.GetAnnotations()).To(HaveKeyWithValue(metav1alpha1.AnnotationImportedBy, "default/"+redo.Name+" created"))
+
 	// A finished process with a TTL goes away.
 	ttl := int64(0)
 	gone := process(uniq("t"), wf.Validate, map[string]any{"class": p + "/Book"})

@@ -89,10 +89,8 @@ func (r *WorkflowProcessReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		if actor == "" {
 			actor = actorOf(&p)
 		}
-		p.Status.Cancellation = &metav1alpha1.CancellationStatus{Accepted: true, Message: "cancelled"}
-		if err := workflow.Cancel(w, &p.Status, actor, c.Reason, now); err != nil {
-			p.Status.Cancellation = &metav1alpha1.CancellationStatus{Reason: err.(*workflow.Error).Reason, Message: err.Error()}
-		}
+		// A refusal is recorded in status.cancellation; there is nobody to answer.
+		_ = workflow.CancelProcess(w, &p, actor, c.Reason, now)
 	}
 
 	var result ctrl.Result

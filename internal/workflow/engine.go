@@ -184,3 +184,20 @@ func orNone(xs []string) string {
 	}
 	return strings.Join(xs, ", ")
 }
+
+// CancelProcess is how a process is cancelled, by the controller (for
+// spec.cancelRequest) and by the MCP layer (tasks/cancel) alike: the cancellation
+// guard decides, and status.cancellation records the outcome, accepted or refused
+// with its reason. The refusal is also returned, as a *Error.
+func CancelProcess(w *catalog.Workflow, p *metav1alpha1.WorkflowProcess, actor, reason string, now metav1.Time) error {
+	if reason == "" {
+		reason = "cancelled"
+	}
+	if err := Cancel(w, &p.Status, actor, reason, now); err != nil {
+		e := err.(*Error)
+		p.Status.Cancellation = &metav1alpha1.CancellationStatus{Reason: e.Reason, Message: e.Message}
+		return err
+	}
+	p.Status.Cancellation = &metav1alpha1.CancellationStatus{Accepted: true, Message: reason}
+	return nil
+}

@@ -17,6 +17,7 @@ limitations under the License.
 package workflow
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
@@ -138,5 +139,26 @@ func TestHistoryIsBounded(t *testing.T) {
 	}
 	if len(st.History) != MaxHistory || st.History[len(st.History)-1].To != st.State {
 		t.Errorf("history has %d entries, last %+v; want %d ending in %s", len(st.History), st.History[len(st.History)-1], MaxHistory, st.State)
+	}
+}
+
+func TestCancelProcessRecordsTheOutcome(t *testing.T) {
+	w := fulfillment()
+	now := metav1.Now()
+	p := &metav1alpha1.WorkflowProcess{}
+	Start(w, &p.Status, "tester", now)
+	if err := CancelProcess(w, p, "tester", "", now); err != nil {
+		t.Fatalf("cancelling from the initial state: %v", err)
+	}
+	if c := p.Status.Cancellation; c == nil || !c.Accepted || c.Message != "cancelled" || p.Status.Phase != metav1alpha1.PhaseCancelled {
+		t.Errorf("accepted cancellation: %+v, phase %s", c, p.Status.Phase)
+	}
+	err := CancelProcess(w, p, "tester", "again", now)
+	var refused *Error
+	if !errors.As(err, &refused) || refused.Reason != AlreadyCompleted {
+		t.Fatalf("cancelling twice: %v, want %s", err, AlreadyCompleted)
+	}
+	if c := p.Status.Cancellation; c.Accepted || c.Reason != AlreadyCompleted || c.Message != refused.Message {
+		t.Errorf("refused cancellation recorded as %+v", c)
 	}
 }

@@ -239,11 +239,8 @@ func (s *Service) Select(ctx context.Context, acct *catalog.Account, keep func(*
 // answer is the process, already cancelled, or a *workflow.Error with the guard's reason.
 func (s *Service) Cancel(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
 	return s.update(ctx, acct, id, func(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) error {
-		if err := workflow.Cancel(w, &p.Status, Actor(acct), "cancelled by "+acct.Name, metav1.Now()); err != nil {
-			return err
-		}
-		p.Status.Cancellation = &metav1alpha1.CancellationStatus{Accepted: true, Message: "cancelled by " + acct.Name}
-		return nil
+		// A refusal is answered, not written: the process stays as it was.
+		return workflow.CancelProcess(w, p, Actor(acct), "cancelled by "+acct.Name, metav1.Now())
 	})
 }
 

@@ -141,3 +141,11 @@ func TestGeneratedSchemaNamesTypesAndRequiredArguments(t *testing.T) {
 		t.Errorf("class = %v, want the jsonschema tag as its description", s.Properties["class"])
 	}
 }
+
+func TestAConstraintOnAMissingArgumentIsAnErrorNotAPanic(t *testing.T) {
+	d := Verb(Spec{Group: "entity", Name: "find"}, func(context.Context, *Call, findArgs) (any, error) { return nil, nil },
+		Between("limt", 1, 200))
+	if d.Err() == nil || !strings.Contains(d.Err().Error(), `tool entity.find: a constraint names the argument "limt"`) {
+		t.Errorf("Err() = %v", d.Err())
+	}
+}

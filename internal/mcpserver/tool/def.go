@@ -93,7 +93,9 @@ func Verb[In any](spec Spec, run func(ctx context.Context, c *Call, in In) (any,
 	}
 	simplify(s)
 	for _, c := range constraints {
-		c(s)
+		if err := c(s); err != nil {
+			return &Def{Spec: spec, err: fmt.Errorf("tool %s.%s: %w", spec.Group, spec.Name, err)}
+		}
 	}
 	d := &Def{Spec: spec, schema: s}
 	d.run = func(ctx context.Context, c *Call, raw json.RawMessage) (any, error) {
@@ -125,6 +127,9 @@ func (d *Def) Patch(p SchemaPatch) *Def {
 	d.patches = append(d.patches, p)
 	return d
 }
+
+// Patched reports whether the input schema takes catalog enums.
+func (d *Def) Patched() bool { return len(d.patches) > 0 }
 
 // Canonical is the dotted name: sandbar.<group>.<name>.
 func (d *Def) Canonical() string {
@@ -173,42 +178,70 @@ func (d *Def) Tool(style NameStyle, snap *catalog.Snapshot) *mcp.Tool {
 }
 
 // Constraint adds what a Go type cannot say to a generated schema.
-type Constraint func(s *jsonschema.Schema)
+type Constraint func(s *jsonschema.Schema) error
+
+// property is an argument's schema; naming one the struct does not have is an error.
+func property(s *jsonschema.Schema, arg string) (*jsonschema.Schema, error) {
+	p := s.Properties[arg]
+	if p == nil {
+		return nil, fmt.Errorf("a constraint names the argument %q, which the arguments do not have", arg)
+	}
+	return p, nil
+}
 
 // Between bounds an integer or number argument.
 func Between(arg string, lo, hi float64) Constraint {
-	return func(s *jsonschema.Schema) {
-		p := s.Properties[arg]
-		p.Minimum, p.Maximum = &lo, &hi
+	return func(s *jsonschema.Schema) error {
+		p, err := property(s, arg)
+		if err == nil {
+			p.Minimum, p.Maximum = &lo, &hi
+		}
+		return err
 	}
 }
 
 // OneOf limits a string argument to fixed values.
 func OneOf(arg string, values ...string) Constraint {
-	return func(s *jsonschema.Schema) {
-		p := s.Properties[arg]
+	return func(s *jsonschema.Schema) error {
+		p, err := property(s, arg)
+		if err != nil {
+			return err
+		}
 		p.Enum = nil
 		for _, v := range values {
 			p.Enum = append(p.Enum, v)
 		}
+		return nil
 	}
 }
 
 // MaxItems bounds a list argument.
 func MaxItems(arg string, n int) Constraint {
-	return func(s *jsonschema.Schema) { s.Properties[arg].MaxItems = &n }
+	return func(s *jsonschema.Schema) error {
+		p, err := property(s, arg)
+		if err == nil {
+			p.MaxItems = &n
+		}
+		return err
+	}
 }
 
 // Nested applies constraints to an object argument, or to the items of a list argument.
 func Nested(arg string, cs ...Constraint) Constraint {
-	return func(s *jsonschema.Schema) {
-		p := s.Properties[arg]
+	return func(s *jsonschema.Schema) error {
+		p, err := property(s, arg)
+		if err != nil {
+			return err
+		}
 		if p.Items != nil {
 			p = p.Items
 		}
 		for _, c := range cs {
-			c(p)
+			if err := c(p); err != nil {
+				return fmt.Errorf("%s: %w", arg, err)
+			}
 		}
+		return nil
 	}
 }
 

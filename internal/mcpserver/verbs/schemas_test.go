@@ -17,6 +17,7 @@ limitations under the License.
 package verbs
 
 import (
+	"encoding/json"
 	"reflect"
 	"testing"
 
@@ -108,5 +109,24 @@ func TestPureClassInputSchema(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Every catalog enum a verb adds to its schema names an argument it has.
+func TestEnumPathsNameArguments(t *testing.T) {
+	snap := &catalog.Snapshot{Classes: map[string]*catalog.Class{"zorp.boot": {Name: "zorp.boot", Prefix: "zorp", Kind: "Boot", Ready: true, InstanceAPI: &catalog.InstanceAPI{Established: true}}},
+		Properties: map[string]*catalog.Property{"boot.size": {Name: "boot.size"}},
+		Workflows:  map[string]*catalog.Workflow{"order.flow": {Name: "order.flow"}}}
+	e := &Env{}
+	for _, d := range e.All() {
+		if d.Err() != nil {
+			t.Errorf("%s: %v", d.Canonical(), d.Err())
+			continue
+		}
+		before, _ := json.Marshal(d.InputSchema(&catalog.Snapshot{}))
+		after, _ := json.Marshal(d.InputSchema(snap))
+		if d.Patched() && string(before) == string(after) {
+			t.Errorf("%s: its catalog enums changed nothing in its schema (a path that names no argument?)", d.Canonical())
+		}
 	}
 }

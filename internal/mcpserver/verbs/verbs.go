@@ -148,7 +148,9 @@ func enum(path string, values func(*catalog.Snapshot) []string) tool.SchemaPatch
 	return func(s *jsonschema.Schema, snap *catalog.Snapshot) {
 		p := s
 		for _, part := range strings.Split(path, ".") {
-			p = p.Properties[part]
+			if p = p.Properties[part]; p == nil {
+				return // no such argument: TestEnumPathsNameArguments says which
+			}
 			if p.Items != nil {
 				p = p.Items
 			}

@@ -84,6 +84,7 @@ func (e *Env) validationVerbs() []*tool.Def {
 				if err != nil {
 					return nil, err
 				}
+				e.Processes.Follow(c.Session, c.ProgressToken, c.Account, p.Name)
 				wait := time.Duration(orDefault(in.WaitSeconds, 30)) * time.Second
 				return resultView(e.Processes.WaitFor(ctx, c.Account, p, wait))
 			}, tool.Between("waitSeconds", 1, 60)).Patch(enum("class", classes(false))),

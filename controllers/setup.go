@@ -36,7 +36,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
-	"github.com/sandbar-dev/sandbar/internal/workflow"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 // NewScheme knows the built-in kinds, CRDs and the metamodel kinds.
@@ -116,7 +116,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store) error {
 // ensureBuiltins creates the built-in WorkflowDefinitions that are missing and
 // restores the ones that were changed.
 func ensureBuiltins(ctx context.Context, c client.Client) error {
-	for _, want := range workflow.Builtins() {
+	for _, want := range builtin.Definitions() {
 		var have metav1alpha1.WorkflowDefinition
 		err := c.Get(ctx, client.ObjectKeyFromObject(want), &have)
 		switch {

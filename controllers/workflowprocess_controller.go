@@ -93,24 +93,9 @@ func (r *WorkflowProcessReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 		_ = workflow.CancelProcess(w, &p, actor, c.Reason, now)
 	}
 
-	var result ctrl.Result
-	if !workflow.Terminal(&p.Status) && workflow.IsBuiltin(wd.Name) {
-		// Chunks follow each other within one reconcile for up to a second, so that
-		// small jobs finish in one status write and large ones save their cursor
-		// about once a second.
-		for start := time.Now(); ; {
-			more, err := r.runBuiltin(ctx, &p, w, now)
-			if err != nil {
-				return ctrl.Result{}, err
-			}
-			if !more || workflow.Terminal(&p.Status) {
-				break
-			}
-			if time.Since(start) > time.Second {
-				result.RequeueAfter = time.Millisecond // the next chunk, after other work in the queue
-				break
-			}
-		}
+	result, err := r.runJob(ctx, &p, w, now)
+	if err != nil {
+		return ctrl.Result{}, err
 	}
 	conds.set(metav1alpha1.ConditionReady, true, metav1alpha1.ReasonReady, p.Status.StatusMessage)
 	if err := r.write(ctx, &p, orig, conds); err != nil {

@@ -29,6 +29,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	wf "github.com/sandbar-dev/sandbar/internal/workflow"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 func process(name, definition string, input any) *metav1alpha1.WorkflowProcess {
@@ -156,7 +157,7 @@ func TestBuiltinValidateExportImport(t *testing.T) {
 		return s.MaxLength != nil
 	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
 
-	validate := process(uniq("v"), wf.Validate, map[string]any{"class": p + "/Book"})
+	validate := process(uniq("v"), builtin.Validate, map[string]any{"class": p + "/Book"})
 	create(t, validate)
 	st := waitProcess(t, validate, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
 		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded), st.StatusMessage)
@@ -168,7 +169,7 @@ func TestBuiltinValidateExportImport(t *testing.T) {
 	g.Expect(res["failures"]).To(ConsistOf(HaveKeyWithValue("name", "ulysses-the-long-one")))
 	g.Expect(st.StatusMessage).To(ContainSubstring("checked 3 instances, 1 invalid"))
 
-	export := process(uniq("e"), wf.Export, map[string]any{"class": p + "/Book"})
+	export := process(uniq("e"), builtin.Export, map[string]any{"class": p + "/Book"})
 	create(t, export)
 	st = waitProcess(t, export, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
 		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded))
@@ -183,7 +184,7 @@ func TestBuiltinValidateExportImport(t *testing.T) {
 		map[string]any{"class": p + "/Book", "name": "bad", "attributes": map[string]any{"title": 42}},
 	}
 	for _, want := range []map[string]float64{{"created": 1, "unchanged": 1, "failed": 1}, {"created": 0, "unchanged": 2, "failed": 1}} {
-		imp := process(uniq("i"), wf.Import, map[string]any{"bundle": map[string]any{"items": items}})
+		imp := process(uniq("i"), builtin.Import, map[string]any{"bundle": map[string]any{"items": items}})
 		create(t, imp)
 		st = waitProcess(t, imp, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
 			g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded))
@@ -197,7 +198,7 @@ func TestBuiltinValidateExportImport(t *testing.T) {
 
 	// A chunk done again after its status write was lost finds the instances it wrote:
 	// they count as it counted them the first time, not as unchanged.
-	redo := process(uniq("i"), wf.Import, map[string]any{"bundle": map[string]any{"items": []any{
+	redo := process(uniq("i"), builtin.Import, map[string]any{"bundle": map[string]any{"items": []any{
 		map[string]any{"class": p + "/Book", "name": "mine", "attributes": map[string]any{"title": "mine"}},
 		map[string]any{"class": p + "/Book", "name": "theirs", "attributes": map[string]any{"title": "theirs"}},
 		map[string]any{"class": p + "/Book", "name": "fresh", "attributes": map[string]any{"title": "fresh"}},
@@ -219,7 +220,7 @@ func TestBuiltinValidateExportImport(t *testing.T) {
 
 	// A finished process with a TTL goes away.
 	ttl := int64(0)
-	gone := process(uniq("t"), wf.Validate, map[string]any{"class": p + "/Book"})
+	gone := process(uniq("t"), builtin.Validate, map[string]any{"class": p + "/Book"})
 	gone.Spec.TTLSecondsAfterFinished = &ttl
 	create(t, gone)
 	g.Eventually(func() bool {

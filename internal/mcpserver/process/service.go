@@ -41,6 +41,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 // IDPrefix starts every task id.
@@ -248,7 +249,7 @@ func (s *Service) Cancel(ctx context.Context, acct *catalog.Account, id string) 
 // workflows are moved by the server only.
 func (s *Service) Transition(ctx context.Context, acct *catalog.Account, id, transition, reason string) (*metav1alpha1.WorkflowProcess, error) {
 	return s.update(ctx, acct, id, func(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) error {
-		if workflow.IsBuiltin(p.Spec.Definition) {
+		if builtin.IsBuiltin(p.Spec.Definition) {
 			return &workflow.Error{Reason: "builtin", Message: fmt.Sprintf("%s is run by the server; it can only be cancelled", p.Spec.Definition)}
 		}
 		return workflow.Transition(w, &p.Status, transition, Actor(acct), reason, metav1.Now())

@@ -22,7 +22,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
-	"github.com/sandbar-dev/sandbar/internal/workflow"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 // The built-in jobs: validation of a class's instances, and export and import of
@@ -66,7 +66,7 @@ func (e *Env) validationVerbs() []*tool.Def {
 				if err != nil {
 					return nil, err
 				}
-				return e.started(ctx, c, workflow.Validate, map[string]any{"class": cl.Ident()}, nil)
+				return e.started(ctx, c, builtin.Validate, map[string]any{"class": cl.Ident()}, nil)
 			}).Patch(enum("class", classes(false)))
 	}
 	return []*tool.Def{
@@ -80,7 +80,7 @@ func (e *Env) validationVerbs() []*tool.Def {
 				if err != nil {
 					return nil, err
 				}
-				p, err := e.Processes.Start(ctx, c.Account, workflow.Validate, map[string]any{"class": cl.Ident()}, nil)
+				p, err := e.Processes.Start(ctx, c.Account, builtin.Validate, map[string]any{"class": cl.Ident()}, nil)
 				if err != nil {
 					return nil, err
 				}
@@ -97,14 +97,14 @@ func (e *Env) validationVerbs() []*tool.Def {
 				if err != nil {
 					return nil, err
 				}
-				if p.Spec.Definition != workflow.Validate {
+				if p.Spec.Definition != builtin.Validate {
 					return nil, tool.Fail("task %s is not a validation", p.Name)
 				}
 				var input any
 				if p.Spec.Input != nil {
 					input = p.Spec.Input
 				}
-				return e.started(ctx, c, workflow.Validate, input, nil)
+				return e.started(ctx, c, builtin.Validate, input, nil)
 			}),
 		tool.Verb(tool.Spec{Group: "validation", Name: "results", Title: "Validation results", ReadOnly: true, Idempotent: true,
 			Description: "The report of a validation: instances checked, invalid ones and why: {taskId}."},
@@ -119,7 +119,7 @@ func (e *Env) validationVerbs() []*tool.Def {
 			Description: "This account's validations, newest first."},
 			func(ctx context.Context, c *tool.Call, _ noArgs) (any, error) {
 				procs, err := e.Processes.Select(ctx, c.Account, func(p *metav1alpha1.WorkflowProcess) bool {
-					return p.Spec.Definition == workflow.Validate
+					return p.Spec.Definition == builtin.Validate
 				}, true)
 				if err != nil {
 					return nil, err
@@ -142,12 +142,12 @@ func (e *Env) projectVerbs() []*tool.Def {
 					}
 					input["class"] = cl.Ident()
 				}
-				return e.started(ctx, c, workflow.Export, input, nil)
+				return e.started(ctx, c, builtin.Export, input, nil)
 			}, tool.OneOf("format", "json", "markdown")).Patch(enum("class", classes(false))),
 		tool.Verb(tool.Spec{Group: "project", Name: "import", Title: "Import instances", LongRunning: true,
 			Description: "Import a bundle (as sandbar_project_export makes it), creating missing instances and updating changed ones, as a task: {bundle: {format?, items: [{class, name, attributes} or {class, source}]}}."},
 			func(ctx context.Context, c *tool.Call, in importArgs) (any, error) {
-				return e.started(ctx, c, workflow.Import, map[string]any{"bundle": in.Bundle}, nil)
+				return e.started(ctx, c, builtin.Import, map[string]any{"bundle": in.Bundle}, nil)
 			}, tool.Nested("bundle", tool.MaxItems("items", maxImportItems), tool.OneOf("format", "json", "markdown"))),
 	}
 }

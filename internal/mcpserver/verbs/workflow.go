@@ -27,6 +27,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 type defineArgs struct {
@@ -124,7 +125,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 }
 
 func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (any, error) {
-	if workflow.IsBuiltin(in.Name) {
+	if builtin.IsBuiltin(in.Name) {
 		return nil, tool.Fail("%s is a built-in workflow and cannot be redefined", in.Name)
 	}
 	spec := in.Spec

@@ -1,0 +1,78 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package builtin
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/codec"
+)
+
+// Export writes the instances of a class (or of all classes) as a bundle.
+const Export = "sandbar.export"
+
+// ExportInput is the input of Export.
+type ExportInput struct {
+	// Class is the class to export with its subclasses, as prefix/Kind; all classes
+	// when empty.
+	Class string `json:"class,omitempty"`
+	// Format is json (attributes) or markdown (documents); json when empty.
+	Format string `json:"format,omitempty"`
+}
+
+var exportJob = newJob(Export,
+	"Exports the instances of a class, or of all classes, as a bundle in json or markdown.",
+	export,
+	func(r Result) string {
+		items, _ := r["items"].([]any)
+		return fmt.Sprintf("exported %d instances", len(items))
+	})
+
+func export(ctx context.Context, env Env, in ExportInput, run *Run) (bool, error) {
+	classes, err := classesOf(env.Snapshot, in.Class, true)
+	if err != nil {
+		return false, err
+	}
+	r := run.Result
+	r["format"] = string(metav1alpha1.CodecJSON)
+	if in.Format != "" {
+		r["format"] = in.Format
+	}
+	if _, ok := r["items"]; !ok {
+		r["items"] = []any{}
+	}
+	return scan(ctx, env, run, classes, func(cl *catalog.Class, u *unstructured.Unstructured, spec map[string]any) error {
+		item := map[string]any{"class": cl.Ident(), "name": u.GetName()}
+		if in.Format == string(metav1alpha1.CodecMarkdown) {
+			md, err := codec.EncodeMarkdown(cl, u.GetName(), spec)
+			if err != nil {
+				return err
+			}
+			item["source"] = md
+		} else {
+			item["attributes"] = spec
+		}
+		items, _ := r["items"].([]any)
+		r["items"] = append(items, item)
+		return nil
+	})
+}

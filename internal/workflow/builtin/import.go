@@ -1,0 +1,155 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package builtin
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/codec"
+)
+
+// Import creates or updates the instances of a bundle, idempotently.
+const Import = "sandbar.import"
+
+// ImportInput is the input of Import.
+type ImportInput struct {
+	Bundle *Bundle `json:"bundle,omitempty"`
+}
+
+// Bundle is a set of instances, as Export makes it.
+type Bundle struct {
+	// Format is the format of the items' source: json or markdown.
+	Format string       `json:"format,omitempty"`
+	Items  []BundleItem `json:"items"`
+}
+
+// BundleItem is one instance: its attributes, or its source as a document.
+type BundleItem struct {
+	Class      string         `json:"class"`
+	Name       string         `json:"name,omitempty"`
+	Attributes map[string]any `json:"attributes,omitempty"`
+	Source     string         `json:"source,omitempty"`
+}
+
+// importOutcomes are what importing an item can do, each counted in the result.
+var importOutcomes = []string{"created", "updated", "unchanged", "failed"}
+
+var importJob = newJob(Import,
+	"Imports a bundle: creates missing instances and updates changed ones, reporting created, updated and failed counts.",
+	importBundle,
+	func(r Result) string {
+		return fmt.Sprintf("created %d, updated %d, unchanged %d, failed %d",
+			r.count("created"), r.count("updated"), r.count("unchanged"), r.count("failed"))
+	})
+
+func importBundle(ctx context.Context, env Env, in ImportInput, run *Run) (bool, error) {
+	if in.Bundle == nil {
+		return false, failf("the input needs a bundle with items")
+	}
+	r, items := run.Result, in.Bundle.Items
+	end := min(run.Cursor.Item+chunk, len(items))
+	for i := run.Cursor.Item; i < end; i++ {
+		outcome, err := importItem(ctx, env, items[i])
+		if err != nil {
+			r["failed"] = r.num("failed") + 1
+			r.appendCapped("errors", map[string]any{"index": i, "name": items[i].Name, "error": err.Error()})
+			continue
+		}
+		r[outcome] = r.num(outcome) + 1
+	}
+	run.Cursor.Item = end
+	run.Progress = &metav1alpha1.Progress{Done: int64(end), Total: int64(len(items)), Message: fmt.Sprintf("%d of %d items", end, len(items))}
+	if end < len(items) {
+		return false, nil
+	}
+	for _, k := range importOutcomes {
+		r[k] = r.num(k)
+	}
+	return true, nil
+}
+
+// importItem creates or updates one item. An instance it writes carries the process
+// and what it did in an annotation, so that a chunk done again (its status write
+// lost to a conflict) counts the item as it did the first time, not as unchanged.
+func importItem(ctx context.Context, env Env, item BundleItem) (string, error) {
+	ns, by := env.Namespace, env.Namespace+"/"+env.Process
+	cl := env.Snapshot.FindClass(item.Class)
+	if cl == nil || !cl.Servable() {
+		return "", fmt.Errorf("class %q cannot take instances", item.Class)
+	}
+	attrs, name := item.Attributes, item.Name
+	if item.Source != "" {
+		doc, err := codec.DecodeMarkdown(cl, item.Source)
+		if err != nil {
+			return "", err
+		}
+		attrs = doc.Attributes
+		if n, ok := doc.Metadata["name"].(string); ok && name == "" {
+			name = n
+		}
+	}
+	if name == "" {
+		return "", fmt.Errorf("an item needs a name")
+	}
+	spec, problems := catalog.Coerce(cl, attrs)
+	if len(problems) > 0 {
+		return "", fmt.Errorf("%v", problems)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(cl.GVK())
+	err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
+	switch {
+	case apierrors.IsNotFound(err):
+		u = &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
+		u.SetGroupVersionKind(cl.GVK())
+		u.SetNamespace(ns)
+		u.SetName(name)
+		u.SetAnnotations(map[string]string{metav1alpha1.AnnotationImportedBy: by + " created"})
+		return "created", env.Client.Create(ctx, u)
+	case err != nil:
+		return "", err
+	}
+	current, _ := u.Object["spec"].(map[string]any)
+	if normalized(current) == normalized(spec) {
+		if done, ok := strings.CutPrefix(u.GetAnnotations()[metav1alpha1.AnnotationImportedBy], by+" "); ok {
+			return done, nil
+		}
+		return "unchanged", nil
+	}
+	u.Object["spec"] = spec
+	annotations := u.GetAnnotations()
+	if annotations == nil {
+		annotations = map[string]string{}
+	}
+	annotations[metav1alpha1.AnnotationImportedBy] = by + " updated"
+	u.SetAnnotations(annotations)
+	return "updated", env.Client.Update(ctx, u)
+}
+
+func normalized(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
+}

@@ -17,7 +17,9 @@ limitations under the License.
 package controllers
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -52,8 +54,9 @@ type WorkflowProcessReconciler struct {
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowprocesses/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowdefinitions,verbs=get;list;watch;create;update
 
-// Reconcile advances one process.
-func (r *WorkflowProcessReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+// Reconcile advances one process. Its status is written on every exit, so that a
+// chunk that fails keeps what the chunks before it did.
+func (r *WorkflowProcessReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	var p metav1alpha1.WorkflowProcess
 	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
@@ -61,50 +64,62 @@ func (r *WorkflowProcessReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if workflow.Terminal(&p.Status) {
 		return r.expire(ctx, &p)
 	}
-	orig := p.DeepCopy()
-	now := metav1.Now()
-	conds := newConditions(p.Status.Conditions, p.Generation)
+	orig, conds := p.DeepCopy(), newConditions(p.Status.Conditions, p.Generation)
+	defer func() {
+		if err := r.write(ctx, &p, orig, conds, reterr == nil); err != nil {
+			res, reterr = ctrl.Result{}, errors.Join(reterr, err)
+		} else if reterr == nil && workflow.Terminal(&p.Status) {
+			res, reterr = r.expire(ctx, &p)
+		}
+	}()
+	return r.advance(ctx, &p, conds, metav1.Now())
+}
 
+// advance takes a process as far as one reconcile goes: its workflow found, the
+// process started, a cancel request applied, a built-in workflow's chunks done.
+func (r *WorkflowProcessReconciler) advance(ctx context.Context, p *metav1alpha1.WorkflowProcess, conds *conditions, now metav1.Time) (ctrl.Result, error) {
+	w, err := r.workflowOf(ctx, p, conds)
+	if w == nil {
+		return ctrl.Result{}, err
+	}
+	if p.Status.Phase == "" {
+		workflow.Start(w, &p.Status, actorOf(p), now)
+	}
+	applyCancelRequest(p, w, now)
+	res, err := r.runJob(ctx, p, w, now)
+	conds.set(metav1alpha1.ConditionReady, true, metav1alpha1.ReasonReady, p.Status.StatusMessage)
+	return res, err
+}
+
+// workflowOf is the process's workflow. Without one (its definition missing or not
+// valid) Ready says why, and the process waits for its definition.
+func (r *WorkflowProcessReconciler) workflowOf(ctx context.Context, p *metav1alpha1.WorkflowProcess, conds *conditions) (*catalog.Workflow, error) {
 	var wd metav1alpha1.WorkflowDefinition
 	if err := r.Get(ctx, client.ObjectKey{Name: p.Spec.Definition}, &wd); err != nil {
 		if !apierrors.IsNotFound(err) {
-			return ctrl.Result{}, err
+			return nil, err
 		}
 		conds.set(metav1alpha1.ConditionReady, false, metav1alpha1.ReasonUnknownDefinition,
 			fmt.Sprintf("WorkflowDefinition %q does not exist", p.Spec.Definition))
-		return ctrl.Result{}, r.write(ctx, &p, orig, conds)
+		return nil, nil
 	}
 	w := catalog.ValidateWorkflow(&wd, cacheLookup{ctx, r.Client})
 	if w.Problem != nil && w.Problem.Reason != metav1alpha1.ReasonUnknownClass {
 		conds.set(metav1alpha1.ConditionReady, false, metav1alpha1.ReasonDependencyFailed,
 			fmt.Sprintf("WorkflowDefinition %q is not valid: %s", wd.Name, w.Problem.Message))
-		return ctrl.Result{}, r.write(ctx, &p, orig, conds)
+		return nil, nil
 	}
+	return w, nil
+}
 
-	if p.Status.Phase == "" {
-		workflow.Start(w, &p.Status, actorOf(&p), now)
+// applyCancelRequest applies spec.cancelRequest, once, through the cancellation
+// guard. A refusal is recorded in status.cancellation: there is nobody to answer.
+func applyCancelRequest(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow, now metav1.Time) {
+	c := p.Spec.CancelRequest
+	if c == nil || p.Status.Cancellation != nil {
+		return
 	}
-	if c := p.Spec.CancelRequest; c != nil && p.Status.Cancellation == nil {
-		actor := c.RequestedBy
-		if actor == "" {
-			actor = actorOf(&p)
-		}
-		// A refusal is recorded in status.cancellation; there is nobody to answer.
-		_ = workflow.CancelProcess(w, &p, actor, c.Reason, now)
-	}
-
-	result, err := r.runJob(ctx, &p, w, now)
-	if err != nil {
-		return ctrl.Result{}, err
-	}
-	conds.set(metav1alpha1.ConditionReady, true, metav1alpha1.ReasonReady, p.Status.StatusMessage)
-	if err := r.write(ctx, &p, orig, conds); err != nil {
-		return ctrl.Result{}, err
-	}
-	if workflow.Terminal(&p.Status) {
-		return r.expire(ctx, &p)
-	}
-	return result, nil
+	_ = workflow.CancelProcess(w, p, cmp.Or(c.RequestedBy, actorOf(p)), c.Reason, now)
 }
 
 func actorOf(p *metav1alpha1.WorkflowProcess) string {
@@ -114,11 +129,15 @@ func actorOf(p *metav1alpha1.WorkflowProcess) string {
 	return "sandbar"
 }
 
-// write updates the status (with optimistic concurrency: clients write transitions
-// too) and records an Event when the phase changes.
-func (r *WorkflowProcessReconciler) write(ctx context.Context, p, orig *metav1alpha1.WorkflowProcess, conds *conditions) error {
+// write updates the status when it changed, with optimistic concurrency: clients
+// write transitions too, and a conflict leaves theirs in place for the next
+// reconcile to build on. It records an Event when the phase changes.
+// observedGeneration moves only when the reconcile succeeded.
+func (r *WorkflowProcessReconciler) write(ctx context.Context, p, orig *metav1alpha1.WorkflowProcess, conds *conditions, succeeded bool) error {
 	p.Status.Conditions = conds.list
-	p.Status.ObservedGeneration = p.Generation
+	if succeeded {
+		p.Status.ObservedGeneration = p.Generation
+	}
 	if equality.Semantic.DeepEqual(orig.Status, p.Status) {
 		return nil
 	}

@@ -30,8 +30,10 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -46,6 +48,10 @@ import (
 var (
 	k8s   client.Client
 	store *catalog.Store
+	// listHook, when set, is asked before every List the manager's client makes: an
+	// error it returns is that List's answer. A test sets it to make the reconcilers
+	// meet a failing API server, for lists of its own kinds only.
+	listHook atomic.Pointer[func(client.ObjectList) error]
 )
 
 const (
@@ -68,7 +74,10 @@ func run(m *testing.M) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mgr, st, err := controllers.NewManager(ctx, env.Config, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, st, err := controllers.NewManager(ctx, env.Config, ctrl.Options{
+		Metrics:   metricsserver.Options{BindAddress: "0"},
+		NewClient: hookedClient,
+	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -88,6 +97,24 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return code
+}
+
+// hookedClient is the manager's usual client, with its Lists passing listHook first.
+func hookedClient(cfg *rest.Config, opts client.Options) (client.Client, error) {
+	c, err := client.NewWithWatch(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	return interceptor.NewClient(c, interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if hook := listHook.Load(); hook != nil {
+				if err := (*hook)(list); err != nil {
+					return err
+				}
+			}
+			return c.List(ctx, list, opts...)
+		},
+	}), nil
 }
 
 var counter atomic.Int64

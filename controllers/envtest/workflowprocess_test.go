@@ -19,11 +19,15 @@ package envtest_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"sync/atomic"
 	"testing"
 
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -227,4 +231,63 @@ func TestBuiltinValidateExportImport(t *testing.T) {
 		err := k8s.Get(ctx, client.ObjectKeyFromObject(gone), &metav1alpha1.WorkflowProcess{})
 		return client.IgnoreNotFound(err) == nil && err != nil
 	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+}
+
+// A chunk that fails does not lose the chunks before it in the same reconcile: their
+// cursor and progress are in status while the API keeps failing, and the job then
+// resumes from that cursor and ends with the right totals.
+func TestBuiltinKeepsProgressWhenAChunkFails(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	p := uniq("k")
+	group := p + ".sandbar.dev"
+	title := property(p+".title", metav1alpha1.RangeString)
+	book := class(p+".book", p, "Book", nil, slot(title.Name, true))
+	create(t, title, book)
+	waitClassCondition(t, book.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	g.Eventually(func() bool { return store.Load().FindClass(p+"/Book") != nil }).
+		WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+	const n = 150 // a chunk of 100, then 50
+	for i := range n {
+		g.Expect(k8s.Create(ctx, instance(group, "Book", fmt.Sprintf("b%03d", i), map[string]any{"title": "t"}))).To(Succeed())
+	}
+
+	// The first list of the class's instances answers; the next ones fail until released.
+	var listed atomic.Int64
+	var failing atomic.Bool
+	failing.Store(true)
+	hook := func(list client.ObjectList) error {
+		if u, ok := list.(*unstructured.UnstructuredList); !ok || u.GroupVersionKind().Group != group {
+			return nil
+		}
+		if failing.Load() && listed.Load() > 0 {
+			return apierrors.NewServiceUnavailable("the API server is unavailable (test)")
+		}
+		listed.Add(1)
+		return nil
+	}
+	listHook.Store(&hook)
+	t.Cleanup(func() { listHook.Store(nil) })
+
+	validate := process(uniq("v"), builtin.Validate, map[string]any{"class": p + "/Book"})
+	create(t, validate)
+	st := waitProcess(t, validate, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Progress).NotTo(BeNil(), "no progress in status")
+		g.Expect(st.Progress.Done).To(Equal(int64(100)))
+	})
+	g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseRunning))
+	g.Expect(st.Cursor).NotTo(BeEmpty())
+	var res map[string]any
+	g.Expect(json.Unmarshal(st.Result.Raw, &res)).To(Succeed())
+	g.Expect(res).To(HaveKeyWithValue("checked", 100.0))
+
+	failing.Store(false)
+	st = waitProcess(t, validate, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded), st.StatusMessage)
+	})
+	res = map[string]any{}
+	g.Expect(json.Unmarshal(st.Result.Raw, &res)).To(Succeed())
+	g.Expect(res).To(And(HaveKeyWithValue("checked", float64(n)), HaveKeyWithValue("invalid", 0.0)))
+	g.Expect(st.StatusMessage).To(ContainSubstring("checked 150 instances, 0 invalid"))
+	g.Expect(listed.Load()).To(Equal(int64(2)), "the job resumes from its cursor: one list before the failures, one after")
 }

@@ -38,21 +38,8 @@ type exportArgs struct {
 	Format string `json:"format,omitempty" jsonschema:"json (attributes) or markdown (documents); default json."`
 }
 
-// bundle is what project.export makes and project.import takes.
-type bundle struct {
-	Format string       `json:"format,omitempty" jsonschema:"The format of the items' source: json or markdown."`
-	Items  []bundleItem `json:"items" jsonschema:"The instances."`
-}
-
-type bundleItem struct {
-	Class      string         `json:"class" jsonschema:"The class, as prefix/Kind."`
-	Name       string         `json:"name,omitempty" jsonschema:"Name of the instance."`
-	Attributes map[string]any `json:"attributes,omitempty" jsonschema:"Slot values by field name."`
-	Source     string         `json:"source,omitempty" jsonschema:"The instance as a document in the bundle's format."`
-}
-
 type importArgs struct {
-	Bundle bundle `json:"bundle" jsonschema:"A bundle as sandbar_project_export makes it."`
+	Bundle builtin.Bundle `json:"bundle" jsonschema:"A bundle as sandbar_project_export makes it."`
 }
 
 // maxImportItems bounds one import: the bundle is kept in the process's spec.
@@ -66,7 +53,7 @@ func (e *Env) validationVerbs() []*tool.Def {
 				if err != nil {
 					return nil, err
 				}
-				return e.started(ctx, c, builtin.Validate, map[string]any{"class": cl.Ident()}, nil)
+				return e.started(ctx, c, builtin.Validate, builtin.ValidateInput{Class: cl.Ident()}, nil)
 			}).Patch(enum("class", classes(false)))
 	}
 	return []*tool.Def{
@@ -80,7 +67,7 @@ func (e *Env) validationVerbs() []*tool.Def {
 				if err != nil {
 					return nil, err
 				}
-				p, err := e.Processes.Start(ctx, c.Account, builtin.Validate, map[string]any{"class": cl.Ident()}, nil)
+				p, err := e.Processes.Start(ctx, c.Account, builtin.Validate, builtin.ValidateInput{Class: cl.Ident()}, nil)
 				if err != nil {
 					return nil, err
 				}
@@ -134,20 +121,20 @@ func (e *Env) projectVerbs() []*tool.Def {
 		tool.Verb(tool.Spec{Group: "project", Name: "export", Title: "Export instances", ReadOnly: true, LongRunning: true,
 			Description: "Export the instances of a class (and its subclasses), or of every class, as a bundle, as a task: {class?, format?: json|markdown}."},
 			func(ctx context.Context, c *tool.Call, in exportArgs) (any, error) {
-				input := map[string]any{"format": orDefault(in.Format, "json")}
+				input := builtin.ExportInput{Format: orDefault(in.Format, "json")}
 				if in.Class != "" {
 					cl, err := class(c, in.Class)
 					if err != nil {
 						return nil, err
 					}
-					input["class"] = cl.Ident()
+					input.Class = cl.Ident()
 				}
 				return e.started(ctx, c, builtin.Export, input, nil)
 			}, tool.OneOf("format", "json", "markdown")).Patch(enum("class", classes(false))),
 		tool.Verb(tool.Spec{Group: "project", Name: "import", Title: "Import instances", LongRunning: true,
 			Description: "Import a bundle (as sandbar_project_export makes it), creating missing instances and updating changed ones, as a task: {bundle: {format?, items: [{class, name, attributes} or {class, source}]}}."},
 			func(ctx context.Context, c *tool.Call, in importArgs) (any, error) {
-				return e.started(ctx, c, builtin.Import, map[string]any{"bundle": in.Bundle}, nil)
+				return e.started(ctx, c, builtin.Import, builtin.ImportInput{Bundle: &in.Bundle}, nil)
 			}, tool.Nested("bundle", tool.MaxItems("items", maxImportItems), tool.OneOf("format", "json", "markdown"))),
 	}
 }

@@ -42,16 +42,16 @@ type ImportInput struct {
 // Bundle is a set of instances, as Export makes it.
 type Bundle struct {
 	// Format is the format of the items' source: json or markdown.
-	Format string       `json:"format,omitempty"`
-	Items  []BundleItem `json:"items"`
+	Format string       `json:"format,omitempty" jsonschema:"The format of the items' source: json or markdown."`
+	Items  []BundleItem `json:"items" jsonschema:"The instances."`
 }
 
 // BundleItem is one instance: its attributes, or its source as a document.
 type BundleItem struct {
-	Class      string         `json:"class"`
-	Name       string         `json:"name,omitempty"`
-	Attributes map[string]any `json:"attributes,omitempty"`
-	Source     string         `json:"source,omitempty"`
+	Class      string         `json:"class" jsonschema:"The class, as prefix/Kind."`
+	Name       string         `json:"name,omitempty" jsonschema:"Name of the instance."`
+	Attributes map[string]any `json:"attributes,omitempty" jsonschema:"Slot values by field name."`
+	Source     string         `json:"source,omitempty" jsonschema:"The instance as a document in the bundle's format."`
 }
 
 // importOutcomes are what importing an item can do, each counted in the result.

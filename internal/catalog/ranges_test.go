@@ -104,12 +104,27 @@ func TestEveryRowIsComplete(t *testing.T) {
 }
 
 func TestAnUnknownRangeIsAProblemNotAString(t *testing.T) {
-	c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []catalog.Slot{{Field: "v", Range: "colour", Cardinality: metav1alpha1.CardinalityOne}}}
-	_, problems := catalog.Coerce(c, map[string]any{"v": "red"})
-	if len(problems) != 1 || !strings.Contains(problems[0], `the slot's range "colour" is not one this server knows`) {
-		t.Errorf("problems = %q", problems)
+	one := catalog.Slot{Field: "v", Range: "colour", Cardinality: metav1alpha1.CardinalityOne}
+	many := catalog.Slot{Field: "w", Range: "colour", Cardinality: metav1alpha1.CardinalityMany}
+	c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []catalog.Slot{one, many}}
+	_, problems := catalog.Coerce(c, map[string]any{"v": "red", "w": []any{"red"}})
+	want := []string{
+		`slot "v": the slot's range "colour" is not one this server knows`,
+		`slot "w": item 0: the slot's range "colour" is not one this server knows`,
 	}
-	if s := catalog.SlotJSONSchema(c.Slots[0]); s["type"] != nil || !strings.Contains(s["description"].(string), "Unknown range") {
+	if !slices.Equal(problems, want) {
+		t.Errorf("problems = %q, want %q", problems, want)
+	}
+	if s := catalog.SlotJSONSchema(one); s["type"] != nil || s["description"] != `Unknown range "colour".` {
 		t.Errorf("schema of an unknown range = %v, want no type and a description saying so", s)
+	}
+	if info, known := catalog.RangeOf("colour"); known || info.Column != "" || info.Example != nil {
+		t.Errorf("RangeOf(colour) = %+v, %v; want unknown, without column or example", info, known)
+	}
+	if got := catalog.TypeName(many); got != "list of colour" {
+		t.Errorf("TypeName = %q", got)
+	}
+	if got := catalog.ExampleValue(one); got != nil {
+		t.Errorf("ExampleValue = %#v, want nil: an unknown range has no valid value", got)
 	}
 }

@@ -31,33 +31,55 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
 
-// apiRanges reads the PropertyRange constants and the enum marker of the API types.
+// apiRanges reads the PropertyRange constants and the enum marker of the API types,
+// from every file of the API package: a constant is one declared with the type
+// PropertyRange or as a conversion PropertyRange("...").
 func apiRanges(t *testing.T) (constants, marker []string) {
 	t.Helper()
-	path := filepath.Join("..", "..", "api", "v1alpha1", "property_types.go")
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
+	files, err := filepath.Glob(filepath.Join("..", "..", "api", "v1alpha1", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, decl := range f.Decls {
-		gen, ok := decl.(*ast.GenDecl)
-		if !ok {
+	isRange := func(e ast.Expr) bool { id, ok := e.(*ast.Ident); return ok && id.Name == "PropertyRange" }
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
 			continue
 		}
-		for _, spec := range gen.Specs {
-			switch s := spec.(type) {
-			case *ast.ValueSpec:
-				if id, ok := s.Type.(*ast.Ident); ok && id.Name == "PropertyRange" {
-					for _, v := range s.Values {
-						c, _ := strconv.Unquote(v.(*ast.BasicLit).Value)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				switch s := spec.(type) {
+				case *ast.ValueSpec:
+					for i, v := range s.Values {
+						if call, ok := v.(*ast.CallExpr); ok && isRange(call.Fun) && len(call.Args) == 1 {
+							v = call.Args[0]
+						} else if s.Type == nil || !isRange(s.Type) {
+							continue
+						}
+						lit, ok := v.(*ast.BasicLit)
+						if !ok || lit.Kind != token.STRING {
+							t.Errorf("%s: the range constant %s is not a string literal", path, s.Names[i].Name)
+							continue
+						}
+						c, err := strconv.Unquote(lit.Value)
+						if err != nil {
+							t.Fatal(err)
+						}
 						constants = append(constants, c)
 					}
-				}
-			case *ast.TypeSpec:
-				if s.Name.Name == "PropertyRange" && gen.Doc != nil {
-					m := regexp.MustCompile(`\+kubebuilder:validation:Enum=(\S+)`).FindStringSubmatch(gen.Doc.Text())
-					if m != nil {
-						marker = strings.Split(m[1], ";")
+				case *ast.TypeSpec:
+					if s.Name.Name == "PropertyRange" && gen.Doc != nil {
+						m := regexp.MustCompile(`\+kubebuilder:validation:Enum=(\S+)`).FindStringSubmatch(gen.Doc.Text())
+						if m != nil {
+							marker = strings.Split(m[1], ";")
+						}
 					}
 				}
 			}

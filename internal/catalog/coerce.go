@@ -23,8 +23,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
-	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 )
 
 // Coerce turns tool arguments into the spec of an instance of c: every key must be a
@@ -70,8 +68,10 @@ func coerceSlot(s Slot, v any) (any, error) {
 		return nil, nil
 	}
 	if !s.Many() {
-		if _, isList := v.([]any); isList && s.Range != metav1alpha1.RangeJSON {
-			return nil, fmt.Errorf("expected a single %s, got a list", TypeName(s))
+		if info, _ := RangeOf(s.Range); !info.AnyJSON {
+			if _, isList := v.([]any); isList {
+				return nil, fmt.Errorf("expected a single %s, got a list", TypeName(s))
+			}
 		}
 		return coerceValue(s, v)
 	}
@@ -92,14 +92,14 @@ func coerceSlot(s Slot, v any) (any, error) {
 
 func coerceValue(s Slot, v any) (any, error) {
 	got := DescribeValue(v)
-	info, ok := RangeOf(s.Range)
-	if !ok {
-		return nil, fmt.Errorf("the slot's range %q is not one this server knows", s.Range)
+	info, known := SlotRange(s)
+	if !known {
+		return nil, errUnknownRange(s.Range)
 	}
 	out, err := info.coerce(v)
 	switch {
 	case errors.Is(err, errBad):
-		return nil, fmt.Errorf("expected %s, got %s", TypeName(Slot{Range: s.Range, Target: s.Target}), got)
+		return nil, fmt.Errorf("expected %s, got %s", info.Words, got)
 	case err != nil:
 		return nil, fmt.Errorf("%v, got %s", err, got)
 	}
@@ -197,10 +197,8 @@ func quoteAll(xs []string) []string {
 
 // TypeName says in words what a slot holds, for error messages.
 func TypeName(s Slot) string {
-	one := string(s.Range)
-	if info, ok := RangeOf(s.Range); ok {
-		one = fillTarget(info.Words, s.Target)
-	}
+	info, _ := SlotRange(s) // an unknown range's words are its name
+	one := info.Words
 	if s.Many() {
 		return "list of " + one
 	}

@@ -19,6 +19,7 @@ package catalog
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"net/url"
 	"regexp"
@@ -45,13 +46,16 @@ type RangeInfo struct {
 	// type: any JSON value); JSONHint is added to its description.
 	JSONType, JSONFormat, JSONHint string
 	// CRDType, CRDFormat and CRDPattern are the OpenAPI schema of a stored value;
-	// CRDAny keeps any JSON value; CRDHint is added to its description.
+	// CRDHint is added to its description.
 	CRDType, CRDFormat, CRDPattern string
-	CRDAny                         bool
 	CRDHint                        string
+	// AnyJSON is a range of any JSON value: the CRD keeps unknown fields
+	// (x-kubernetes-preserve-unknown-fields), and a list is one value, not many.
+	AnyJSON bool
 	// Column is the type of a kubectl printer column ("": not shown as a column).
 	Column string
-	// Example is a valid value.
+	// Example is a valid value; in a string, {target} stands for a ref's target in
+	// lower case, as instance names are.
 	Example any
 	// coerce turns a tool argument (JSON, or a value read back from the API server)
 	// into the stored value; errBad means "expected <Words>, got ...".
@@ -91,37 +95,55 @@ var ranges = []RangeInfo{
 	{Range: metav1alpha1.RangeRef, Summary: "A reference: the name of an instance of the target class in the same namespace.",
 		Words: "the name of a {target} instance", JSONType: "string",
 		JSONHint: "Reference to another entity: the name of a {target} instance.", CRDType: "string",
-		CRDHint: "Reference: the name of a {target} instance in the same namespace.", Column: "string", coerce: coerceString},
+		CRDHint: "Reference: the name of a {target} instance in the same namespace.", Column: "string",
+		Example: "name-of-{target}", coerce: coerceString},
 	{Range: metav1alpha1.RangeJSON, Summary: "Any JSON value.", Words: "JSON value",
-		JSONHint: "Any JSON value.", CRDAny: true, Example: map[string]any{}, coerce: func(v any) (any, error) { return v, nil }},
+		JSONHint: "Any JSON value.", AnyJSON: true, Example: map[string]any{}, coerce: func(v any) (any, error) { return v, nil }},
 }
 
 // Ranges is the table of slot ranges, in the order the API lists them.
 func Ranges() []RangeInfo { return ranges }
 
-// RangeOf is the row of a range; ok is false for a range the API does not have.
+// RangeOf is the row of a range. For a range the table lacks (the API's enum admits
+// none; only CRDs newer than this code could bring one) ok is false, and the row
+// says so instead of passing for a known range: coercion refuses every value, both
+// schemas say "Unknown range", the CRD stores it as text, it has no printer column
+// and no example, and its words are its name.
 func RangeOf(r metav1alpha1.PropertyRange) (RangeInfo, bool) {
 	for _, info := range ranges {
 		if info.Range == r {
 			return info, true
 		}
 	}
-	return RangeInfo{}, false
+	unknown := "Unknown range " + strconv.Quote(string(r)) + "."
+	return RangeInfo{Range: r, Summary: unknown, Words: string(r), JSONHint: unknown,
+		CRDType: "string", CRDHint: unknown}, false
 }
 
-// withTarget fills in a ref's target.
-func fillTarget(text, target string) string { return strings.ReplaceAll(text, "{target}", target) }
+// SlotRange is the row of a slot's range with the slot's target filled in, see RangeOf.
+func SlotRange(s Slot) (RangeInfo, bool) {
+	info, known := RangeOf(s.Range)
+	fill := func(text string) string { return strings.ReplaceAll(text, "{target}", s.Target) }
+	info.Words, info.JSONHint, info.CRDHint = fill(info.Words), fill(info.JSONHint), fill(info.CRDHint)
+	if ex, ok := info.Example.(string); ok {
+		info.Example = strings.ReplaceAll(ex, "{target}", strings.ToLower(s.Target))
+	}
+	return info, known
+}
+
+// errUnknownRange is the problem with every value of a range the table lacks.
+func errUnknownRange(r metav1alpha1.PropertyRange) error {
+	return fmt.Errorf("the slot's range %q is not one this server knows", r)
+}
 
 // ExampleValue is a valid value of a slot, for error messages: its first allowed
-// value, or its range's example (a list of one for a many-valued slot).
+// value, or its range's example (a list of one for a many-valued slot); nil for an
+// unknown range, which has no valid value.
 func ExampleValue(s Slot) any {
-	info, _ := RangeOf(s.Range)
+	info, _ := SlotRange(s)
 	v := info.Example
-	switch {
-	case len(s.Enum) > 0:
+	if len(s.Enum) > 0 {
 		v = s.Enum[0]
-	case s.Range == metav1alpha1.RangeRef:
-		v = "name-of-" + strings.ToLower(s.Target)
 	}
 	if s.Many() {
 		return []any{v}
@@ -134,16 +156,12 @@ func ExampleValue(s Slot) any {
 // as an array.
 func SlotJSONSchema(s Slot) map[string]any {
 	v := map[string]any{}
-	info, known := RangeOf(s.Range)
+	info, _ := SlotRange(s) // an unknown range: no type, and the hint says so
 	if info.JSONType != "" {
 		v["type"] = info.JSONType
 	}
 	if info.JSONFormat != "" {
 		v["format"] = info.JSONFormat
-	}
-	hint := fillTarget(info.JSONHint, s.Target)
-	if !known {
-		hint = "Unknown range " + strconv.Quote(string(s.Range)) + "."
 	}
 	if len(s.Enum) > 0 {
 		v["enum"] = append([]string(nil), s.Enum...)
@@ -160,7 +178,7 @@ func SlotJSONSchema(s Slot) map[string]any {
 	if s.Maximum != nil {
 		v["maximum"] = *s.Maximum
 	}
-	desc := strings.TrimSpace(s.Description + " " + hint)
+	desc := strings.TrimSpace(s.Description + " " + info.JSONHint)
 	if s.Many() {
 		out := map[string]any{"type": "array", "items": v}
 		if desc != "" {

@@ -31,33 +31,55 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
 
-// apiRanges reads the PropertyRange constants and the enum marker of the API types.
+// apiRanges reads the PropertyRange constants and the enum marker of the API types,
+// from every file of the API package: a constant is one declared with the type
+// PropertyRange or as a conversion PropertyRange("...").
 func apiRanges(t *testing.T) (constants, marker []string) {
 	t.Helper()
-	path := filepath.Join("..", "..", "api", "v1alpha1", "property_types.go")
-	f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
+	files, err := filepath.Glob(filepath.Join("..", "..", "api", "v1alpha1", "*.go"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, decl := range f.Decls {
-		gen, ok := decl.(*ast.GenDecl)
-		if !ok {
+	isRange := func(e ast.Expr) bool { id, ok := e.(*ast.Ident); return ok && id.Name == "PropertyRange" }
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
 			continue
 		}
-		for _, spec := range gen.Specs {
-			switch s := spec.(type) {
-			case *ast.ValueSpec:
-				if id, ok := s.Type.(*ast.Ident); ok && id.Name == "PropertyRange" {
-					for _, v := range s.Values {
-						c, _ := strconv.Unquote(v.(*ast.BasicLit).Value)
+		f, err := parser.ParseFile(token.NewFileSet(), path, nil, parser.ParseComments)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, decl := range f.Decls {
+			gen, ok := decl.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			for _, spec := range gen.Specs {
+				switch s := spec.(type) {
+				case *ast.ValueSpec:
+					for i, v := range s.Values {
+						if call, ok := v.(*ast.CallExpr); ok && isRange(call.Fun) && len(call.Args) == 1 {
+							v = call.Args[0]
+						} else if s.Type == nil || !isRange(s.Type) {
+							continue
+						}
+						lit, ok := v.(*ast.BasicLit)
+						if !ok || lit.Kind != token.STRING {
+							t.Errorf("%s: the range constant %s is not a string literal", path, s.Names[i].Name)
+							continue
+						}
+						c, err := strconv.Unquote(lit.Value)
+						if err != nil {
+							t.Fatal(err)
+						}
 						constants = append(constants, c)
 					}
-				}
-			case *ast.TypeSpec:
-				if s.Name.Name == "PropertyRange" && gen.Doc != nil {
-					m := regexp.MustCompile(`\+kubebuilder:validation:Enum=(\S+)`).FindStringSubmatch(gen.Doc.Text())
-					if m != nil {
-						marker = strings.Split(m[1], ";")
+				case *ast.TypeSpec:
+					if s.Name.Name == "PropertyRange" && gen.Doc != nil {
+						m := regexp.MustCompile(`\+kubebuilder:validation:Enum=(\S+)`).FindStringSubmatch(gen.Doc.Text())
+						if m != nil {
+							marker = strings.Split(m[1], ";")
+						}
 					}
 				}
 			}
@@ -104,12 +126,27 @@ func TestEveryRowIsComplete(t *testing.T) {
 }
 
 func TestAnUnknownRangeIsAProblemNotAString(t *testing.T) {
-	c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []catalog.Slot{{Field: "v", Range: "colour", Cardinality: metav1alpha1.CardinalityOne}}}
-	_, problems := catalog.Coerce(c, map[string]any{"v": "red"})
-	if len(problems) != 1 || !strings.Contains(problems[0], `the slot's range "colour" is not one this server knows`) {
-		t.Errorf("problems = %q", problems)
+	one := catalog.Slot{Field: "v", Range: "colour", Cardinality: metav1alpha1.CardinalityOne}
+	many := catalog.Slot{Field: "w", Range: "colour", Cardinality: metav1alpha1.CardinalityMany}
+	c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []catalog.Slot{one, many}}
+	_, problems := catalog.Coerce(c, map[string]any{"v": "red", "w": []any{"red"}})
+	want := []string{
+		`slot "v": the slot's range "colour" is not one this server knows`,
+		`slot "w": item 0: the slot's range "colour" is not one this server knows`,
 	}
-	if s := catalog.SlotJSONSchema(c.Slots[0]); s["type"] != nil || !strings.Contains(s["description"].(string), "Unknown range") {
+	if !slices.Equal(problems, want) {
+		t.Errorf("problems = %q, want %q", problems, want)
+	}
+	if s := catalog.SlotJSONSchema(one); s["type"] != nil || s["description"] != `Unknown range "colour".` {
 		t.Errorf("schema of an unknown range = %v, want no type and a description saying so", s)
+	}
+	if info, known := catalog.RangeOf("colour"); known || info.Column != "" || info.Example != nil {
+		t.Errorf("RangeOf(colour) = %+v, %v; want unknown, without column or example", info, known)
+	}
+	if got := catalog.TypeName(many); got != "list of colour" {
+		t.Errorf("TypeName = %q", got)
+	}
+	if got := catalog.ExampleValue(one); got != nil {
+		t.Errorf("ExampleValue = %#v, want nil: an unknown range has no valid value", got)
 	}
 }

@@ -38,15 +38,12 @@ const maxPrinterSlots = 4
 // ref is the name of an instance of the target class; json is any value; cardinality
 // many wraps the value schema in an array. Constraints carry through.
 func SlotSchema(s catalog.Slot) apiextensionsv1.JSONSchemaProps {
-	info, known := catalog.RangeOf(s.Range)
+	// An unknown range is stored as text and says so in its description (see
+	// catalog.RangeOf); coercion refuses its values.
+	info, _ := catalog.SlotRange(s)
 	v := apiextensionsv1.JSONSchemaProps{Type: info.CRDType, Format: info.CRDFormat, Pattern: info.CRDPattern}
-	switch {
-	case info.CRDAny:
+	if info.AnyJSON {
 		v.XPreserveUnknownFields = ptr(true)
-	case !known:
-		// The API admits no other range; should one come, store it as strictly as
-		// text, and let coercion refuse its values.
-		v.Type = "string"
 	}
 	if s.Pattern != "" {
 		v.Pattern = s.Pattern
@@ -58,7 +55,7 @@ func SlotSchema(s catalog.Slot) apiextensionsv1.JSONSchemaProps {
 		raw, _ := json.Marshal(e) // a string always marshals
 		v.Enum = append(v.Enum, apiextensionsv1.JSON{Raw: raw})
 	}
-	desc := slotDescription(s)
+	desc := strings.TrimSpace(s.Description + " " + info.CRDHint)
 	if s.Many() {
 		return apiextensionsv1.JSONSchemaProps{
 			Type:        "array",
@@ -68,12 +65,6 @@ func SlotSchema(s catalog.Slot) apiextensionsv1.JSONSchemaProps {
 	}
 	v.Description = desc
 	return v
-}
-
-func slotDescription(s catalog.Slot) string {
-	info, _ := catalog.RangeOf(s.Range)
-	hint := strings.ReplaceAll(info.CRDHint, "{target}", s.Target)
-	return strings.TrimSpace(s.Description + " " + hint)
 }
 
 // Schema is the OpenAPI schema of a class's instances: the effective slots under
@@ -125,7 +116,7 @@ func classDescription(c *catalog.Class) string {
 func PrinterColumns(c *catalog.Class) []apiextensionsv1.CustomResourceColumnDefinition {
 	var picked []catalog.Slot
 	column := func(s catalog.Slot) string {
-		info, _ := catalog.RangeOf(s.Range)
+		info, _ := catalog.RangeOf(s.Range) // an unknown range has no column
 		return info.Column
 	}
 	for _, required := range []bool{true, false} {

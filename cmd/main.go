@@ -57,6 +57,7 @@ func run() int {
 		qps           float64
 		burst         int
 		keyNamespaces string
+		sandbarOpts   controllers.Options
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8082", "Address of the metrics endpoint; \"0\" turns it off.")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the manager's /healthz and /readyz.")
@@ -74,6 +75,7 @@ func run() int {
 	flag.StringVar(&mcpOpts.NoAuthNamespace, "mcp-no-auth-namespace", "default", "The namespace of the no-auth account.")
 	flag.Float64Var(&qps, "kube-api-qps", 50, "Requests per second the manager may send to the API server (reconcilers and MCP together).")
 	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of requests the manager may send to the API server.")
+	flag.StringVar(&sandbarOpts.DefaultServiceAccount, "default-service-account", "", "Kubernetes ServiceAccount, in an account's own namespace, that a ServiceAccount (meta.sandbar.dev) naming none in spec.serviceAccountName acts as. Empty: such accounts may not touch instances or processes.")
 	flag.StringVar(&keyNamespaces, "api-key-namespaces", "", "Comma-separated namespaces whose Secrets may hold API key hashes (default: all); ServiceAccounts elsewhere cannot authenticate. Lets RBAC grant Secrets only there.")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
@@ -100,7 +102,7 @@ func run() int {
 		LeaderElectionID:        "sandbar-manager.meta.sandbar.dev",
 		LeaderElectionNamespace: leaderElectNS,
 		Cache:                   controllers.CacheOptions(splitList(keyNamespaces)...),
-	})
+	}, sandbarOpts)
 	if err != nil {
 		log.Error(err, "creating the manager")
 		return 1

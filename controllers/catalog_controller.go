@@ -38,6 +38,8 @@ var catalogKey = reconcile.Request{NamespacedName: client.ObjectKey{Name: "catal
 type CatalogReconciler struct {
 	client.Reader
 	Store *catalog.Store
+	// DefaultServiceAccount is the Kubernetes ServiceAccount of accounts that name none.
+	DefaultServiceAccount string
 }
 
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=classes;properties;workflowdefinitions;serviceaccounts,verbs=get;list;watch
@@ -60,6 +62,8 @@ func (r *CatalogReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl
 		Properties:      in.properties.Items,
 		Workflows:       in.workflows.Items,
 		ServiceAccounts: in.accounts.Items,
+
+		DefaultServiceAccount: r.DefaultServiceAccount,
 	})
 	if r.Store.Publish(snap) {
 		ctrl.LoggerFrom(ctx).V(1).Info("catalog published", "version", snap.Version,

@@ -36,6 +36,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
@@ -67,10 +68,18 @@ func CacheOptions(apiKeyNamespaces ...string) cache.Options {
 	}}
 }
 
+// Options are Sandbar's settings of the reconcilers.
+type Options struct {
+	// DefaultServiceAccount is the Kubernetes ServiceAccount, in an account's own
+	// namespace, that an account naming none acts as (as Flux's
+	// --default-service-account). Empty: such an account has no Kubernetes identity.
+	DefaultServiceAccount string
+}
+
 // NewManager makes a manager with Sandbar's scheme and cache (unless opts sets
 // them), registers every reconciler, and returns it with the catalog they publish.
 // The binary and the tests build their managers with it.
-func NewManager(ctx context.Context, cfg *rest.Config, opts ctrl.Options) (ctrl.Manager, *catalog.Store, error) {
+func NewManager(ctx context.Context, cfg *rest.Config, opts ctrl.Options, o Options) (ctrl.Manager, *catalog.Store, error) {
 	if opts.Scheme == nil {
 		opts.Scheme = NewScheme()
 	}
@@ -82,14 +91,16 @@ func NewManager(ctx context.Context, cfg *rest.Config, opts ctrl.Options) (ctrl.
 		return nil, nil, err
 	}
 	store := catalog.NewStore()
-	if err := Setup(ctx, mgr, store); err != nil {
+	ids := identity.New(identity.ConnectionOf(mgr, opts.NewClient), nil)
+	if err := Setup(ctx, mgr, store, o, ids); err != nil {
 		return nil, nil, err
 	}
 	return mgr, store, nil
 }
 
-// Setup registers the field indexes and every reconciler with the manager.
-func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store) error {
+// Setup registers the field indexes and every reconciler with the manager; built-in
+// processes act as their accounts through ids.
+func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store, o Options, ids *identity.Identities) error {
 	if err := SetupIndexes(ctx, mgr); err != nil {
 		return err
 	}
@@ -100,8 +111,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store) error {
 		&ClassReconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec},
 		&WorkflowDefinitionReconciler{Client: c, Recorder: rec},
 		&ServiceAccountReconciler{Client: c, Recorder: rec},
-		&CatalogReconciler{Reader: c, Store: store},
-		&WorkflowProcessReconciler{Client: c, Recorder: rec, Store: store},
+		&CatalogReconciler{Reader: c, Store: store, DefaultServiceAccount: o.DefaultServiceAccount},
+		&WorkflowProcessReconciler{Client: c, Recorder: rec, Store: store, Identities: ids},
 	} {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err

@@ -18,8 +18,10 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -29,16 +31,31 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
-// runJob carries out the chunks of a built-in workflow, if the process is one. They
+// runJob carries out the chunks of a built-in workflow, if the process is one, as the
+// account that owns it: with that account's Kubernetes identity, never the
+// manager's. A process that names no account of its namespace fails. The chunks
 // follow each other within one reconcile for up to a second, so that small jobs
 // finish in one status write and large ones save their cursor about once a second.
 func (r *WorkflowProcessReconciler) runJob(ctx context.Context, p *metav1alpha1.WorkflowProcess, w *catalog.Workflow, now metav1.Time) (ctrl.Result, error) {
 	job, ok := builtin.Lookup(p.Spec.Definition)
-	if !ok {
+	if !ok || workflow.Terminal(&p.Status) {
 		return ctrl.Result{}, nil
 	}
+	snap := r.Store.Load()
+	acct := snap.AccountNamed(p.Namespace, p.Spec.Owner)
+	if acct == nil || !acct.Active {
+		return ctrl.Result{}, builtin.Fail(w, p, fmt.Sprintf("refused: the built-in workflow %s runs only for an active Sandbar account, "+
+			"and spec.owner names none of namespace %s; start it through MCP", p.Spec.Definition, p.Namespace), now)
+	}
+	cl, err := r.Identities.Client(acct)
+	if err != nil {
+		if apierrors.IsForbidden(err) {
+			return ctrl.Result{}, builtin.Fail(w, p, "refused: "+err.Error(), now)
+		}
+		return ctrl.Result{}, err
+	}
 	for start := time.Now(); !workflow.Terminal(&p.Status); {
-		env := builtin.Env{Client: r.Client, Snapshot: r.Store.Load(), Namespace: p.Namespace, Process: p.Name}
+		env := builtin.Env{Client: cl, Snapshot: r.Store.Load(), Namespace: p.Namespace, Process: p.Name}
 		more, err := job.Advance(ctx, env, w, p, now)
 		if err != nil || !more {
 			return ctrl.Result{}, err

@@ -36,6 +36,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
 
@@ -48,6 +49,9 @@ type WorkflowProcessReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
 	Store    *catalog.Store
+	// Identities act as the account that started a built-in process: its jobs read and
+	// write instances with that account's Kubernetes rights, not the manager's.
+	Identities *identity.Identities
 }
 
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowprocesses,verbs=get;list;watch;create;update;patch;delete

@@ -83,7 +83,19 @@ type ServiceAccountSpec struct {
 	// +required
 	APIKeySecretRef SecretKeyRef `json:"apiKeySecretRef"`
 
-	// permissions of the account.
+	// serviceAccountName is the Kubernetes ServiceAccount, in this namespace, that the
+	// account acts as: every read and write the operator does for the account is
+	// authorized as system:serviceaccount:<namespace>:<serviceAccountName>, so
+	// `kubectl auth can-i --as=...` predicts what the account may do. When empty, the
+	// manager's --default-service-account (chart value defaultServiceAccount) applies;
+	// with neither, the account may only read the metamodel.
+	// +optional
+	// +kubebuilder:validation:MaxLength=253
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$`
+	ServiceAccountName string `json:"serviceAccountName,omitempty"`
+
+	// permissions of the account. They narrow what the Kubernetes identity may do,
+	// never widen it.
 	// +optional
 	Permissions Permissions `json:"permissions,omitempty"`
 }
@@ -109,6 +121,7 @@ type ServiceAccountStatus struct {
 // +kubebuilder:printcolumn:name="Service",type=string,JSONPath=`.spec.serviceName`
 // +kubebuilder:printcolumn:name="Principal",type=string,JSONPath=`.spec.principalName`
 // +kubebuilder:printcolumn:name="Active",type=boolean,JSONPath=`.spec.active`
+// +kubebuilder:printcolumn:name="Acts as",type=string,priority=1,JSONPath=`.spec.serviceAccountName`
 // +kubebuilder:printcolumn:name="Read-only",type=boolean,priority=1,JSONPath=`.spec.permissions.readOnly`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`

@@ -50,8 +50,8 @@ func TestSamplesApplyAndBecomeReady(t *testing.T) {
 	}
 
 	for _, o := range objs {
-		if o.GetKind() == "Secret" {
-			continue
+		if o.GroupVersionKind().Group != metav1alpha1.GroupVersion.Group {
+			continue // Secrets, the Kubernetes ServiceAccount and its RoleBindings have no conditions
 		}
 		g.Eventually(func(g Gomega) {
 			u := &unstructured.Unstructured{}

@@ -27,6 +27,7 @@ import (
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -77,7 +78,7 @@ func run(m *testing.M) int {
 	mgr, st, err := controllers.NewManager(ctx, env.Config, ctrl.Options{
 		Metrics:   metricsserver.Options{BindAddress: "0"},
 		NewClient: hookedClient,
-	})
+	}, controllers.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -90,6 +91,10 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	if err := createJobAccount(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	code := m.Run()
 	cancel()
 	if err := <-done; err != nil {
@@ -97,6 +102,31 @@ func run(m *testing.M) int {
 		return 1
 	}
 	return code
+}
+
+// createJobAccount makes the account that the built-in processes of the tests name as
+// their owner: default/claude, acting as the Kubernetes ServiceAccount default/claude,
+// which may work with the instances of every group in namespace default (the tests
+// make a group per class prefix).
+func createJobAccount(ctx context.Context) error {
+	subject := rbacv1.Subject{Kind: rbacv1.ServiceAccountKind, Name: "claude", Namespace: "default"}
+	for _, o := range []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude"}},
+		&rbacv1.ClusterRole{ObjectMeta: metav1.ObjectMeta{Name: "sandbar-test-instances"}, Rules: []rbacv1.PolicyRule{
+			{APIGroups: []string{"*"}, Resources: []string{"*"}, Verbs: []string{"get", "list", "watch", "create", "update", "patch"}},
+		}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude-test-instances"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "sandbar-test-instances"},
+			Subjects: []rbacv1.Subject{subject}},
+		&metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude"},
+			Spec: metav1alpha1.ServiceAccountSpec{ServiceName: "claude", ServiceAccountName: "claude",
+				APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "claude-api-key"}}},
+	} {
+		if err := k8s.Create(ctx, o); err != nil {
+			return fmt.Errorf("creating the job account: %w", err)
+		}
+	}
+	return nil
 }
 
 // hookedClient is the manager's usual client, with its Lists passing listHook first.

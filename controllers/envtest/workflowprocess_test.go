@@ -39,7 +39,8 @@ import (
 func process(name, definition string, input any) *metav1alpha1.WorkflowProcess {
 	p := &metav1alpha1.WorkflowProcess{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
-		Spec:       metav1alpha1.WorkflowProcessSpec{Definition: definition},
+		// The sample account, which acts as the sample's Kubernetes ServiceAccount.
+		Spec: metav1alpha1.WorkflowProcessSpec{Definition: definition, Owner: "claude"},
 	}
 	if input != nil {
 		raw, _ := json.Marshal(input)
@@ -290,4 +291,42 @@ func TestBuiltinKeepsProgressWhenAChunkFails(t *testing.T) {
 	g.Expect(res).To(And(HaveKeyWithValue("checked", float64(n)), HaveKeyWithValue("invalid", 0.0)))
 	g.Expect(st.StatusMessage).To(ContainSubstring("checked 150 instances, 0 invalid"))
 	g.Expect(listed.Load()).To(Equal(int64(2)), "the job resumes from its cursor: one list before the failures, one after")
+}
+
+// A built-in process runs with the rights of the account that owns it, never the
+// manager's: one created with kubectl that names no account fails at once, and one
+// whose account's Kubernetes identity may not read the class fails with what it may not.
+func TestBuiltinRunsOnlyAsItsAccount(t *testing.T) {
+	g := NewWithT(t)
+	p := uniq("o")
+	title := property(p+".title", metav1alpha1.RangeString)
+	book := class(p+".book", p, "Book", nil, slot(title.Name, true))
+	create(t, title, book)
+	waitClassCondition(t, book.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	g.Eventually(func() bool { return store.Load().FindClass(p+"/Book") != nil }).
+		WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+
+	orphan := process(uniq("e"), builtin.Export, map[string]any{"class": p + "/Book"})
+	orphan.Spec.Owner = ""
+	create(t, orphan)
+	st := waitProcess(t, orphan, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseFailed))
+	})
+	g.Expect(st.StatusMessage).To(ContainSubstring("refused: the built-in workflow sandbar.export runs only for an active Sandbar account"))
+	g.Expect(st.Result).To(BeNil(), "nothing was read")
+
+	// An account whose Kubernetes ServiceAccount has no RoleBinding.
+	name := uniq("n")
+	acct := &metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: metav1alpha1.ServiceAccountSpec{ServiceName: name, ServiceAccountName: "nobody",
+			APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "x"}}}
+	create(t, acct)
+	g.Eventually(func() bool { return store.Load().Accounts[name] != nil }).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+	unbound := process(uniq("e"), builtin.Export, map[string]any{"class": p + "/Book"})
+	unbound.Spec.Owner = name
+	create(t, unbound)
+	st = waitProcess(t, unbound, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseFailed))
+	})
+	g.Expect(st.StatusMessage).To(ContainSubstring(`forbidden: ` + "books." + p + `.sandbar.dev is forbidden: User "system:serviceaccount:default:nobody" cannot list resource "books"`))
 }

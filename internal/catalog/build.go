@@ -31,6 +31,9 @@ type Inputs struct {
 	Properties      []metav1alpha1.Property
 	Workflows       []metav1alpha1.WorkflowDefinition
 	ServiceAccounts []metav1alpha1.ServiceAccount
+	// DefaultServiceAccount is the Kubernetes ServiceAccount an account acts as when
+	// it names none (the manager's --default-service-account).
+	DefaultServiceAccount string
 }
 
 type mapLookup struct {
@@ -114,14 +117,19 @@ func Build(in Inputs) *Snapshot {
 		if _, taken := s.Accounts[sa.Spec.ServiceName]; taken {
 			continue
 		}
+		kubeSA := sa.Spec.ServiceAccountName
+		if kubeSA == "" {
+			kubeSA = in.DefaultServiceAccount
+		}
 		s.Accounts[sa.Spec.ServiceName] = &Account{
-			Namespace:     sa.Namespace,
-			Name:          sa.Name,
-			ServiceName:   sa.Spec.ServiceName,
-			PrincipalName: sa.Spec.PrincipalName,
-			Active:        sa.Spec.Active == nil || *sa.Spec.Active,
-			Ready:         meta.IsStatusConditionTrue(sa.Status.Conditions, metav1alpha1.ConditionReady),
-			Permissions:   sa.Spec.Permissions,
+			KubeServiceAccount: kubeSA,
+			Namespace:          sa.Namespace,
+			Name:               sa.Name,
+			ServiceName:        sa.Spec.ServiceName,
+			PrincipalName:      sa.Spec.PrincipalName,
+			Active:             sa.Spec.Active == nil || *sa.Spec.Active,
+			Ready:              meta.IsStatusConditionTrue(sa.Status.Conditions, metav1alpha1.ConditionReady),
+			Permissions:        sa.Spec.Permissions,
 		}
 	}
 	return s

@@ -138,6 +138,9 @@ type Account struct {
 	Active        bool
 	Ready         bool
 	Permissions   metav1alpha1.Permissions
+	// KubeServiceAccount is the Kubernetes ServiceAccount in Namespace the account acts
+	// as (its own or the manager's default); empty: none.
+	KubeServiceAccount string
 }
 
 // Snapshot is one immutable version of the catalog. Never modify a snapshot that has
@@ -150,6 +153,16 @@ type Snapshot struct {
 	Workflows  map[string]*Workflow
 	// Accounts are keyed by service name.
 	Accounts map[string]*Account
+}
+
+// AccountNamed is the account of the ServiceAccount namespace/name, or nil.
+func (s *Snapshot) AccountNamed(namespace, name string) *Account {
+	for _, a := range s.Accounts {
+		if a.Namespace == namespace && a.Name == name {
+			return a
+		}
+	}
+	return nil
 }
 
 // ClassNames returns the names of all classes, sorted.

@@ -98,7 +98,7 @@ func startReplica(t *testing.T, name string) *replica {
 		LeaderElectionReleaseOnCancel: true,
 		// Each replica registers the same controllers; their names need not be unique here.
 		Controller: config.Controller{SkipNameValidation: ptr(true)},
-	})
+	}, controllers.Options{})
 	if err != nil {
 		cancel()
 		t.Fatal(err)

@@ -139,6 +139,12 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 			"ServiceAccount.meta.sandbar.dev sandbar-system/admin",
 			"Secret sandbar-system/sandbar-admin-key",
 			"Secret sandbar-system/sandbar-admin-hash",
+			// What accounts are bound to, and the bootstrap account's Kubernetes identity.
+			"ClusterRole.rbac.authorization.k8s.io sandbar-instance-viewer",
+			"ClusterRole.rbac.authorization.k8s.io sandbar-instance-editor",
+			"ClusterRole.rbac.authorization.k8s.io sandbar-workflow-author",
+			"ServiceAccount sandbar-system/sandbar-admin",
+			"RoleBinding.rbac.authorization.k8s.io sandbar-system/sandbar-admin",
 		), helm)
 		g.Expect(find(t, objs, "Secret sandbar-system/sandbar-admin-hash").GetLabels()).To(
 			HaveKeyWithValue(metav1alpha1.LabelAPIKey, "true"), "the operator reads only labelled Secrets")

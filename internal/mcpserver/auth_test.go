@@ -27,6 +27,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -60,16 +61,19 @@ func post(t *testing.T, url string, headers map[string]string) (reply, string) {
 	return reply{StatusCode: resp.StatusCode, Header: resp.Header}, string(body)
 }
 
-// newAccount creates a ServiceAccount with a fresh key and returns its token.
+// newAccount creates a ServiceAccount with a fresh key and returns its token. It acts
+// in Kubernetes as the sample's ServiceAccount default/claude, which may edit the
+// instances of namespace default.
 func newAccount(t *testing.T, name string, perms metav1alpha1.Permissions) (*metav1alpha1.ServiceAccount, string) {
 	t.Helper()
 	g := NewWithT(t)
 	sa := &metav1alpha1.ServiceAccount{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
 		Spec: metav1alpha1.ServiceAccountSpec{
-			ServiceName:     name,
-			APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: name + "-key"},
-			Permissions:     perms,
+			ServiceName:        name,
+			ServiceAccountName: "claude",
+			APIKeySecretRef:    metav1alpha1.SecretKeyRef{Name: name + "-key"},
+			Permissions:        perms,
 		},
 	}
 	g.Expect(k8s.Create(context.Background(), sa)).To(Succeed())
@@ -173,10 +177,25 @@ func TestPermissionsFilterAndGuardTools(t *testing.T) {
 	g.Expect(res.IsError).To(BeTrue())
 	g.Expect(text(res)).To(ContainSubstring(`forbidden: this account's permissions do not allow the tool "sandbar_entity_create"`))
 
-	res = callTool(t, cs, "sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "namespace": "kube-public"})
-	g.Expect(res.IsError).To(BeFalse(), "a granted namespace: %s", text(res))
-	res = callTool(t, cs, "sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "namespace": "kube-system"})
+	// The account's namespaces narrow what RBAC grants, never widen it: kube-public is
+	// listed, but the account's Kubernetes identity may not read there until an admin
+	// binds a role.
+	findIn := func(ns string) *mcp.CallToolResult {
+		return callTool(t, cs, "sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "namespace": ns})
+	}
+	res = findIn("kube-public")
 	g.Expect(res.IsError).To(BeTrue())
+	g.Expect(text(res)).To(ContainSubstring(`User "system:serviceaccount:default:claude" cannot list resource "spaceboots" in API group "zorp.sandbar.dev" in the namespace "kube-public"`))
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-public", Name: "claude-viewer"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "sandbar-instance-viewer"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "claude", Namespace: "default"}}}
+	g.Expect(k8s.Create(context.Background(), binding)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), binding) })
+	g.Eventually(func() string { return text(findIn("kube-public")) }).WithTimeout(timeout).WithPolling(poll).
+		Should(HavePrefix("{"), "a granted namespace, once RBAC allows it")
+	res = findIn("kube-system")
+	g.Expect(res.IsError).To(BeTrue())
+	g.Expect(text(res)).To(ContainSubstring(`this account may act in namespace "default" and kube-public, not "kube-system"`))
 }
 
 func TestNewClassAppearsAsToolWithListChanged(t *testing.T) {

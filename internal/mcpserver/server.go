@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
@@ -44,9 +45,10 @@ import (
 )
 
 // ClusterOf is how a server in a manager reaches the cluster: the manager's client,
-// API reader and informer cache.
+// API reader, informer cache and connection.
 func ClusterOf(mgr manager.Manager) Cluster {
-	return Cluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache()}
+	return Cluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache(),
+		Connection: identity.ConnectionOf(mgr, nil)}
 }
 
 // Cluster is how the server reaches the cluster.
@@ -58,6 +60,8 @@ type Cluster struct {
 	APIReader client.Reader
 	// Informers follow instances (resources) and processes (tasks).
 	Informers cache.Informers
+	// Connection makes the clients that act as accounts.
+	Connection identity.Connection
 }
 
 // Server is the MCP server of one manager replica, assembled from the rooms of
@@ -87,8 +91,15 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, store: store, fingerprints: map[string]string{}}
-	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers)
-	s.verbs = &verbs.Env{Client: cl.Client, Processes: s.processes, Style: opts.NameStyle}
+	var anonymous *catalog.Account
+	if opts.NoAuth {
+		anonymous = access.NoAuthAccount(opts.NoAuthNamespace)
+	}
+	// What the server does for an account, it does as the account's Kubernetes
+	// identity; only the no-auth account (loopback only) acts as the manager.
+	ids := identity.New(cl.Connection, anonymous)
+	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids)
+	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle}
 	s.operational = s.verbs.All()
 	for _, d := range s.operational {
 		if err := d.Err(); err != nil {
@@ -114,19 +125,15 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	s.prompts = prompts.New(s.mcp, store, opts.NameStyle)
-	s.resources = resources.New(s.mcp, store, cl.Client, cl.Informers, s.prompts.Workflow)
+	s.resources = resources.New(s.mcp, store, ids, cl.Informers, s.prompts.Workflow)
 	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes)
 	if err != nil {
 		return nil, err
 	}
 	// The first is the outermost: the Tasks adapter sees every request and the
 	// account first, redaction sees every answer last.
-	s.mcp.AddReceivingMiddleware(taskAdapter.Middleware, access.Tools(&s.served), resources.Middleware, redact.Middleware)
+	s.mcp.AddReceivingMiddleware(taskAdapter.Middleware, access.Tools(&s.served), s.resources.Middleware, redact.Middleware)
 
-	var anonymous *catalog.Account
-	if opts.NoAuth {
-		anonymous = access.NoAuthAccount(opts.NoAuthNamespace)
-	}
 	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
 	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: authn.Middleware, Ready: s.ready.Load})
 	if err != nil {

@@ -76,7 +76,7 @@ func run(m *testing.M) int {
 	mgrConfig.QPS = -1
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mgr, st, err := controllers.NewManager(ctx, mgrConfig, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}})
+	mgr, st, err := controllers.NewManager(ctx, mgrConfig, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}}, controllers.Options{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

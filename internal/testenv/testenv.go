@@ -65,8 +65,12 @@ func Start() (*envtest.Environment, error) {
 // (Properties, Classes, WorkflowDefinitions), then the sample ServiceAccount.
 var SampleFiles = []string{"properties.yaml", "classes.yaml", "workflows.yaml", "serviceaccount.yaml"}
 
-// ApplySamples creates every object of config/samples.
+// ApplySamples creates the ClusterRoles of config/tenancy (the sample account's
+// RoleBinding names one) and every object of config/samples.
 func ApplySamples(ctx context.Context, c client.Client) error {
+	if err := Apply(ctx, c, filepath.Join(RepoRoot(), "config", "tenancy", "roles.yaml")); err != nil {
+		return err
+	}
 	dir := filepath.Join(RepoRoot(), "config", "samples")
 	for _, f := range SampleFiles {
 		if err := Apply(ctx, c, filepath.Join(dir, f)); err != nil {

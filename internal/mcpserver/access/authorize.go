@@ -22,6 +22,7 @@ import (
 	"path"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -81,6 +82,15 @@ func Namespace(acct *catalog.Account, requested string) (string, error) {
 		extra = " and " + strings.Join(acct.Permissions.Namespaces, ", ")
 	}
 	return "", tool.Fail("forbidden: this account may act in namespace %q%s, not %q", acct.Namespace, extra, requested)
+}
+
+// RPCError is the JSON-RPC answer to an error of a method other than tools/call: a
+// refusal becomes -32600 with what was refused; anything else stays as it is.
+func RPCError(err error) error {
+	if msg, ok := tool.Denied(err); ok {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: msg}
+	}
+	return err
 }
 
 // Namespaces are the namespaces an account names: its own first.

@@ -40,6 +40,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
@@ -68,12 +69,25 @@ type Service struct {
 	apiReader client.Reader
 	informers cache.Informers
 	events    *events
+	// ids ask whether an account's Kubernetes identity may do with a
+	// WorkflowProcess what the service is about to do for it.
+	ids *identity.Identities
 }
 
 // New makes the service. Call Watch before waiting on processes.
-func New(store *catalog.Store, c client.Client, apiReader client.Reader, informers cache.Informers) *Service {
-	return &Service{store: store, client: c, apiReader: apiReader, informers: informers,
+func New(store *catalog.Store, c client.Client, apiReader client.Reader, informers cache.Informers, ids *identity.Identities) *Service {
+	return &Service{store: store, client: c, apiReader: apiReader, informers: informers, ids: ids,
 		events: &events{waiters: map[string][]chan struct{}{}}}
+}
+
+// may asks whether the account's Kubernetes identity may do verb on the
+// WorkflowProcesses (or their subresource) of its namespace.
+func (s *Service) may(ctx context.Context, acct *catalog.Account, verb, subresource, name string) error {
+	if acct == nil {
+		return identity.Refused("no account")
+	}
+	return s.ids.Can(ctx, acct, identity.Access{Verb: verb, Group: metav1alpha1.GroupVersion.Group,
+		Resource: "workflowprocesses", Subresource: subresource, Namespace: acct.Namespace, Name: name})
 }
 
 // Request is a task-augmented call in progress: the ttl its client asked for, and
@@ -118,6 +132,9 @@ func (s *Service) Start(ctx context.Context, acct *catalog.Account, definition s
 		}
 		p.Spec.Input = &apiextensionsv1.JSON{Raw: raw}
 	}
+	if err := s.may(ctx, acct, "create", "", ""); err != nil {
+		return nil, err
+	}
 	r := requestOf(ctx)
 	if r != nil && r.TTLMillis != nil {
 		secs := (*r.TTLMillis + 999) / 1000
@@ -147,6 +164,9 @@ func (s *Service) read(ctx context.Context, acct *catalog.Account, id string, fr
 	if acct == nil || !strings.HasPrefix(id, IDPrefix) {
 		return nil, &UnknownError{ID: id}
 	}
+	if err := s.may(ctx, acct, "get", "", id); err != nil {
+		return nil, err
+	}
 	var p metav1alpha1.WorkflowProcess
 	key := client.ObjectKey{Namespace: acct.Namespace, Name: id}
 	var err error
@@ -169,6 +189,9 @@ func (s *Service) read(ctx context.Context, acct *catalog.Account, id string, fr
 
 // mine lists the account's processes, oldest first.
 func (s *Service) mine(ctx context.Context, acct *catalog.Account) ([]*metav1alpha1.WorkflowProcess, error) {
+	if err := s.may(ctx, acct, "list", "", ""); err != nil {
+		return nil, err
+	}
 	var list metav1alpha1.WorkflowProcessList
 	if err := s.client.List(ctx, &list, client.InNamespace(acct.Namespace)); err != nil {
 		return nil, err
@@ -237,8 +260,16 @@ func (s *Service) Select(ctx context.Context, acct *catalog.Account, keep func(*
 }
 
 // Cancel cancels a process through its workflow's cancellation guard, at once: the
-// answer is the process, already cancelled, or a *workflow.Error with the guard's reason.
+// answer is the process, already cancelled, or a *workflow.Error with the guard's
+// reason. It takes the right to update the process (as setting spec.cancelRequest
+// with kubectl does).
 func (s *Service) Cancel(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
+	if acct != nil && acct.Permissions.ReadOnly {
+		return nil, identity.Refused("this account is read-only: it cannot cancel processes")
+	}
+	if err := s.may(ctx, acct, "update", "", id); err != nil {
+		return nil, err
+	}
 	return s.update(ctx, acct, id, func(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) error {
 		// A refusal is answered, not written: the process stays as it was.
 		return workflow.CancelProcess(w, p, Actor(acct), "cancelled by "+acct.Name, metav1.Now())
@@ -246,8 +277,12 @@ func (s *Service) Cancel(ctx context.Context, acct *catalog.Account, id string) 
 }
 
 // Transition moves a process by a named transition of its workflow. Built-in
-// workflows are moved by the server only.
+// workflows are moved by the server only. It takes the right to update the
+// process's status.
 func (s *Service) Transition(ctx context.Context, acct *catalog.Account, id, transition, reason string) (*metav1alpha1.WorkflowProcess, error) {
+	if err := s.may(ctx, acct, "update", "status", id); err != nil {
+		return nil, err
+	}
 	return s.update(ctx, acct, id, func(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) error {
 		if builtin.IsBuiltin(p.Spec.Definition) {
 			return &workflow.Error{Reason: "builtin", Message: fmt.Sprintf("%s is run by the server; it can only be cancelled", p.Spec.Definition)}

@@ -41,6 +41,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
+	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
@@ -63,9 +64,11 @@ type instanceWatch struct {
 
 // Service serves the resources of one SDK server.
 type Service struct {
-	mcp       *mcp.Server
-	store     *catalog.Store
-	client    client.Client
+	mcp   *mcp.Server
+	store *catalog.Store
+	// ids read instances as the caller's Kubernetes identity, and ask whether it may
+	// list what the watches hold.
+	ids       *identity.Identities
 	informers cache.Informers
 	// promptWorkflow names the workflow of a served prompt, for completion.
 	promptWorkflow func(prompt string) string
@@ -77,8 +80,8 @@ type Service struct {
 
 // New makes the service; Sync serves what a snapshot asks for. The server's
 // subscription and completion handlers are the service's Subscribe and Complete.
-func New(server *mcp.Server, store *catalog.Store, c client.Client, informers cache.Informers, promptWorkflow func(string) string) *Service {
-	return &Service{mcp: server, store: store, client: c, informers: informers, promptWorkflow: promptWorkflow,
+func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, informers cache.Informers, promptWorkflow func(string) string) *Service {
+	return &Service{mcp: server, store: store, ids: ids, informers: informers, promptWorkflow: promptWorkflow,
 		metaResources: map[string]*mcp.Resource{}, watches: map[string]*instanceWatch{}}
 }
 
@@ -262,13 +265,17 @@ func (s *Service) readInstance(ctx context.Context, req *mcp.ReadResourceRequest
 	if cl == nil || !cl.Servable() {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
+	kc, err := s.ids.Client(access.AccountOf(req.GetExtra()))
+	if err != nil {
+		return nil, access.RPCError(err)
+	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(cl.GVK())
-	if err := s.client.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
+	if err := kc.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
 		if client.IgnoreNotFound(err) == nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		return nil, err
+		return nil, access.RPCError(err)
 	}
 	view := verbs.EntityView(cl, u)
 	format := cl.Codec.Format
@@ -322,15 +329,28 @@ func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
 }
 
 // Subscribe accepts subscriptions to resources the caller may read.
-func (s *Service) Subscribe(_ context.Context, req *mcp.SubscribeRequest) error {
-	_, err := parseForCaller(req.Params.URI, access.AccountOf(req.GetExtra()))
-	return err
+func (s *Service) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	acct := access.AccountOf(req.GetExtra())
+	ref, err := parseForCaller(req.Params.URI, acct)
+	if err != nil || !ref.IsInstance() {
+		return err
+	}
+	if cl := s.store.Load().FindClass(ref.Prefix + "/" + ref.Kind); cl != nil && cl.InstanceAPI != nil {
+		return access.RPCError(s.may(ctx, acct, "get", cl, ref.Namespace, ref.Name))
+	}
+	return nil
 }
 
-// Middleware drops from resources/list the instances of namespaces the caller may
-// not use, and answers a read of a malformed URI with -32602 (the SDK would say not
-// found).
-func Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+// may asks whether the caller's Kubernetes identity may do verb on the instances of
+// a class in a namespace.
+func (s *Service) may(ctx context.Context, acct *catalog.Account, verb string, cl *catalog.Class, ns, name string) error {
+	return s.ids.Can(ctx, acct, identity.Access{Verb: verb, Group: cl.InstanceAPI.Group, Resource: cl.InstanceAPI.Plural, Namespace: ns, Name: name})
+}
+
+// Middleware drops from resources/list the instances the caller may not list (in
+// namespaces it may not use, or that its Kubernetes identity may not list), and
+// answers a read of a malformed URI with -32602 (the SDK would say not found).
+func (s *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "resources/read":
@@ -342,18 +362,30 @@ func Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if err != nil {
 				return res, err
 			}
-			return filter(access.AccountOf(req.GetExtra()), res.(*mcp.ListResourcesResult)), nil
+			return s.filter(ctx, access.AccountOf(req.GetExtra()), res.(*mcp.ListResourcesResult)), nil
 		}
 		return next(ctx, method, req)
 	}
 }
 
-func filter(acct *catalog.Account, res *mcp.ListResourcesResult) *mcp.ListResourcesResult {
+func (s *Service) filter(ctx context.Context, acct *catalog.Account, res *mcp.ListResourcesResult) *mcp.ListResourcesResult {
+	snap := s.store.Load()
+	listable := map[[2]string]bool{} // (class ident, namespace) -> may list
 	out := *res
 	out.Resources = res.Resources[:0:0]
 	for _, r := range res.Resources {
-		if ref, err := ParseURI(r.URI); err == nil && ref.IsInstance() && !access.NamespaceAllowed(acct, ref.Namespace) {
-			continue
+		if ref, err := ParseURI(r.URI); err == nil && ref.IsInstance() {
+			key := [2]string{ref.Prefix + "/" + ref.Kind, ref.Namespace}
+			ok, seen := listable[key]
+			if !seen {
+				cl := snap.FindClass(key[0])
+				ok = access.NamespaceAllowed(acct, ref.Namespace) && cl != nil && cl.InstanceAPI != nil &&
+					s.may(ctx, acct, "list", cl, ref.Namespace, "") == nil
+				listable[key] = ok
+			}
+			if !ok {
+				continue
+			}
 		}
 		out.Resources = append(out.Resources, r)
 	}
@@ -362,7 +394,7 @@ func filter(acct *catalog.Account, res *mcp.ListResourcesResult) *mcp.ListResour
 
 // Complete offers values for the arguments of resource templates (namespace, name)
 // and prompts (class, the subject instance, namespace), limited to what the caller may use.
-func (s *Service) Complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+func (s *Service) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	acct := access.AccountOf(req.GetExtra())
 	p := req.Params
 	snap := s.store.Load()
@@ -377,10 +409,15 @@ func (s *Service) Complete(_ context.Context, req *mcp.CompleteRequest) (*mcp.Co
 		return ""
 	}
 	instancesOf := func(ident string) []string {
+		cl := snap.FindClass(ident)
+		if cl == nil || cl.InstanceAPI == nil || !access.NamespaceAllowed(acct, nsOf()) ||
+			s.may(ctx, acct, "list", cl, nsOf(), "") != nil {
+			return nil
+		}
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		var out []string
-		if w, ok := s.watches[ident]; ok && access.NamespaceAllowed(acct, nsOf()) {
+		if w, ok := s.watches[ident]; ok {
 			for n := range w.byNS[nsOf()] {
 				out = append(out, n)
 			}

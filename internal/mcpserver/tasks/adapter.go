@@ -230,7 +230,8 @@ func (a *Adapter) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // rpcError maps the process service's errors to the protocol: an unknown task or
-// cursor is -32602, a refused cancellation -32602 with the guard's reason.
+// cursor is -32602, a refused cancellation -32602 with the guard's reason, what the
+// account may not do -32600 with what was refused.
 func rpcError(err error) error {
 	var unknown *process.UnknownError
 	var refused *workflow.Error
@@ -243,7 +244,7 @@ func rpcError(err error) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: refused.Message,
 			Data: json.RawMessage(fmt.Sprintf(`{"reason":%q}`, refused.Reason))}
 	}
-	return err
+	return access.RPCError(err)
 }
 
 func (a *Adapter) register(server *mcp.Server) error {

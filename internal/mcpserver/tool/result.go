@@ -17,6 +17,8 @@ limitations under the License.
 package tool
 
 import (
+	"strings"
+
 	"context"
 	"encoding/json"
 	"errors"
@@ -26,6 +28,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 )
@@ -86,10 +89,14 @@ func Handler(d *Def, name string, call func(*mcp.CallToolRequest) (*Call, error)
 		}
 		var de *DomainError
 		var rpc *jsonrpc.Error
+		denied, forbidden := Denied(err)
 		switch {
 		case errors.As(err, &de):
 			Count(name, "error")
 			return ErrorResult(de.Message), nil
+		case forbidden:
+			Count(name, "forbidden")
+			return ErrorResult(denied), nil
 		case errors.As(err, &rpc):
 			Count(name, "protocol_error")
 			return nil, rpc
@@ -101,6 +108,25 @@ func Handler(d *Def, name string, call func(*mcp.CallToolRequest) (*Call, error)
 		Count(name, "ok")
 		return JSONResult(out), nil
 	}
+}
+
+// Denied is what to tell a caller whom Kubernetes (or the account's own
+// permissions) refused: which verb on which resource in which namespace, and what
+// to do about it. ok is false for any other error.
+func Denied(err error) (msg string, ok bool) {
+	if err == nil || !apierrors.IsForbidden(err) {
+		return "", false
+	}
+	msg = err.Error()
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		msg = status.Status().Message
+	}
+	if strings.Contains(msg, "User \"system:serviceaccount:") {
+		msg += ". This account acts in Kubernetes as that ServiceAccount, which lacks the permission; " +
+			"a cluster admin can grant it with a RoleBinding (for instances, to the ClusterRole sandbar-instance-viewer or sandbar-instance-editor)"
+	}
+	return "forbidden: " + msg, true
 }
 
 // ErrorResult is a result with isError and a message.

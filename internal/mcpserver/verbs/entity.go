@@ -213,7 +213,11 @@ func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class,
 	if dryRun {
 		opts = append(opts, client.DryRunAll)
 	}
-	if err := e.Client.Create(ctx, u, opts...); err != nil {
+	kc, err := e.as(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := kc.Create(ctx, u, opts...); err != nil {
 		return nil, apiFailure(err, cl, u.GetName())
 	}
 	if dryRun {
@@ -234,8 +238,6 @@ func apiFailure(err error, cl *catalog.Class, name string) error {
 		return tool.Fail("conflict: the %s %q changed since the given resourceVersion; read it again and retry", cl.Ident(), name)
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
 		return tool.Fail("Validation failed for %s: %s", cl.Ident(), apiMessage(err))
-	case apierrors.IsForbidden(err):
-		return tool.Fail("forbidden: %s", apiMessage(err))
 	}
 	return err
 }
@@ -304,6 +306,10 @@ func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (any, error) 
 	if err != nil {
 		return nil, err
 	}
+	kc, err := e.as(c)
+	if err != nil {
+		return nil, err
+	}
 	limit := orDefault(in.Limit, defaultFindLimit)
 	var cur findCursor
 	if in.Continue != "" {
@@ -357,7 +363,7 @@ scan:
 			if in.Name != "" {
 				opts = append(opts, client.MatchingFields{"metadata.name": in.Name})
 			}
-			if err := e.Client.List(ctx, list, opts...); err != nil {
+			if err := kc.List(ctx, list, opts...); err != nil {
 				if apierrors.IsResourceExpired(err) {
 					return nil, tool.Fail("the continue token has expired; start the query again")
 				}
@@ -488,7 +494,11 @@ func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, err
 	u.SetGroupVersionKind(cl.GVK())
 	u.SetNamespace(ns)
 	u.SetName(in.Name)
-	if err := e.Client.Patch(ctx, u, client.RawPatch(types.MergePatchType, raw)); err != nil {
+	kc, err := e.as(c)
+	if err != nil {
+		return nil, err
+	}
+	if err := kc.Patch(ctx, u, client.RawPatch(types.MergePatchType, raw)); err != nil {
 		return nil, apiFailure(err, cl, in.Name)
 	}
 	return EntityView(cl, u), nil
@@ -510,9 +520,13 @@ func (e *Env) instanceOf(ctx context.Context, c *tool.Call, in instanceOfArgs) (
 	if err := concrete(c.Snap, cl); err != nil {
 		return nil, err
 	}
+	kc, err := e.as(c)
+	if err != nil {
+		return nil, err
+	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(cl.GVK())
-	if err := e.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: in.Name}, u); err != nil {
+	if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: in.Name}, u); err != nil {
 		return nil, apiFailure(err, cl, in.Name)
 	}
 	return map[string]any{

@@ -30,20 +30,24 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
 // Env is what the verbs work with.
 type Env struct {
-	// Client reads the metamodel from the informer cache and instances from the API
-	// server, and writes.
-	Client client.Client
+	// Identities give the client that acts as the caller's Kubernetes identity: every
+	// read and write of an object goes through it, so RBAC decides.
+	Identities *identity.Identities
 	// Processes starts and follows WorkflowProcesses.
 	Processes *process.Service
 	// Style spells the tool names the verbs mention.
 	Style tool.NameStyle
 }
+
+// as is the client that acts as the caller.
+func (e *Env) as(c *tool.Call) (client.Client, error) { return e.Identities.Client(c.Account) }
 
 // All is every operational verb, in the order tools/list shows them.
 func (e *Env) All() []*tool.Def {

@@ -138,17 +138,21 @@ func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (any, err
 	if w := catalog.ValidateWorkflow(&metav1alpha1.WorkflowDefinition{ObjectMeta: meta, Spec: check}, nil); w.Problem != nil {
 		return nil, tool.Fail("the workflow is not valid: %s", w.Problem.Message)
 	}
+	kc, err := e.as(c)
+	if err != nil {
+		return nil, err
+	}
 	var existing metav1alpha1.WorkflowDefinition
-	err := e.Client.Get(ctx, client.ObjectKey{Name: in.Name}, &existing)
+	err = kc.Get(ctx, client.ObjectKey{Name: in.Name}, &existing)
 	switch {
 	case apierrors.IsNotFound(err):
-		err = e.Client.Create(ctx, &metav1alpha1.WorkflowDefinition{ObjectMeta: meta, Spec: spec})
+		err = kc.Create(ctx, &metav1alpha1.WorkflowDefinition{ObjectMeta: meta, Spec: spec})
 	case err == nil:
 		existing.Spec = spec
-		err = e.Client.Update(ctx, &existing)
+		err = kc.Update(ctx, &existing)
 	}
 	if err != nil {
-		if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+		if apierrors.IsInvalid(err) {
 			return nil, tool.Fail("the API server refused the workflow: %s", apiMessage(err))
 		}
 		return nil, err

@@ -34,6 +34,7 @@ import (
 	"slices"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -214,8 +215,10 @@ func (j Job) Advance(ctx context.Context, env Env, w *catalog.Workflow, p *metav
 	var f *failure
 	switch {
 	case errors.As(err, &f):
-		p.Status.Cursor = ""
-		return false, workflow.Transition(w, &p.Status, fail, "sandbar", f.message, now)
+		return false, Fail(w, p, f.message, now)
+	case apierrors.IsForbidden(err):
+		// The account's Kubernetes identity lacks a permission: trying again will not help.
+		return false, Fail(w, p, "forbidden: "+err.Error(), now)
 	case err != nil:
 		return false, err
 	}
@@ -227,6 +230,12 @@ func (j Job) Advance(ctx context.Context, env Env, w *catalog.Workflow, p *metav
 		return false, workflow.Transition(w, &p.Status, succeed, "sandbar", j.Summary(run.Result), now)
 	}
 	return true, nil
+}
+
+// Fail ends a built-in process as failed, with the reason as its message.
+func Fail(w *catalog.Workflow, p *metav1alpha1.WorkflowProcess, reason string, now metav1.Time) error {
+	p.Status.Cursor = ""
+	return workflow.Transition(w, &p.Status, fail, "sandbar", reason, now)
 }
 
 // resume reads a run back from status; a cursor or result that does not parse starts

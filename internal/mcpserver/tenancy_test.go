@@ -1,0 +1,171 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver_test
+
+// The attacks of a tenant on a shared cluster, one test each: every one asserts the
+// refusal a client sees and that nothing changed in the cluster.
+
+import (
+	"context"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/apikey"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
+)
+
+// tenant is an MCP account of a namespace of its own, acting as a Kubernetes
+// ServiceAccount that may edit instances there and nowhere else, and that has given
+// itself every namespace in its Sandbar permissions.
+type tenant struct {
+	namespace, token string
+}
+
+func newTenant(t *testing.T, perms metav1alpha1.Permissions) tenant {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := unique("team")
+	name := unique("tenant")
+	objs := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent"}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent-editor"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "sandbar-instance-editor"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "agent", Namespace: ns}}},
+		&metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+			Spec: metav1alpha1.ServiceAccountSpec{ServiceName: name, ServiceAccountName: "agent",
+				APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: name + "-key"}, Permissions: perms}},
+	}
+	for _, o := range objs {
+		g.Expect(k8s.Create(ctx, o)).To(Succeed())
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), objs[0]) })
+	tok, err := apikey.Issue(ctx, k8s, ns, name)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() bool {
+		a := store.Load().Accounts[name]
+		return a != nil && a.Ready
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+	return tenant{namespace: ns, token: tok}
+}
+
+func boots(t *testing.T, ns string) []string {
+	t.Helper()
+	list := &unstructured.UnstructuredList{}
+	list.SetAPIVersion("zorp.sandbar.dev/v1")
+	list.SetKind("SpaceBootList")
+	NewWithT(t).Expect(k8s.List(context.Background(), list, client.InNamespace(ns))).To(Succeed())
+	var names []string
+	for _, u := range list.Items {
+		names = append(names, u.GetName())
+	}
+	return names
+}
+
+// The attack of the issue: a tenant gives its own account every namespace and reads
+// and writes another team's instances. RBAC decides, and says no.
+func TestTenantWideningItsNamespacesReachesNoFurtherThanRBAC(t *testing.T) {
+	g := NewWithT(t)
+	victim := unique("victim-boot")
+	newBoot(t, "default", victim, map[string]any{"name": "Theirs"})
+	tn := newTenant(t, metav1alpha1.Permissions{Namespaces: []string{"*"}})
+	before := boots(t, "default")
+	cs := connect(t, mcpURL, tn.token, nil)
+
+	res := callTool(t, cs, "sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "namespace": "default"})
+	g.Expect(res.IsError).To(BeTrue(), text(res))
+	g.Expect(text(res)).To(And(
+		HavePrefix("forbidden: "),
+		ContainSubstring(`User "system:serviceaccount:`+tn.namespace+`:agent" cannot list resource "spaceboots"`),
+		ContainSubstring(`in API group "zorp.sandbar.dev" in the namespace "default"`),
+		ContainSubstring("lacks the permission")))
+	g.Expect(text(res)).NotTo(ContainSubstring(victim))
+
+	res = callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{
+		"name": "Mine", "metadata": map[string]any{"namespace": "default", "name": "planted"}})
+	g.Expect(res.IsError).To(BeTrue(), text(res))
+	g.Expect(text(res)).To(ContainSubstring(`cannot create resource "spaceboots" in API group "zorp.sandbar.dev" in the namespace "default"`))
+
+	res = callTool(t, cs, "sandbar_entity_update", map[string]any{
+		"class": "zorp/SpaceBoot", "name": victim, "namespace": "default", "attributes": map[string]any{"name": "Mine now"}})
+	g.Expect(res.IsError).To(BeTrue(), text(res))
+	g.Expect(text(res)).To(ContainSubstring(`cannot patch resource "spaceboots"`))
+
+	var rpc *jsonrpc.Error
+	_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: resources.InstanceURI("zorp", "SpaceBoot", "default", victim)})
+	g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
+	g.Expect(rpc.Message).To(ContainSubstring(`cannot get resource "spaceboots"`))
+	g.Expect(listResources(t, cs)).NotTo(HaveKey(resources.InstanceURI("zorp", "SpaceBoot", "default", victim)))
+
+	// Nothing changed in the cluster.
+	g.Expect(boots(t, "default")).To(Equal(before))
+	var still unstructured.Unstructured
+	still.SetAPIVersion("zorp.sandbar.dev/v1")
+	still.SetKind("SpaceBoot")
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: victim}, &still)).To(Succeed())
+	g.Expect(still.Object["spec"]).To(Equal(map[string]any{"name": "Theirs"}))
+
+	// In its own namespace, what RBAC grants works.
+	res = callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Mine", "metadata": map[string]any{"name": "mine"}})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	g.Expect(boots(t, tn.namespace)).To(Equal([]string{"mine"}))
+}
+
+// An account that names no Kubernetes ServiceAccount, on a manager without a default,
+// touches nothing: the refusal says what to set.
+func TestAccountWithoutKubernetesIdentityTouchesNothing(t *testing.T) {
+	g := NewWithT(t)
+	name := unique("nobody")
+	sa := &metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
+		Spec: metav1alpha1.ServiceAccountSpec{ServiceName: name, APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: name + "-key"}}}
+	g.Expect(k8s.Create(context.Background(), sa)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), sa) })
+	tok, err := apikey.Issue(context.Background(), k8s, "default", name)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() bool { a := store.Load().Accounts[name]; return a != nil && a.Ready }).
+		WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+	before := boots(t, "default")
+	cs := connect(t, mcpURL, tok, nil)
+
+	for _, call := range []struct {
+		tool string
+		args map[string]any
+	}{
+		{"sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot"}},
+		{"sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Orphan"}},
+		{"sandbar_project_export", map[string]any{"class": "zorp/SpaceBoot"}},
+		{"sandbar_tasks_list", map[string]any{}},
+	} {
+		res := callTool(t, cs, call.tool, call.args)
+		g.Expect(res.IsError).To(BeTrue(), "%s: %s", call.tool, text(res))
+		g.Expect(text(res)).To(ContainSubstring("account default/"+name+" has no Kubernetes identity: set spec.serviceAccountName"), call.tool)
+	}
+	// Reading the metamodel, as API discovery, needs no identity.
+	res := callTool(t, cs, "sandbar_class_describe", map[string]any{"class": "zorp/SpaceBoot"})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	g.Expect(boots(t, "default")).To(Equal(before))
+}

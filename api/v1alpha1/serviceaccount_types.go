@@ -39,7 +39,8 @@ type SecretKeyRef struct {
 // Permissions limit what a ServiceAccount can do through MCP.
 type Permissions struct {
 	// tools are glob patterns (path.Match syntax) of the tool names the account may see
-	// and call. Defaults to every tool.
+	// and call; they also bound resources, prompts and completions through the tools
+	// that do the same. Defaults to every tool; an empty list allows none.
 	// +optional
 	// +listType=set
 	// +kubebuilder:default={"*"}

@@ -125,14 +125,15 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	s.prompts = prompts.New(s.mcp, store, opts.NameStyle)
-	s.resources = resources.New(s.mcp, store, ids, cl.Informers, s.prompts.Workflow)
+	guard := access.NewGuard(&s.served, opts.NameStyle)
+	s.resources = resources.New(s.mcp, store, ids, guard, cl.Informers, s.prompts.Workflow)
 	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes)
 	if err != nil {
 		return nil, err
 	}
 	// The first is the outermost: the Tasks adapter sees every request and the
 	// account first, redaction sees every answer last.
-	s.mcp.AddReceivingMiddleware(taskAdapter.Middleware, access.Tools(&s.served), s.resources.Middleware, redact.Middleware)
+	s.mcp.AddReceivingMiddleware(taskAdapter.Middleware, guard.Middleware, s.resources.Middleware, redact.Middleware)
 
 	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
 	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: authn.Middleware, Ready: s.ready.Load})

@@ -21,6 +21,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"encoding/json"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -168,4 +169,104 @@ func TestAccountWithoutKubernetesIdentityTouchesNothing(t *testing.T) {
 	res := callTool(t, cs, "sandbar_class_describe", map[string]any{"class": "zorp/SpaceBoot"})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 	g.Expect(boots(t, "default")).To(Equal(before))
+}
+
+// An account allowed only the schema tools reaches nothing more through resources,
+// templates, subscriptions, prompts or completions; a tool name that is not served
+// is refused before any handler runs.
+func TestToolPermissionsBoundEveryMethod(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	boot := unique("narrow-boot")
+	newBoot(t, "default", boot, map[string]any{"name": "Narrow"})
+	bootURI := resources.InstanceURI("zorp", "SpaceBoot", "default", boot)
+	// The suite's own account sees the instance, so what follows is the permissions' doing.
+	g.Eventually(func() map[string]*mcp.Resource { return listResources(t, connect(t, mcpURL, token, nil)) }).
+		WithTimeout(timeout).WithPolling(poll).Should(HaveKey(bootURI))
+
+	_, tok := newAccount(t, unique("schema-only"), metav1alpha1.Permissions{Tools: []string{"sandbar_schema_*"}})
+	cs := connect(t, mcpURL, tok, nil)
+	var rpc *jsonrpc.Error
+
+	all := listResources(t, cs)
+	g.Expect(all).NotTo(HaveKey(bootURI), "instances take entity.find")
+	g.Expect(all).To(HaveKey(resources.MetaURI(resources.MetaClass, "zorp.spaceboot")), "the metamodel takes schema.classes, which it has")
+	_, err := cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: bootURI})
+	g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
+	g.Expect(rpc.Code).To(Equal(int64(jsonrpc.CodeInvalidRequest)))
+	g.Expect(rpc.Message).To(ContainSubstring(`forbidden: this account's permissions do not allow reading instances (it takes the tool "sandbar_entity_find")`))
+	err = cs.Subscribe(ctx, &mcp.SubscribeParams{URI: bootURI})
+	g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
+	g.Expect(rpc.Message).To(ContainSubstring("do not allow subscribing to instances"))
+	for tmpl, err := range cs.ResourceTemplates(ctx, nil) {
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(tmpl).To(BeNil(), "no templates without entity.find")
+	}
+	_, err = cs.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/resource", URI: "mcp://sandbar/zorp/SpaceBoot/{namespace}/{name}{?format}"},
+		Argument: mcp.CompleteParamsArgument{Name: "name", Value: ""}})
+	g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
+
+	for p, err := range cs.Prompts(ctx, nil) {
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(p).To(BeNil(), "prompts start processes: they take workflow.start-process")
+	}
+	_, err = cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "sandbar_workflow_order_fulfillment"})
+	g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
+	g.Expect(rpc.Message).To(ContainSubstring(`it takes the tool "sandbar_workflow_start-process"`))
+
+	_, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "sandbar_class_zorp_NotYet", Arguments: map[string]any{}})
+	g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
+	g.Expect(rpc.Code).To(Equal(int64(jsonrpc.CodeInvalidParams)))
+	g.Expect(rpc.Message).To(Equal(`unknown tool "sandbar_class_zorp_NotYet" (tools/list has the tools this account may call)`))
+}
+
+// tools: [] is no tools at all, not every tool.
+func TestEmptyToolListMeansNoTools(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	name := unique("no-tools")
+	// A typed client leaves an empty list out; write it as kubectl would.
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "meta.sandbar.dev/v1alpha1", "kind": "ServiceAccount",
+		"metadata": map[string]any{"namespace": "default", "name": name},
+		"spec": map[string]any{"serviceName": name, "serviceAccountName": "claude",
+			"apiKeySecretRef": map[string]any{"name": name + "-key"}, "permissions": map[string]any{"tools": []any{}}},
+	}}
+	g.Expect(k8s.Create(ctx, u)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), u) })
+	tok, err := apikey.Issue(ctx, k8s, "default", name)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() bool { a := store.Load().Accounts[name]; return a != nil && a.Ready }).
+		WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+	cs := connect(t, mcpURL, tok, nil)
+	g.Expect(listTools(t, cs)).To(BeEmpty())
+	res := callTool(t, cs, "sandbar_schema_classes", map[string]any{})
+	g.Expect(res.IsError).To(BeTrue())
+	g.Expect(text(res)).To(ContainSubstring("forbidden: this account's permissions do not allow the tool"))
+	g.Expect(listResources(t, cs)).To(BeEmpty())
+}
+
+// A read-only account may export (a task of its own) but cannot cancel through tasks/*.
+func TestReadOnlyAccountCannotCancelTasks(t *testing.T) {
+	g := NewWithT(t)
+	_, tok := newAccount(t, unique("looker"), metav1alpha1.Permissions{ReadOnly: true})
+	s := newRawSession(t, mcpURL, tok)
+	res := s.call("tools/call", map[string]any{"name": "sandbar_project_export",
+		"arguments": map[string]any{"class": "zorp/SpaceBoot"}, "task": map[string]any{}})
+	g.Expect(res.Error).To(BeNil())
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	g.Expect(json.Unmarshal(res.Result, &created)).To(Succeed())
+	g.Expect(created.Task.TaskID).To(HavePrefix("task-"))
+	_, rpcErr := s.task("tasks/cancel", created.Task.TaskID)
+	g.Expect(rpcErr).NotTo(BeNil())
+	g.Expect(rpcErr.Error.Code).To(Equal(int64(jsonrpc.CodeInvalidRequest)))
+	g.Expect(rpcErr.Error.Message).To(Equal("forbidden: this account is read-only: it cannot cancel processes"))
+	var p metav1alpha1.WorkflowProcess
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: created.Task.TaskID}, &p)).To(Succeed())
+	g.Expect(p.Spec.CancelRequest).To(BeNil())
+	g.Expect(p.Status.Cancellation).To(BeNil(), "nothing was cancelled")
 }

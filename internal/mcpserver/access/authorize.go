@@ -31,13 +31,14 @@ import (
 
 // MayCall says whether an account may see and call a served tool: a read-only
 // account only read-only tools, and only tools matching one of its globs (matched
-// against the served and the canonical name; no globs means every tool).
+// against the served and the canonical name). No globs given (nil) means every tool;
+// an empty list (tools: []) means none.
 func MayCall(acct *catalog.Account, name string, info tool.Info) bool {
 	if acct == nil || (acct.Permissions.ReadOnly && !info.ReadOnly) {
 		return false
 	}
 	globs := acct.Permissions.Tools
-	if len(globs) == 0 {
+	if globs == nil {
 		globs = []string{"*"}
 	}
 	for _, g := range globs {
@@ -101,37 +102,98 @@ func Namespaces(acct *catalog.Account) []string {
 	return append([]string{acct.Namespace}, acct.Permissions.Namespaces...)
 }
 
-// Tools filters tools/list and guards tools/call by the caller's permissions. A tool
-// the caller may not call is not listed, and calling it is a result with isError
-// that says so.
-func Tools(served *tool.Table) mcp.Middleware {
-	return func(next mcp.MethodHandler) mcp.MethodHandler {
-		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			switch method {
-			case "tools/list":
-				res, err := next(ctx, method, req)
-				if err != nil {
-					return res, err
-				}
-				list := res.(*mcp.ListToolsResult)
-				acct := AccountOf(req.GetExtra())
-				out := *list
-				out.Tools = list.Tools[:0:0]
-				for _, t := range list.Tools {
-					if info, ok := served.Lookup(t.Name); ok && MayCall(acct, t.Name, info) {
-						out.Tools = append(out.Tools, t)
-					}
-				}
-				return &out, nil
-			case "tools/call":
-				name := req.(*mcp.CallToolRequest).Params.Name
-				if info, ok := served.Lookup(name); ok && !MayCall(AccountOf(req.GetExtra()), name, info) {
-					tool.Count(name, "forbidden")
-					return tool.ErrorResult(fmt.Sprintf(
-						"forbidden: this account's permissions do not allow the tool %q (see tools/list for the tools it may call)", name)), nil
+// The verbs whose permission bounds the methods that are not tools: an account sees
+// and reads instances as resources (and completes their names) only if it may call
+// entity.find, metamodel objects only if it may call schema.classes, and prompts
+// (which start workflow processes) only if it may call workflow.start-process.
+const (
+	InstancesVerb = "sandbar.entity.find"
+	MetamodelVerb = "sandbar.schema.classes"
+	PromptsVerb   = "sandbar.workflow.start-process"
+)
+
+// Guard applies an account's tool permissions to every MCP method: tools by their
+// own names, the other methods through the verb that does the same (InstancesVerb,
+// MetamodelVerb, PromptsVerb).
+type Guard struct {
+	served *tool.Table
+	style  tool.NameStyle
+}
+
+// NewGuard guards the tools of served, whose names are spelt in style.
+func NewGuard(served *tool.Table, style tool.NameStyle) *Guard {
+	return &Guard{served: served, style: style}
+}
+
+// May says whether the account may call the verb of a canonical name, as served now.
+func (g *Guard) May(acct *catalog.Account, canonical string) bool {
+	name := tool.Encode(g.style, canonical)
+	info, ok := g.served.Lookup(name)
+	return ok && MayCall(acct, name, info)
+}
+
+// Refusal is the JSON-RPC answer to a method the account's permissions do not allow,
+// because they do not allow the verb of a canonical name.
+func (g *Guard) Refusal(method, canonical string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf(
+		"forbidden: this account's permissions do not allow %s (it takes the tool %q)", method, tool.Encode(g.style, canonical))}
+}
+
+// Middleware filters tools/list and guards tools/call by the caller's permissions: a
+// tool the caller may not call is not listed, and calling it is a result with
+// isError that says so; a name that is not served is -32602 before any handler runs.
+// Prompts, resource templates and completions are bounded through their verbs
+// (resources themselves in package resources).
+func (g *Guard) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		acct := AccountOf(req.GetExtra())
+		switch method {
+		case "tools/list":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			list := res.(*mcp.ListToolsResult)
+			out := *list
+			out.Tools = list.Tools[:0:0]
+			for _, t := range list.Tools {
+				if info, ok := g.served.Lookup(t.Name); ok && MayCall(acct, t.Name, info) {
+					out.Tools = append(out.Tools, t)
 				}
 			}
-			return next(ctx, method, req)
+			return &out, nil
+		case "tools/call":
+			name := req.(*mcp.CallToolRequest).Params.Name
+			info, ok := g.served.Lookup(name)
+			if !ok {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q (tools/list has the tools this account may call)", name)}
+			}
+			if !MayCall(acct, name, info) {
+				tool.Count(name, "forbidden")
+				return tool.ErrorResult(fmt.Sprintf(
+					"forbidden: this account's permissions do not allow the tool %q (see tools/list for the tools it may call)", name)), nil
+			}
+		case "prompts/list":
+			if !g.May(acct, PromptsVerb) {
+				return &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}}, nil
+			}
+		case "prompts/get":
+			if !g.May(acct, PromptsVerb) {
+				return nil, g.Refusal(method, PromptsVerb)
+			}
+		case "resources/templates/list":
+			if !g.May(acct, InstancesVerb) {
+				return &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}, nil
+			}
+		case "completion/complete":
+			ref := req.(*mcp.CompleteRequest).Params.Ref
+			if ref != nil && ref.Type == "ref/prompt" && !g.May(acct, PromptsVerb) {
+				return nil, g.Refusal(method, PromptsVerb)
+			}
+			if ref != nil && ref.Type == "ref/resource" && !g.May(acct, InstancesVerb) {
+				return nil, g.Refusal(method, InstancesVerb)
+			}
 		}
+		return next(ctx, method, req)
 	}
 }

@@ -40,6 +40,7 @@ func TestMayCall(t *testing.T) {
 		want  bool
 	}{
 		{"no globs: every tool", metav1alpha1.Permissions{}, "sandbar_entity_create", create, true},
+		{"an empty list: no tool", metav1alpha1.Permissions{Tools: []string{}}, "sandbar_entity_find", find, false},
 		{"read-only: a reader", metav1alpha1.Permissions{ReadOnly: true}, "sandbar_entity_find", find, true},
 		{"read-only: not a writer", metav1alpha1.Permissions{ReadOnly: true}, "sandbar_entity_create", create, false},
 		{"glob on the served name", metav1alpha1.Permissions{Tools: []string{"sandbar_entity_*"}}, "sandbar_entity_create", create, true},

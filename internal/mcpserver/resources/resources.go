@@ -68,7 +68,10 @@ type Service struct {
 	store *catalog.Store
 	// ids read instances as the caller's Kubernetes identity, and ask whether it may
 	// list what the watches hold.
-	ids       *identity.Identities
+	ids *identity.Identities
+	// guard applies the account's tool permissions: instances take entity.find,
+	// metamodel objects schema.classes.
+	guard     *access.Guard
 	informers cache.Informers
 	// promptWorkflow names the workflow of a served prompt, for completion.
 	promptWorkflow func(prompt string) string
@@ -80,8 +83,8 @@ type Service struct {
 
 // New makes the service; Sync serves what a snapshot asks for. The server's
 // subscription and completion handlers are the service's Subscribe and Complete.
-func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, informers cache.Informers, promptWorkflow func(string) string) *Service {
-	return &Service{mcp: server, store: store, ids: ids, informers: informers, promptWorkflow: promptWorkflow,
+func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, guard *access.Guard, informers cache.Informers, promptWorkflow func(string) string) *Service {
+	return &Service{mcp: server, store: store, ids: ids, guard: guard, informers: informers, promptWorkflow: promptWorkflow,
 		metaResources: map[string]*mcp.Resource{}, watches: map[string]*instanceWatch{}}
 }
 
@@ -257,15 +260,19 @@ func parseForCaller(uri string, acct *catalog.Account) (ResourceRef, error) {
 
 func (s *Service) readInstance(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	ref, err := parseForCaller(uri, access.AccountOf(req.GetExtra()))
+	acct := access.AccountOf(req.GetExtra())
+	ref, err := parseForCaller(uri, acct)
 	if err != nil {
 		return nil, err
+	}
+	if !s.guard.May(acct, access.InstancesVerb) {
+		return nil, s.guard.Refusal("reading instances", access.InstancesVerb)
 	}
 	cl := s.store.Load().FindClass(ref.Prefix + "/" + ref.Kind)
 	if cl == nil || !cl.Servable() {
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
-	kc, err := s.ids.Client(access.AccountOf(req.GetExtra()))
+	kc, err := s.ids.Client(acct)
 	if err != nil {
 		return nil, access.RPCError(err)
 	}
@@ -294,9 +301,13 @@ func (s *Service) readInstance(ctx context.Context, req *mcp.ReadResourceRequest
 
 func (s *Service) readMeta(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	ref, err := parseForCaller(uri, access.AccountOf(req.GetExtra()))
+	acct := access.AccountOf(req.GetExtra())
+	ref, err := parseForCaller(uri, acct)
 	if err != nil {
 		return nil, err
+	}
+	if !s.guard.May(acct, access.MetamodelVerb) {
+		return nil, s.guard.Refusal("reading the metamodel", access.MetamodelVerb)
 	}
 	snap := s.store.Load()
 	var v any
@@ -332,8 +343,16 @@ func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
 func (s *Service) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	acct := access.AccountOf(req.GetExtra())
 	ref, err := parseForCaller(req.Params.URI, acct)
-	if err != nil || !ref.IsInstance() {
+	switch {
+	case err != nil:
 		return err
+	case !ref.IsInstance():
+		if !s.guard.May(acct, access.MetamodelVerb) {
+			return s.guard.Refusal("subscribing to the metamodel", access.MetamodelVerb)
+		}
+		return nil
+	case !s.guard.May(acct, access.InstancesVerb):
+		return s.guard.Refusal("subscribing to instances", access.InstancesVerb)
 	}
 	if cl := s.store.Load().FindClass(ref.Prefix + "/" + ref.Kind); cl != nil && cl.InstanceAPI != nil {
 		return access.RPCError(s.may(ctx, acct, "get", cl, ref.Namespace, ref.Name))
@@ -370,11 +389,16 @@ func (s *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 
 func (s *Service) filter(ctx context.Context, acct *catalog.Account, res *mcp.ListResourcesResult) *mcp.ListResourcesResult {
 	snap := s.store.Load()
+	instances, metamodel := s.guard.May(acct, access.InstancesVerb), s.guard.May(acct, access.MetamodelVerb)
 	listable := map[[2]string]bool{} // (class ident, namespace) -> may list
 	out := *res
 	out.Resources = res.Resources[:0:0]
 	for _, r := range res.Resources {
-		if ref, err := ParseURI(r.URI); err == nil && ref.IsInstance() {
+		ref, err := ParseURI(r.URI)
+		if err != nil || (ref.IsInstance() && !instances) || (!ref.IsInstance() && !metamodel) {
+			continue
+		}
+		if ref.IsInstance() {
 			key := [2]string{ref.Prefix + "/" + ref.Kind, ref.Namespace}
 			ok, seen := listable[key]
 			if !seen {

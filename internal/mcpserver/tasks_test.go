@@ -197,9 +197,15 @@ func TestTaskLifecycle(t *testing.T) {
 
 	// A failed process is a failed task.
 	res = s.call("tools/call", map[string]any{"name": "sandbar_workflow_start-process",
-		"arguments": map[string]any{"workflow": "sandbar.validate-instances", "input": map[string]any{"class": "zorp/Nope"}}, "task": map[string]any{}})
+		"arguments": map[string]any{"workflow": "validation.resource"}, "task": map[string]any{}})
 	g.Expect(json.Unmarshal(res.Result, &created)).To(Succeed())
 	failed := created.Task["taskId"].(string)
+	for _, tr := range []string{"start", "fail"} {
+		moved := s.call("tools/call", map[string]any{"name": "sandbar_workflow_transition",
+			"arguments": map[string]any{"taskId": failed, "transition": tr}})
+		g.Expect(moved.Error).To(BeNil())
+		g.Expect(string(moved.Result)).NotTo(ContainSubstring(`"isError":true`))
+	}
 	g.Eventually(func() any {
 		got, _ := s.task("tasks/get", failed)
 		return got["status"]

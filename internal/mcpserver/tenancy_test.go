@@ -270,3 +270,21 @@ func TestReadOnlyAccountCannotCancelTasks(t *testing.T) {
 	g.Expect(p.Spec.CancelRequest).To(BeNil())
 	g.Expect(p.Status.Cancellation).To(BeNil(), "nothing was cancelled")
 }
+
+// The built-in workflows run only through their own verbs and permissions:
+// workflow.start-process refuses them and does not offer them.
+func TestStartProcessRefusesBuiltinWorkflows(t *testing.T) {
+	g := NewWithT(t)
+	cs := connect(t, mcpURL, token, nil)
+	var before metav1alpha1.WorkflowProcessList
+	g.Expect(k8s.List(context.Background(), &before, client.InNamespace("default"))).To(Succeed())
+	res := callTool(t, cs, "sandbar_workflow_start-process", map[string]any{"workflow": "sandbar.export", "input": map[string]any{"class": "zorp/SpaceBoot"}})
+	g.Expect(res.IsError).To(BeTrue(), text(res))
+	g.Expect(text(res)).To(ContainSubstring("sandbar.export is a built-in workflow: start it with sandbar_project_export"))
+	var after metav1alpha1.WorkflowProcessList
+	g.Expect(k8s.List(context.Background(), &after, client.InNamespace("default"))).To(Succeed())
+	g.Expect(after.Items).To(HaveLen(len(before.Items)), "no process was created")
+	schema, _ := json.Marshal(listTools(t, cs)["sandbar_workflow_start-process"].InputSchema)
+	g.Expect(string(schema)).To(ContainSubstring("order.fulfillment"))
+	g.Expect(string(schema)).NotTo(ContainSubstring("sandbar.export"))
+}

@@ -45,6 +45,13 @@ type importArgs struct {
 // maxImportItems bounds one import: the bundle is kept in the process's spec.
 const maxImportItems = 5000
 
+// builtinVerbs are the verbs that start each built-in workflow, by canonical name.
+var builtinVerbs = map[string]string{
+	builtin.Validate: "sandbar.validation.start",
+	builtin.Export:   "sandbar.project.export",
+	builtin.Import:   "sandbar.project.import",
+}
+
 func (e *Env) validationVerbs() []*tool.Def {
 	start := func(group, name, title, desc string) *tool.Def {
 		return tool.Verb(tool.Spec{Group: group, Name: name, Title: title, Description: desc, LongRunning: true},

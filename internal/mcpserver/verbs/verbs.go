@@ -33,6 +33,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 // Env is what the verbs work with.
@@ -180,4 +181,8 @@ func propertyNames(snap *catalog.Snapshot) []string {
 	return names
 }
 
-func workflowNames(snap *catalog.Snapshot) []string { return snap.WorkflowNames() }
+// userWorkflowNames are the workflows that sandbar_workflow_start-process starts: all
+// but the built-in ones.
+func userWorkflowNames(snap *catalog.Snapshot) []string {
+	return slices.DeleteFunc(snap.WorkflowNames(), builtin.IsBuiltin)
+}

@@ -71,8 +71,12 @@ func (e *Env) workflowVerbs() []*tool.Def {
 			Description: "Create or replace a workflow definition: {name, spec: {initial, states: [{name, terminal?}], transitions: [{name, from: [...], to}], subjectClass?, description?}}."},
 			e.define),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "start-process", Title: "Start a process", LongRunning: true,
-			Description: "Start a process of a workflow, as a task: {workflow, subject?: {class, name}, input?}. It starts in the initial state; move it with sandbar_workflow_transition."},
+			Description: "Start a process of a workflow, as a task: {workflow, subject?: {class, name}, input?}. It starts in the initial state; move it with sandbar_workflow_transition. The built-in sandbar.* workflows start with their own tools."},
 			func(ctx context.Context, c *tool.Call, in startArgs) (any, error) {
+				if builtin.IsBuiltin(in.Workflow) {
+					return nil, tool.Fail("%s is a built-in workflow: start it with %s, which its own permissions govern",
+						in.Workflow, tool.Encode(e.Style, builtinVerbs[in.Workflow]))
+				}
 				w, ok := c.Snap.Workflows[in.Workflow]
 				if !ok || w.Problem != nil {
 					return nil, tool.Fail("unknown or invalid workflow %q; sandbar_workflow_find lists them", in.Workflow)
@@ -82,7 +86,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 					subject = &metav1alpha1.SubjectRef{Class: in.Subject.Class, Name: in.Subject.Name}
 				}
 				return e.started(ctx, c, in.Workflow, in.Input, subject)
-			}).Patch(enum("workflow", workflowNames)),
+			}).Patch(enum("workflow", userWorkflowNames)),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "transition", Title: "Move a process",
 			Description: "Move a process by a named transition from its current state: {taskId, transition, reason?}."},
 			func(ctx context.Context, c *tool.Call, in transitionArgs) (any, error) {

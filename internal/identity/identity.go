@@ -96,7 +96,6 @@ type Identities struct {
 	// trusted acts with the manager's rights: the account of no-auth mode, which is
 	// served on loopback only.
 	trusted *catalog.Account
-	now     func() time.Time
 
 	mu       sync.Mutex
 	clients  map[string]client.Client
@@ -110,7 +109,6 @@ type verdictKey struct {
 
 type verdict struct {
 	allowed bool
-	reason  string
 	at      time.Time
 }
 
@@ -123,7 +121,6 @@ func New(conn Connection, trusted *catalog.Account) *Identities {
 	return &Identities{
 		conn:     conn,
 		trusted:  trusted,
-		now:      time.Now,
 		clients:  map[string]client.Client{},
 		verdicts: map[verdictKey]verdict{},
 	}
@@ -182,7 +179,7 @@ func (ids *Identities) Can(ctx context.Context, acct *catalog.Account, a Access)
 		return noIdentity(acct)
 	}
 	key := verdictKey{user: user, Access: a}
-	now := ids.now()
+	now := time.Now()
 	ids.mu.Lock()
 	v, ok := ids.verdicts[key]
 	ids.mu.Unlock()
@@ -198,7 +195,7 @@ func (ids *Identities) Can(ctx context.Context, acct *catalog.Account, a Access)
 		if err := ids.conn.Manager.Create(ctx, review); err != nil {
 			return fmt.Errorf("asking the API server whether %s may %s %s: %w", user, a.Verb, a.resource(), err)
 		}
-		v = verdict{allowed: review.Status.Allowed && !review.Status.Denied, reason: review.Status.Reason, at: now}
+		v = verdict{allowed: review.Status.Allowed && !review.Status.Denied, at: now}
 		ids.mu.Lock()
 		if len(ids.verdicts) >= maxVerdicts {
 			clear(ids.verdicts)

@@ -78,13 +78,7 @@ func newAccount(t *testing.T, name string, perms metav1alpha1.Permissions) (*met
 	}
 	g.Expect(k8s.Create(context.Background(), sa)).To(Succeed())
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), sa) })
-	tok, err := apikey.Issue(context.Background(), k8s, "default", name)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Eventually(func() bool {
-		a := store.Load().Accounts[name]
-		return a != nil && a.Ready
-	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
-	return sa, tok
+	return sa, issueWhenReady(t, "default", name)
 }
 
 func TestWrongTokensGet401(t *testing.T) {

@@ -65,13 +65,20 @@ func newTenant(t *testing.T, perms metav1alpha1.Permissions) tenant {
 		g.Expect(k8s.Create(ctx, o)).To(Succeed())
 	}
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), objs[0]) })
-	tok, err := apikey.Issue(ctx, k8s, ns, name)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Eventually(func() bool {
+	return tenant{namespace: ns, token: issueWhenReady(t, ns, name)}
+}
+
+// issueWhenReady issues a key for the account namespace/name and waits until the
+// catalog has the account Ready; it returns the token.
+func issueWhenReady(t *testing.T, namespace, name string) string {
+	t.Helper()
+	tok, err := apikey.Issue(context.Background(), k8s, namespace, name)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	NewWithT(t).Eventually(func() bool {
 		a := store.Load().Accounts[name]
 		return a != nil && a.Ready
 	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
-	return tenant{namespace: ns, token: tok}
+	return tok
 }
 
 func boots(t *testing.T, ns string) []string {
@@ -145,10 +152,7 @@ func TestAccountWithoutKubernetesIdentityTouchesNothing(t *testing.T) {
 		Spec: metav1alpha1.ServiceAccountSpec{ServiceName: name, APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: name + "-key"}}}
 	g.Expect(k8s.Create(context.Background(), sa)).To(Succeed())
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), sa) })
-	tok, err := apikey.Issue(context.Background(), k8s, "default", name)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Eventually(func() bool { a := store.Load().Accounts[name]; return a != nil && a.Ready }).
-		WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+	tok := issueWhenReady(t, "default", name)
 	before := boots(t, "default")
 	cs := connect(t, mcpURL, tok, nil)
 
@@ -234,11 +238,7 @@ func TestEmptyToolListMeansNoTools(t *testing.T) {
 	}}
 	g.Expect(k8s.Create(ctx, u)).To(Succeed())
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), u) })
-	tok, err := apikey.Issue(ctx, k8s, "default", name)
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Eventually(func() bool { a := store.Load().Accounts[name]; return a != nil && a.Ready }).
-		WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
-	cs := connect(t, mcpURL, tok, nil)
+	cs := connect(t, mcpURL, issueWhenReady(t, "default", name), nil)
 	g.Expect(listTools(t, cs)).To(BeEmpty())
 	res := callTool(t, cs, "sandbar_schema_classes", map[string]any{})
 	g.Expect(res.IsError).To(BeTrue())

@@ -49,6 +49,19 @@ func process(name, definition string, input any) *metav1alpha1.WorkflowProcess {
 	return p
 }
 
+// bookClass makes the class <p>/Book with a required string slot title, waits until
+// it is Ready and in the catalog, and returns its title Property.
+func bookClass(t *testing.T, p string) *metav1alpha1.Property {
+	t.Helper()
+	title := property(p+".title", metav1alpha1.RangeString)
+	book := class(p+".book", p, "Book", nil, slot(title.Name, true))
+	create(t, title, book)
+	waitClassCondition(t, book.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	NewWithT(t).Eventually(func() bool { return store.Load().FindClass(p+"/Book") != nil }).
+		WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+	return title
+}
+
 func waitProcess(t *testing.T, p *metav1alpha1.WorkflowProcess, check func(g Gomega, st metav1alpha1.WorkflowProcessStatus)) metav1alpha1.WorkflowProcessStatus {
 	t.Helper()
 	var got metav1alpha1.WorkflowProcess
@@ -137,10 +150,7 @@ func TestBuiltinValidateExportImport(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	p := uniq("w")
-	title := property(p+".title", metav1alpha1.RangeString)
-	book := class(p+".book", p, "Book", nil, slot(title.Name, true))
-	create(t, title, book)
-	waitClassCondition(t, book.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	title := bookClass(t, p)
 	for _, n := range []string{"dune", "emma", "ulysses-the-long-one"} {
 		g.Expect(k8s.Create(ctx, instance(p+".sandbar.dev", "Book", n, map[string]any{"title": n}))).To(Succeed())
 	}
@@ -154,7 +164,7 @@ func TestBuiltinValidateExportImport(t *testing.T) {
 		return k8s.Update(ctx, title)
 	}).WithTimeout(timeout).Should(Succeed())
 	g.Eventually(func() bool {
-		c := store.Load().Classes[book.Name]
+		c := store.Load().Classes[p+".book"]
 		if c == nil || len(c.Slots) == 0 {
 			return false
 		}
@@ -242,12 +252,7 @@ func TestBuiltinKeepsProgressWhenAChunkFails(t *testing.T) {
 	ctx := context.Background()
 	p := uniq("k")
 	group := p + ".sandbar.dev"
-	title := property(p+".title", metav1alpha1.RangeString)
-	book := class(p+".book", p, "Book", nil, slot(title.Name, true))
-	create(t, title, book)
-	waitClassCondition(t, book.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
-	g.Eventually(func() bool { return store.Load().FindClass(p+"/Book") != nil }).
-		WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+	bookClass(t, p)
 	const n = 150 // a chunk of 100, then 50
 	for i := range n {
 		g.Expect(k8s.Create(ctx, instance(group, "Book", fmt.Sprintf("b%03d", i), map[string]any{"title": "t"}))).To(Succeed())
@@ -299,12 +304,7 @@ func TestBuiltinKeepsProgressWhenAChunkFails(t *testing.T) {
 func TestBuiltinRunsOnlyAsItsAccount(t *testing.T) {
 	g := NewWithT(t)
 	p := uniq("o")
-	title := property(p+".title", metav1alpha1.RangeString)
-	book := class(p+".book", p, "Book", nil, slot(title.Name, true))
-	create(t, title, book)
-	waitClassCondition(t, book.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
-	g.Eventually(func() bool { return store.Load().FindClass(p+"/Book") != nil }).
-		WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+	bookClass(t, p)
 
 	orphan := process(uniq("e"), builtin.Export, map[string]any{"class": p + "/Book"})
 	orphan.Spec.Owner = ""

@@ -25,21 +25,19 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/catalog/catalogtest"
+)
+
+// The class builders of package catalogtest, by short names.
+var (
+	slot      = catalogtest.Slot
+	many      = catalogtest.Many
+	withEnum  = catalogtest.WithEnum
+	spaceBoot = catalogtest.SpaceBoot
 )
 
 func f64(v float64) *float64 { return &v }
 func i64(v int64) *int64     { return &v }
-
-func slot(field string, r metav1alpha1.PropertyRange) catalog.Slot {
-	return catalog.Slot{Property: "zorp." + field, Field: field, Range: r, Cardinality: metav1alpha1.CardinalityOne}
-}
-
-func many(s catalog.Slot) catalog.Slot {
-	s.Cardinality = metav1alpha1.CardinalityMany
-	return s
-}
-
-func withEnum(s catalog.Slot, e ...string) catalog.Slot { s.Enum = e; return s }
 
 func TestPureCoerceValue(t *testing.T) {
 	ref := slot("v", metav1alpha1.RangeRef)
@@ -173,28 +171,6 @@ func TestPureCoerceValue(t *testing.T) {
 				t.Errorf("a refused value reached the spec: %#v", spec["v"])
 			}
 		})
-	}
-}
-
-// spaceBoot is a class with required, constrained, many-valued and free-form slots.
-func spaceBoot() *catalog.Class {
-	crew := many(slot("crew", metav1alpha1.RangeRef))
-	crew.Target = "zorp.crew"
-	crew.Required = true
-	name := slot("name", metav1alpha1.RangeString)
-	name.Required = true
-	size := slot("size", metav1alpha1.RangeInteger)
-	size.Required = true
-	return &catalog.Class{
-		Name: "zorp.spaceboot", Prefix: "zorp", Kind: "SpaceBoot",
-		Slots: []catalog.Slot{
-			name, size, crew,
-			withEnum(slot("colour", metav1alpha1.RangeKeyword), "zorp/red", "zorp/green"),
-			slot("launched", metav1alpha1.RangeDateTime),
-			many(slot("tags", metav1alpha1.RangeString)),
-			slot("notes", metav1alpha1.RangeJSON),
-		},
-		Required: []string{"size", "name", "crew"},
 	}
 }
 

@@ -33,11 +33,6 @@ type validationRunArgs struct {
 	WaitSeconds int64  `json:"waitSeconds,omitempty" jsonschema:"Wait up to this many seconds for the report (default 30)."`
 }
 
-type exportArgs struct {
-	Class  string `json:"class,omitempty" jsonschema:"The class whose instances (and its subclasses') to export; all classes without it."`
-	Format string `json:"format,omitempty" jsonschema:"json (attributes) or markdown (documents); default json."`
-}
-
 type importArgs struct {
 	Bundle builtin.Bundle `json:"bundle" jsonschema:"A bundle as sandbar_project_export makes it."`
 }
@@ -127,7 +122,7 @@ func (e *Env) projectVerbs() []*tool.Def {
 	return []*tool.Def{
 		tool.Verb(tool.Spec{Group: "project", Name: "export", Title: "Export instances", ReadOnly: true, LongRunning: true,
 			Description: "Export the instances of a class (and its subclasses), or of every class, as a bundle, as a task: {class?, format?: json|markdown}."},
-			func(ctx context.Context, c *tool.Call, in exportArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in builtin.ExportInput) (any, error) {
 				input := builtin.ExportInput{Format: orDefault(in.Format, "json")}
 				if in.Class != "" {
 					cl, err := class(c, in.Class)

@@ -34,9 +34,9 @@ const Export = "sandbar.export"
 type ExportInput struct {
 	// Class is the class to export with its subclasses, as prefix/Kind; all classes
 	// when empty.
-	Class string `json:"class,omitempty"`
+	Class string `json:"class,omitempty" jsonschema:"The class whose instances (and its subclasses') to export; all classes without it."`
 	// Format is json (attributes) or markdown (documents); json when empty.
-	Format string `json:"format,omitempty"`
+	Format string `json:"format,omitempty" jsonschema:"json (attributes) or markdown (documents); default json."`
 }
 
 var exportJob = newJob(Export,

@@ -77,12 +77,19 @@ func run() int {
 	flag.IntVar(&burst, "kube-api-burst", 100, "Burst of requests the manager may send to the API server.")
 	flag.StringVar(&sandbarOpts.DefaultServiceAccount, "default-service-account", "", "Kubernetes ServiceAccount, in an account's own namespace, that a ServiceAccount (meta.sandbar.dev) naming none in spec.serviceAccountName acts as. Empty: such accounts may not touch instances or processes.")
 	flag.StringVar(&keyNamespaces, "api-key-namespaces", "", "Comma-separated namespaces whose Secrets may hold API key hashes (default: all); ServiceAccounts elsewhere cannot authenticate. Lets RBAC grant Secrets only there.")
+	// Per-account limits, so that one account cannot fill etcd or the manager's memory.
+	flag.IntVar(&mcpOpts.MaxProcessesPerAccount, "max-processes-per-account", 100, "WorkflowProcesses an MCP ServiceAccount may hold at once, running or finished; beyond it, starting one more is refused until some are deleted (0: no limit).")
+	flag.Int64Var(&mcpOpts.MaxProcessBytesPerAccount, "max-process-bytes-per-account", 16<<20, "Bytes of inputs and results an MCP ServiceAccount's processes may hold together; a running built-in job counts as its largest result, 512 KiB (0: no limit).")
+	flag.DurationVar(&sandbarOpts.FinishedProcessTTL, "finished-process-ttl", 24*time.Hour, "Delete a finished WorkflowProcess this long after it ends, unless its spec.ttlSecondsAfterFinished says otherwise; MCP clients may ask for less, not more (0: keep them).")
+	flag.IntVar(&mcpOpts.MaxFollowersPerAccount, "max-followers-per-account", 20, "Tasks an MCP ServiceAccount may follow at once (progress notifications, waits for a result); beyond it, calls answer at once and clients poll (0: no limit).")
+	flag.IntVar(&mcpOpts.MaxFollowers, "max-followers", 2000, "Tasks all MCP clients together may follow at once (0: no limit).")
 	opts := zap.Options{}
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
+	mcpOpts.FinishedProcessTTL = sandbarOpts.FinishedProcessTTL
 	mcpOpts.NameStyle = mcpserver.NameStyle(nameStyle)
 	mcpOpts.AllowedOrigins = splitList(origins)
 	if err := mcpOpts.Validate(); err != nil {

@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -74,6 +75,10 @@ type Options struct {
 	// namespace, that an account naming none acts as (as Flux's
 	// --default-service-account). Empty: such an account has no Kubernetes identity.
 	DefaultServiceAccount string
+	// FinishedProcessTTL deletes a finished WorkflowProcess this long after it ends,
+	// unless its spec.ttlSecondsAfterFinished says otherwise (as a Job's does). Zero
+	// keeps finished processes until they are deleted.
+	FinishedProcessTTL time.Duration
 }
 
 // NewManager makes a manager with Sandbar's scheme and cache (unless opts sets
@@ -112,7 +117,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store, o Option
 		&WorkflowDefinitionReconciler{Client: c, Recorder: rec},
 		&ServiceAccountReconciler{Client: c, Recorder: rec},
 		&CatalogReconciler{Reader: c, Store: store, DefaultServiceAccount: o.DefaultServiceAccount},
-		&WorkflowProcessReconciler{Client: c, Recorder: rec, Store: store, Identities: ids},
+		&WorkflowProcessReconciler{Client: c, Recorder: rec, Store: store, Identities: ids, FinishedTTL: o.FinishedProcessTTL},
 	} {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err

@@ -52,6 +52,9 @@ type WorkflowProcessReconciler struct {
 	// Identities act as the account that started a built-in process: its jobs read and
 	// write instances with that account's Kubernetes rights, not the manager's.
 	Identities *identity.Identities
+	// FinishedTTL deletes a finished process this long after it ends, unless its
+	// spec.ttlSecondsAfterFinished says otherwise. Zero keeps such processes.
+	FinishedTTL time.Duration
 }
 
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowprocesses,verbs=get;list;watch;create;update;patch;delete
@@ -158,13 +161,18 @@ func (r *WorkflowProcessReconciler) write(ctx context.Context, p, orig *metav1al
 	return nil
 }
 
-// expire deletes a finished process once its TTL has passed.
+// expire deletes a finished process once its TTL has passed: its own
+// spec.ttlSecondsAfterFinished, or the default FinishedTTL. Until then it is
+// reconciled again when the TTL ends, with no polling.
 func (r *WorkflowProcessReconciler) expire(ctx context.Context, p *metav1alpha1.WorkflowProcess) (ctrl.Result, error) {
-	ttl := p.Spec.TTLSecondsAfterFinished
-	if ttl == nil || p.Status.CompletionTime == nil {
+	ttl, set := r.FinishedTTL, r.FinishedTTL > 0
+	if s := p.Spec.TTLSecondsAfterFinished; s != nil {
+		ttl, set = time.Duration(*s)*time.Second, true
+	}
+	if !set || p.Status.CompletionTime == nil {
 		return ctrl.Result{}, nil
 	}
-	left := time.Until(p.Status.CompletionTime.Add(time.Duration(*ttl) * time.Second))
+	left := time.Until(p.Status.CompletionTime.Add(ttl))
 	if left > 0 {
 		return ctrl.Result{RequeueAfter: left}, nil
 	}

@@ -78,7 +78,7 @@ func run(m *testing.M) int {
 	mgr, st, err := controllers.NewManager(ctx, env.Config, ctrl.Options{
 		Metrics:   metricsserver.Options{BindAddress: "0"},
 		NewClient: hookedClient,
-	}, controllers.Options{})
+	}, controllers.Options{FinishedProcessTTL: time.Hour})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

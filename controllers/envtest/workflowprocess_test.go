@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -329,4 +330,53 @@ func TestBuiltinRunsOnlyAsItsAccount(t *testing.T) {
 		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseFailed))
 	})
 	g.Expect(st.StatusMessage).To(ContainSubstring(`forbidden: ` + "books." + p + `.sandbar.dev is forbidden: User "system:serviceaccount:default:nobody" cannot list resource "books"`))
+}
+
+// A finished process that names no TTL of its own is deleted once the manager's
+// default TTL (an hour in this suite) has passed since it ended. One still running,
+// one that has just ended and one whose own TTL is longer stay.
+func TestFinishedProcessesExpireAfterTheDefaultTTL(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	name := uniq("expiring")
+	wd := workflow(name, []metav1alpha1.WorkflowState{{Name: "open"}, {Name: "done", Terminal: metav1alpha1.TerminalSuccess}},
+		metav1alpha1.WorkflowTransition{Name: "finish", From: []string{"open"}, To: "done"})
+	create(t, wd)
+	running, expired, recent, ownTTL := process(uniq("p"), name, nil), process(uniq("p"), name, nil),
+		process(uniq("p"), name, nil), process(uniq("p"), name, nil)
+	day := int64(24 * 60 * 60)
+	ownTTL.Spec.TTLSecondsAfterFinished = &day
+	create(t, running, expired, recent, ownTTL)
+	for _, p := range []*metav1alpha1.WorkflowProcess{running, expired, recent, ownTTL} {
+		waitProcess(t, p, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) { g.Expect(st.State).To(Equal("open")) })
+	}
+
+	// Ended two hours ago, as a client that moved it then would have written it.
+	w := catalog.ValidateWorkflow(wd, nil)
+	finish := func(p *metav1alpha1.WorkflowProcess, at metav1.Time) {
+		g.Eventually(func() error {
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(p), p); err != nil {
+				return err
+			}
+			if err := wf.Transition(w, &p.Status, "finish", "default/claude", "", at); err != nil {
+				return err
+			}
+			return k8s.Status().Update(ctx, p)
+		}).WithTimeout(timeout).Should(Succeed())
+	}
+	longAgo := metav1.NewTime(time.Now().Add(-2 * time.Hour))
+	finish(ownTTL, longAgo)
+	finish(recent, metav1.Now())
+	finish(expired, longAgo)
+
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(expired), &metav1alpha1.WorkflowProcess{}))
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(), "the expired process is deleted")
+	for _, p := range []*metav1alpha1.WorkflowProcess{running, recent, ownTTL} {
+		var got metav1alpha1.WorkflowProcess
+		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(p), &got)).To(Succeed(), "%s stays", p.Name)
+	}
+	var got metav1alpha1.WorkflowProcess
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(running), &got)).To(Succeed())
+	g.Expect(got.Status.Phase).To(Equal(metav1alpha1.PhaseRunning))
 }

@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
@@ -67,6 +68,25 @@ type Options struct {
 	// unless the server listens on loopback only.
 	NoAuth          bool
 	NoAuthNamespace string
+
+	// What one account may make the server hold (0: no limit; the flags set them).
+	// MaxProcessesPerAccount bounds the WorkflowProcesses an account holds, running
+	// or finished; MaxProcessBytesPerAccount the bytes of their inputs and results.
+	// FinishedProcessTTL is how long a finished process started through MCP is kept
+	// (and the most a client may ask for). MaxFollowersPerAccount and MaxFollowers
+	// bound the processes followed at once (progress notifications, waits for a
+	// result), per account and in all.
+	MaxProcessesPerAccount    int
+	MaxProcessBytesPerAccount int64
+	FinishedProcessTTL        time.Duration
+	MaxFollowersPerAccount    int
+	MaxFollowers              int
+}
+
+// Limits are the per-account limits of the options.
+func (o Options) Limits() process.Limits {
+	return process.Limits{Processes: o.MaxProcessesPerAccount, Bytes: o.MaxProcessBytesPerAccount,
+		FinishedTTL: o.FinishedProcessTTL, Followers: o.MaxFollowersPerAccount, AllFollowers: o.MaxFollowers}
 }
 
 // Validate checks the options, with messages that name the flag.
@@ -87,6 +107,9 @@ func (o Options) Validate() error {
 	if o.RateLimit < 0 || (o.RateLimit > 0 && o.RateBurst < 1) {
 		return errors.New("--mcp-rate-limit must be >= 0, and --mcp-rate-burst >= 1 with a limit")
 	}
+	if err := o.validateLimits(); err != nil {
+		return err
+	}
 	return nil
 }
 
@@ -98,3 +121,17 @@ Each concrete class also has its own create tool whose arguments are the class's
 Long-running work (sandbar_validation_start, sandbar_project_export, sandbar_project_import, sandbar_workflow_start-process) runs as a task:
 follow it with tasks/get, or with sandbar_tasks_get and sandbar_tasks_result if the client has no tasks support.
 Failed calls say what to fix: missing slots by name, the expected type, the allowed values.`
+
+func (o Options) validateLimits() error {
+	switch {
+	case o.MaxProcessesPerAccount < 0:
+		return errors.New("--max-processes-per-account must be >= 0 (0: no limit)")
+	case o.MaxProcessBytesPerAccount < 0 || (o.MaxProcessBytesPerAccount > 0 && o.MaxProcessBytesPerAccount < process.MinBytes):
+		return fmt.Errorf("--max-process-bytes-per-account must be 0 (no limit) or at least %d (room for the largest result a built-in job keeps, and its input)", process.MinBytes)
+	case o.FinishedProcessTTL < 0:
+		return errors.New("--finished-process-ttl must be >= 0 (0: keep finished processes)")
+	case o.MaxFollowersPerAccount < 0 || o.MaxFollowers < 0:
+		return errors.New("--max-followers-per-account and --max-followers must be >= 0 (0: no limit)")
+	}
+	return nil
+}

@@ -98,7 +98,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// What the server does for an account, it does as the account's Kubernetes
 	// identity; only the no-auth account (loopback only) acts as the manager.
 	ids := identity.New(cl.Connection, anonymous)
-	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids)
+	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids, opts.Limits())
 	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle}
 	s.operational = s.verbs.All()
 	for _, d := range s.operational {

@@ -99,12 +99,18 @@ func (s *Service) Watch(ctx context.Context) error {
 
 // Follow sends notifications/progress on a session for a process, until it ends,
 // the session closes, or an hour passes. Without a progress token it does nothing.
-func (s *Service) Follow(session *mcp.ServerSession, token any, acct *catalog.Account, id string) {
+// It reports false when it cannot follow: the account, or the server, follows as
+// many processes as Limits allow; the client can poll the task instead.
+func (s *Service) Follow(session *mcp.ServerSession, token any, acct *catalog.Account, id string) bool {
 	if session == nil || token == nil {
-		return
+		return true
+	}
+	if !s.follow(acct) {
+		return false
 	}
 	key := acct.Namespace + "/" + id
 	go func() {
+		defer s.unfollow(acct)
 		// Not the request's context: the request has been answered and its stream
 		// closed; the notifications go on the session's standalone stream.
 		ctx, cancel := context.WithTimeout(context.Background(), followFor)
@@ -142,4 +148,5 @@ func (s *Service) Follow(session *mcp.ServerSession, token any, acct *catalog.Ac
 			}
 		}
 	}()
+	return true
 }

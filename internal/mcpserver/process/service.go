@@ -72,12 +72,15 @@ type Service struct {
 	// ids ask whether an account's Kubernetes identity may do with a
 	// WorkflowProcess what the service is about to do for it.
 	ids *identity.Identities
+	// quota keeps each account within the limits.
+	quota *quota
 }
 
-// New makes the service. Call Watch before waiting on processes.
-func New(store *catalog.Store, c client.Client, apiReader client.Reader, informers cache.Informers, ids *identity.Identities) *Service {
+// New makes the service, which keeps every account within limits. Call Watch before
+// waiting on processes.
+func New(store *catalog.Store, c client.Client, apiReader client.Reader, informers cache.Informers, ids *identity.Identities, limits Limits) *Service {
 	return &Service{store: store, client: c, apiReader: apiReader, informers: informers, ids: ids,
-		events: &events{waiters: map[string][]chan struct{}{}}}
+		events: &events{waiters: map[string][]chan struct{}{}}, quota: newQuota(limits)}
 }
 
 // may asks whether the account's Kubernetes identity may do verb on the
@@ -119,7 +122,10 @@ func newID() string {
 // Actor is how an account appears in a process's history.
 func Actor(acct *catalog.Account) string { return acct.Namespace + "/" + acct.Name }
 
-// Start creates a process of a workflow in the account's namespace, owned by it.
+// Start creates a process of a workflow in the account's namespace, owned by it. An
+// account that holds as many processes, or bytes of them, as its limits allow is
+// refused before anything is created. The process is deleted Limits.FinishedTTL
+// after it ends (or sooner, if the client asked for a shorter ttl).
 func (s *Service) Start(ctx context.Context, acct *catalog.Account, definition string, input any, subject *metav1alpha1.SubjectRef) (*metav1alpha1.WorkflowProcess, error) {
 	p := &metav1alpha1.WorkflowProcess{
 		ObjectMeta: metav1.ObjectMeta{Namespace: acct.Namespace, Name: newID()},
@@ -140,7 +146,15 @@ func (s *Service) Start(ctx context.Context, acct *catalog.Account, definition s
 		secs := (*r.TTLMillis + 999) / 1000
 		p.Spec.TTLSecondsAfterFinished = &secs
 	}
+	if ttl := int64(s.quota.limits.FinishedTTL / time.Second); ttl > 0 &&
+		(p.Spec.TTLSecondsAfterFinished == nil || *p.Spec.TTLSecondsAfterFinished > ttl) {
+		p.Spec.TTLSecondsAfterFinished = &ttl
+	}
+	if err := s.admit(ctx, acct, p); err != nil {
+		return nil, err
+	}
 	if err := s.client.Create(ctx, p); err != nil {
+		s.release(acct, p.Name)
 		return nil, err
 	}
 	if r != nil {
@@ -202,14 +216,18 @@ func (s *Service) mine(ctx context.Context, acct *catalog.Account) ([]*metav1alp
 			out = append(out, &list.Items[i])
 		}
 	}
-	sort.Slice(out, func(i, j int) bool {
-		a, b := out[i].CreationTimestamp, out[j].CreationTimestamp
+	sortOldestFirst(out)
+	return out, nil
+}
+
+func sortOldestFirst(procs []*metav1alpha1.WorkflowProcess) {
+	sort.Slice(procs, func(i, j int) bool {
+		a, b := procs[i].CreationTimestamp, procs[j].CreationTimestamp
 		if !a.Equal(&b) {
 			return a.Before(&b)
 		}
-		return out[i].Name < out[j].Name
+		return procs[i].Name < procs[j].Name
 	})
-	return out, nil
 }
 
 // List is one page of the account's processes, oldest first, and the cursor of the
@@ -319,8 +337,17 @@ func (s *Service) update(ctx context.Context, acct *catalog.Account, id string, 
 	}
 }
 
-// Wait blocks until a process ends, or ctx does.
+// Wait blocks until a process ends, or ctx does. A wait takes a follower's place: an
+// account (or the server) with none left is answered at once with a
+// *TooManyFollowersError, unless the process has already ended.
 func (s *Service) Wait(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
+	if p, err := s.Get(ctx, acct, id); err != nil || workflow.Terminal(&p.Status) {
+		return p, err
+	}
+	if !s.follow(acct) {
+		return nil, &TooManyFollowersError{ID: id}
+	}
+	defer s.unfollow(acct)
 	key := acct.Namespace + "/" + id
 	for {
 		changed := s.events.wait(key)
@@ -340,7 +367,8 @@ func (s *Service) Wait(ctx context.Context, acct *catalog.Account, id string) (*
 	}
 }
 
-// WaitFor is Wait for at most d; a process still running then is returned as it is.
+// WaitFor is Wait for at most d; a process still running then, or one the account
+// may not wait on now (see Wait), is returned as it is.
 func (s *Service) WaitFor(ctx context.Context, acct *catalog.Account, p *metav1alpha1.WorkflowProcess, d time.Duration) *metav1alpha1.WorkflowProcess {
 	if workflow.Terminal(&p.Status) || d <= 0 {
 		return p

@@ -235,7 +235,10 @@ func (a *Adapter) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 func rpcError(err error) error {
 	var unknown *process.UnknownError
 	var refused *workflow.Error
+	var busy *process.TooManyFollowersError
 	switch {
+	case errors.As(err, &busy):
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: busy.Error()}
 	case errors.As(err, &unknown):
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: unknown.Error()}
 	case errors.Is(err, process.ErrBadCursor):

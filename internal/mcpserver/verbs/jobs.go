@@ -73,6 +73,7 @@ func (e *Env) validationVerbs() []*tool.Def {
 				if err != nil {
 					return nil, err
 				}
+				// Without a follower's place it answers with the task as it is, to poll.
 				e.Processes.Follow(c.Session, c.ProgressToken, c.Account, p.Name)
 				wait := time.Duration(orDefault(in.WaitSeconds, 30)) * time.Second
 				return resultView(e.Processes.WaitFor(ctx, c.Account, p, wait))

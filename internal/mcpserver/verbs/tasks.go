@@ -143,11 +143,17 @@ func (e *Env) started(ctx context.Context, c *tool.Call, definition string, inpu
 	if err != nil {
 		return nil, err
 	}
-	e.Processes.Follow(c.Session, c.ProgressToken, c.Account, p.Name)
 	t := process.TaskOf(p)
-	return map[string]any{"taskId": t.TaskID, "task": t,
-		"next": "follow it with sandbar_tasks_get, wait for its result with sandbar_tasks_result, stop it with sandbar_tasks_cancel"}, nil
+	out := map[string]any{"taskId": t.TaskID, "task": t,
+		"next": "follow it with sandbar_tasks_get, wait for its result with sandbar_tasks_result, stop it with sandbar_tasks_cancel"}
+	if !e.Processes.Follow(c.Session, c.ProgressToken, c.Account, p.Name) {
+		out["progress"] = noProgress
+	}
+	return out, nil
 }
+
+// noProgress says why a call with a progress token gets no progress notifications.
+const noProgress = "no progress notifications: this account (or the server) already follows as many tasks as it may; poll with sandbar_tasks_get"
 
 // processList is processes as the listing verbs show them.
 func processList(procs []*metav1alpha1.WorkflowProcess) any {

@@ -225,6 +225,12 @@ func (j Job) Advance(ctx context.Context, env Env, w *catalog.Workflow, p *metav
 	if err := save(&p.Status, run); err != nil {
 		return false, err
 	}
+	if n := len(p.Status.Result.Raw); n > MaxResultBytes {
+		// Not stored whole, nor in part: a cut result would read as a complete one.
+		p.Status.Result = nil
+		return false, Fail(w, p, fmt.Sprintf("the result is larger than %d KiB (%d KiB), the most a process keeps; "+
+			"nothing was kept: split the work into smaller runs", MaxResultBytes>>10, n>>10), now)
+	}
 	if done {
 		p.Status.Cursor = ""
 		return false, workflow.Transition(w, &p.Status, succeed, "sandbar", j.Summary(run.Result), now)

@@ -29,8 +29,9 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
 
-// maxResultBytes bounds a result kept in status (objects in etcd stay small).
-const maxResultBytes = 512 << 10
+// MaxResultBytes bounds the result a built-in process keeps in its status (objects
+// in etcd stay small): a job whose result would grow past it fails, keeping none.
+const MaxResultBytes = 512 << 10
 
 // classesOf is a class and its concrete subclasses, or every concrete class when
 // name is empty and all is allowed.
@@ -90,8 +91,8 @@ func scan(ctx context.Context, env Env, run *Run, classes []*catalog.Class,
 		}
 		done++
 	}
-	if b, _ := json.Marshal(run.Result); len(b) > maxResultBytes {
-		return false, failf("the export is larger than %d KiB; export one class at a time", maxResultBytes>>10)
+	if b, _ := json.Marshal(run.Result); len(b) > MaxResultBytes {
+		return false, failf("the export is larger than %d KiB; export one class at a time", MaxResultBytes>>10)
 	}
 	cur.Continue = list.GetContinue()
 	if cur.Continue == "" {

@@ -1,0 +1,281 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package process
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
+)
+
+// Limits bound what one account may make the server hold, so that one account cannot
+// fill etcd or the manager's memory. Zero is no limit.
+type Limits struct {
+	// Processes is how many WorkflowProcesses an account may hold at once, running
+	// or finished: a finished process holds its result until it is deleted.
+	Processes int
+	// Bytes is how many bytes of inputs and results an account's processes may hold
+	// together. A running built-in process counts as holding the largest result it
+	// may keep (builtin.MaxResultBytes), so that the sum stays within Bytes whatever
+	// the jobs find.
+	Bytes int64
+	// FinishedTTL is how long a finished process started through MCP is kept: its
+	// spec.ttlSecondsAfterFinished, and the most a client may ask for.
+	FinishedTTL time.Duration
+	// Followers is how many followers (a call's progress notifications, a wait for
+	// a task's result) an account may have at once; AllFollowers how many all
+	// accounts together. Beyond them a call is answered without following.
+	Followers, AllFollowers int
+}
+
+// MinBytes is the least Limits.Bytes worth setting: room for a built-in job's largest
+// result and as large an input again.
+const MinBytes = 2 * builtin.MaxResultBytes
+
+// pendingFor is how long a process this server created is counted by itself, until
+// the informer cache has it; a safety net should the cache never see it.
+const pendingFor = time.Minute
+
+// finishedShown is how many finished processes a refusal names for deletion.
+const finishedShown = 5
+
+// quota counts what accounts hold: processes just created that the cache has not
+// seen yet, and the followers running now.
+type quota struct {
+	limits Limits
+	// mu serialises the check and reservation of starts, so that concurrent starts
+	// of one account cannot each see room for one more.
+	mu sync.Mutex
+	// pending are processes created (or being created) here, by account, then name.
+	pending map[string]map[string]reservation
+
+	fmu       sync.Mutex
+	followers map[string]int
+	total     int
+}
+
+type reservation struct {
+	bytes int64
+	at    time.Time
+}
+
+func newQuota(l Limits) *quota {
+	return &quota{limits: l, pending: map[string]map[string]reservation{}, followers: map[string]int{}}
+}
+
+func accountKey(acct *catalog.Account) string { return acct.Namespace + "/" + acct.Name }
+
+// holds is what a process holds in etcd for its account: its input, and its result,
+// or for a running built-in process the largest result it may keep.
+func holds(p *metav1alpha1.WorkflowProcess) int64 {
+	n := int64(0)
+	if p.Spec.Input != nil {
+		n += int64(len(p.Spec.Input.Raw))
+	}
+	if p.Status.Result != nil {
+		n += int64(len(p.Status.Result.Raw))
+	}
+	if !workflow.Terminal(&p.Status) && builtin.IsBuiltin(p.Spec.Definition) {
+		n = max(n, inputBytes(p)+builtin.MaxResultBytes)
+	}
+	return n
+}
+
+func inputBytes(p *metav1alpha1.WorkflowProcess) int64 {
+	if p.Spec.Input == nil {
+		return 0
+	}
+	return int64(len(p.Spec.Input.Raw))
+}
+
+// holding is what an account holds now.
+type holding struct {
+	count int
+	bytes int64
+	// finished are the names of its oldest finished processes.
+	finished []string
+}
+
+// admit reserves room for p, a process acct is about to create, or refuses it with
+// what the account holds and how to free room. Call release with p's name if the
+// create fails. Nothing is reserved when there are no limits.
+func (s *Service) admit(ctx context.Context, acct *catalog.Account, p *metav1alpha1.WorkflowProcess) error {
+	q := s.quota
+	if q.limits.Processes <= 0 && q.limits.Bytes <= 0 {
+		return nil
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	h, err := s.holding(ctx, acct)
+	if err != nil {
+		return err
+	}
+	adds := holds(p)
+	switch {
+	case q.limits.Processes > 0 && h.count >= q.limits.Processes:
+		return tool.Fail("refused: this account holds %d processes (WorkflowProcesses of namespace %s, running or finished), "+
+			"its limit (--max-processes-per-account); nothing was started. %s",
+			h.count, acct.Namespace, s.howToFree(acct, h, "--max-processes-per-account"))
+	case q.limits.Bytes > 0 && h.bytes+adds > q.limits.Bytes:
+		return tool.Fail("refused: this account's processes hold %s of inputs and results, and this one may add %s: "+
+			"over the account's limit of %s (--max-process-bytes-per-account); nothing was started. %s",
+			size(h.bytes), size(adds), size(q.limits.Bytes), s.howToFree(acct, h, "--max-process-bytes-per-account"))
+	}
+	key := accountKey(acct)
+	if q.pending[key] == nil {
+		q.pending[key] = map[string]reservation{}
+	}
+	q.pending[key][p.Name] = reservation{bytes: adds, at: time.Now()}
+	return nil
+}
+
+// release drops the reservation of a process that was not created.
+func (s *Service) release(acct *catalog.Account, name string) {
+	q := s.quota
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	key := accountKey(acct)
+	delete(q.pending[key], name)
+	if len(q.pending[key]) == 0 {
+		delete(q.pending, key)
+	}
+}
+
+// holding counts the account's processes in the informer cache, and those created
+// here that the cache has not seen yet. Called with q.mu held.
+func (s *Service) holding(ctx context.Context, acct *catalog.Account) (holding, error) {
+	var list metav1alpha1.WorkflowProcessList
+	// Read only: the cache's own objects, not copies of every result.
+	if err := s.client.List(ctx, &list, client.InNamespace(acct.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+		return holding{}, err
+	}
+	var h holding
+	seen := map[string]bool{}
+	var finished []*metav1alpha1.WorkflowProcess
+	for i := range list.Items {
+		p := &list.Items[i]
+		if p.Spec.Owner != acct.Name {
+			continue
+		}
+		seen[p.Name] = true
+		h.count++
+		h.bytes += holds(p)
+		if workflow.Terminal(&p.Status) {
+			finished = append(finished, p)
+		}
+	}
+	key := accountKey(acct)
+	for name, r := range s.quota.pending[key] {
+		if seen[name] || time.Since(r.at) > pendingFor {
+			delete(s.quota.pending[key], name)
+			continue
+		}
+		h.count++
+		h.bytes += r.bytes
+	}
+	if len(s.quota.pending[key]) == 0 {
+		delete(s.quota.pending, key)
+	}
+	sortOldestFirst(finished)
+	for _, p := range finished[:min(len(finished), finishedShown)] {
+		h.finished = append(h.finished, p.Name)
+	}
+	return h, nil
+}
+
+// howToFree tells a refused account how to make room.
+func (s *Service) howToFree(acct *catalog.Account, h holding, flag string) string {
+	var b strings.Builder
+	if len(h.finished) > 0 {
+		fmt.Fprintf(&b, "Finished processes hold their results until deleted: delete the ones no longer needed, "+
+			"for example the oldest with `kubectl delete workflowprocess -n %s %s`", acct.Namespace, strings.Join(h.finished, " "))
+	} else {
+		fmt.Fprintf(&b, "None has finished: wait for them to end, or cancel some (tasks/cancel), "+
+			"then delete them with `kubectl delete workflowprocess -n %s <task id>`", acct.Namespace)
+	}
+	if ttl := s.quota.limits.FinishedTTL; ttl > 0 {
+		fmt.Fprintf(&b, "; or wait: a finished process is deleted %s after it ends", ttl)
+	}
+	fmt.Fprintf(&b, "; or ask an admin to raise %s.", flag)
+	return b.String()
+}
+
+// size is a byte count for people.
+func size(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// follow takes a follower's place for the account, or reports that there is none:
+// the account or the server follows as many processes as it may.
+func (s *Service) follow(acct *catalog.Account) bool {
+	q := s.quota
+	q.fmu.Lock()
+	defer q.fmu.Unlock()
+	key := accountKey(acct)
+	if (q.limits.Followers > 0 && q.followers[key] >= q.limits.Followers) ||
+		(q.limits.AllFollowers > 0 && q.total >= q.limits.AllFollowers) {
+		return false
+	}
+	q.followers[key]++
+	q.total++
+	return true
+}
+
+// unfollow gives a follower's place back.
+func (s *Service) unfollow(acct *catalog.Account) {
+	q := s.quota
+	q.fmu.Lock()
+	defer q.fmu.Unlock()
+	key := accountKey(acct)
+	if q.followers[key]--; q.followers[key] <= 0 {
+		delete(q.followers, key)
+	}
+	q.total--
+}
+
+// Followers is how many followers run now, for the account and in all.
+func (s *Service) Followers(acct *catalog.Account) (mine, all int) {
+	q := s.quota
+	q.fmu.Lock()
+	defer q.fmu.Unlock()
+	return q.followers[accountKey(acct)], q.total
+}
+
+// TooManyFollowersError is a wait refused because the account, or the server,
+// follows as many processes as it may.
+type TooManyFollowersError struct{ ID string }
+
+func (e *TooManyFollowersError) Error() string {
+	return fmt.Sprintf("refused: waiting for task %s: this account (or the server) already waits on or follows as many tasks "+
+		"as it may (--max-followers-per-account, --max-followers); poll tasks/get instead, and ask for the result once it has ended", e.ID)
+}

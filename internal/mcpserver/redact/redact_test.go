@@ -103,7 +103,7 @@ func TestValueRedactsEveryStringAndLeavesTheRest(t *testing.T) {
 		Arr:     [2]string{"fine", tok},
 		Raw:     json.RawMessage(`{"a":"` + tok + `","b":2}`),
 		Blob:    blob,
-		Nested:  map[string][]any{"x": {1, tok, true}},
+		Nested:  map[string][]any{"x": {1, tok, true, []map[string]any{{"a": "fine"}, {"b": tok}}}},
 		Content: []mcp.Content{&mcp.TextContent{Text: "said " + tok}, &mcp.TextContent{Text: "nothing"}},
 		Named:   namedString(tok),
 		Keys:    map[string]string{tok: "value", "plain": "value"},

@@ -63,6 +63,20 @@ func value(v any, depth int) (any, bool) {
 			return out, true
 		}
 		return v, false
+	case []map[string]any:
+		var out []map[string]any
+		for i, m := range x {
+			if nm, changed := jsonMap(m, depth+1); changed {
+				if out == nil {
+					out = append([]map[string]any(nil), x...)
+				}
+				out[i] = nm
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+		return v, false
 	case map[string]string:
 		if out, changed := stringMap(x); changed {
 			return out, true

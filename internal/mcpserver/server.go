@@ -131,9 +131,12 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The first is the outermost: the Tasks adapter sees every request and the
-	// account first, redaction sees every answer last.
-	s.mcp.AddReceivingMiddleware(taskAdapter.Middleware, guard.Middleware, s.resources.Middleware, redact.Middleware)
+	// The first is the outermost: redaction sees every answer last (results and
+	// errors, whichever middleware made them), then the Tasks adapter sees every
+	// request and the account first. What the server sends on its own (progress,
+	// list changes, resource updates) passes redaction on the sending side.
+	s.mcp.AddReceivingMiddleware(redact.Middleware, taskAdapter.Middleware, guard.Middleware, s.resources.Middleware)
+	s.mcp.AddSendingMiddleware(redact.Sending)
 
 	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
 	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: authn.Middleware, Ready: s.ready.Load})

@@ -14,16 +14,17 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package redact keeps credentials out of what the server sends: tool results,
-// resource contents and prompts pass through it, and whatever looks like a token, a
-// key hash or a private key is replaced.
+// Package redact keeps credentials out of everything the server sends: every result
+// and every JSON-RPC error of every method (tool results, task statuses, lists of
+// tools, prompts and resources with their descriptions, resource contents, prompts),
+// and every notification and request the server sends a client (progress, logging).
+// Whatever looks like a token, a key hash or a private key is replaced, wherever it
+// sits in the message: in a string value, in a map key, at any depth.
 package redact
 
 import (
-	"context"
 	"regexp"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"strings"
 
 	"github.com/sandbar-dev/sandbar/internal/apikey"
 )
@@ -31,107 +32,122 @@ import (
 // Redacted replaces what looks like a credential in what the server sends.
 const Redacted = "[REDACTED]"
 
+// pattern is a credential format. maybe is a cheap test that every match passes, so
+// that most strings (names, enum values, prose) never reach the regular expression.
+type pattern struct {
+	re    *regexp.Regexp
+	maybe func(string) bool
+	// glued is the token pattern that also matches one character after the key.
+	glued bool
+}
+
+func contains(sub string) func(string) bool {
+	return func(s string) bool { return strings.Contains(s, sub) }
+}
+
 // credentialPatterns match values that must never reach a model's context, even if
 // someone stored them in an instance: this server's bearer tokens and key hashes,
 // and common key formats.
-var credentialPatterns = []*regexp.Regexp{
-	regexp.MustCompile(`\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}`), // bcrypt hash
-	apikey.TokenPattern, // Sandbar bearer token
-	regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/:-]{20,}=*`),                                   // any bearer token
-	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`), // PEM private key
-	regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`),            // JWT
-	regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`),                                                // AWS access key id
-	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`),                                             // GitHub token
-	regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`),                                             // Slack token
-	regexp.MustCompile(`\bsk-(ant-)?[A-Za-z0-9_-]{20,}`),                                             // API keys of the sk- form
+var credentialPatterns = []pattern{
+	// bcrypt hash
+	{re: regexp.MustCompile(`\$2[abxy]?\$\d{2}\$[./A-Za-z0-9]{53}`), maybe: contains("$2")},
+	// Sandbar bearer token
+	{re: apikey.TokenPattern, maybe: keyAfterColon},
+	// A Sandbar token glued to a word (MY_TOKEN_svc:key), which TokenPattern's \b
+	// does not see: the key is exactly 43 characters, so what follows it is kept.
+	{re: regexp.MustCompile(`[a-z0-9][a-z0-9-]{0,62}:[A-Za-z0-9_-]{43}(?:[^A-Za-z0-9_-]|$)`), maybe: keyAfterColon, glued: true},
+	// any bearer token
+	{re: regexp.MustCompile(`(?i)\bbearer\s+[A-Za-z0-9._~+/:-]{20,}=*`), maybe: containsFold("bearer")},
+	// PEM private key
+	{re: regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----`), maybe: contains("-----BEGIN ")},
+	// JWT
+	{re: regexp.MustCompile(`\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}`), maybe: startsWord("eyJ")},
+	// AWS access key id
+	{re: regexp.MustCompile(`\b(AKIA|ASIA)[0-9A-Z]{16}\b`), maybe: func(s string) bool { return startsWord("AKIA")(s) || startsWord("ASIA")(s) }},
+	// GitHub token
+	{re: regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{36,}\b`), maybe: startsWord("gh")},
+	// Slack token
+	{re: regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}`), maybe: startsWord("xox")},
+	// API keys of the sk- form
+	{re: regexp.MustCompile(`\bsk-(ant-)?[A-Za-z0-9_-]{20,}`), maybe: startsWord("sk-")},
 }
+
+// minCredential is the length of the shortest string any pattern matches.
+const minCredential = 15
+
+// containsFold reports whether s contains lower (ASCII lower case) in any case.
+func containsFold(lower string) func(string) bool {
+	return func(s string) bool {
+		for i := 0; i+len(lower) <= len(s); i++ {
+			if s[i]|0x20 == lower[0] && strings.EqualFold(s[i:i+len(lower)], lower) {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// startsWord reports whether sub occurs in s at the start of a word.
+func startsWord(sub string) func(string) bool {
+	return func(s string) bool {
+		for i := 0; ; {
+			j := strings.Index(s[i:], sub)
+			if j < 0 {
+				return false
+			}
+			if at := i + j; at == 0 || !isWordByte(s[at-1]) {
+				return true
+			}
+			i += j + 1
+		}
+	}
+}
+
+// keyAfterColon reports whether a colon in s is followed by a key's length of key
+// characters, as in every Sandbar token.
+func keyAfterColon(s string) bool {
+	for i := 0; ; {
+		j := strings.IndexByte(s[i:], ':')
+		if j < 0 {
+			return false
+		}
+		p, n := i+j+1, 0
+		for p+n < len(s) && n < keyLength && isKeyByte(s[p+n]) {
+			n++
+		}
+		if n == keyLength {
+			return true
+		}
+		i = p
+	}
+}
+
+func isWordByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '_'
+}
+
+func isKeyByte(b byte) bool { return isWordByte(b) || b == '-' }
 
 // String replaces every credential-looking part of s.
 func String(s string) string {
-	for _, re := range credentialPatterns {
-		s = re.ReplaceAllString(s, Redacted)
+	if len(s) < minCredential {
+		return s
+	}
+	for _, p := range credentialPatterns {
+		if !p.maybe(s) {
+			continue
+		}
+		if !p.glued {
+			s = p.re.ReplaceAllString(s, Redacted)
+			continue
+		}
+		s = p.re.ReplaceAllStringFunc(s, func(m string) string {
+			// The service name has no colon; the key is the 43 characters after it.
+			return Redacted + m[strings.IndexByte(m, ':')+1+keyLength:]
+		})
 	}
 	return s
 }
 
-// Value walks a JSON-like value and redacts its strings.
-func Value(v any) any {
-	switch x := v.(type) {
-	case string:
-		return String(x)
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, e := range x {
-			out[k] = Value(e)
-		}
-		return out
-	case []any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = Value(e)
-		}
-		return out
-	case []map[string]any:
-		out := make([]any, len(x))
-		for i, e := range x {
-			out[i] = Value(e)
-		}
-		return out
-	}
-	return v
-}
-
-// Middleware scrubs tool results, resource contents and prompts before they leave.
-func Middleware(next mcp.MethodHandler) mcp.MethodHandler {
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
-		if err != nil || res == nil {
-			return res, err
-		}
-		switch r := res.(type) {
-		case *mcp.CallToolResult:
-			out := *r
-			out.Content = Contents(r.Content)
-			if r.StructuredContent != nil {
-				out.StructuredContent = Value(r.StructuredContent)
-			}
-			return &out, nil
-		case *mcp.ReadResourceResult:
-			out := *r
-			out.Contents = make([]*mcp.ResourceContents, len(r.Contents))
-			for i, c := range r.Contents {
-				cc := *c
-				cc.Text = String(c.Text)
-				out.Contents[i] = &cc
-			}
-			return &out, nil
-		case *mcp.GetPromptResult:
-			out := *r
-			out.Messages = make([]*mcp.PromptMessage, len(r.Messages))
-			for i, m := range r.Messages {
-				mm := *m
-				if t, ok := m.Content.(*mcp.TextContent); ok {
-					mm.Content = &mcp.TextContent{Text: String(t.Text)}
-				}
-				out.Messages[i] = &mm
-			}
-			return &out, nil
-		}
-		return res, nil
-	}
-}
-
-// Contents redacts the text of contents.
-func Contents(cs []mcp.Content) []mcp.Content {
-	out := make([]mcp.Content, len(cs))
-	for i, c := range cs {
-		if t, ok := c.(*mcp.TextContent); ok {
-			tt := *t
-			tt.Text = String(t.Text)
-			out[i] = &tt
-			continue
-		}
-		out[i] = c
-	}
-	return out
-}
+// keyLength is the length of a Sandbar key (32 bytes in unpadded base64url).
+const keyLength = 43

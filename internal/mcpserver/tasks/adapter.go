@@ -38,7 +38,6 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
@@ -271,7 +270,8 @@ func (a *Adapter) register(server *mcp.Server) error {
 			return nil, rpcError(err)
 		}
 		res := process.ResultOf(proc)
-		out := &toolResult{Content: redact.Contents(res.Content), StructuredContent: redact.Value(res.StructuredContent), IsError: res.IsError}
+		// The receiving middleware redacts it, as every answer.
+		out := &toolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
 		out.Meta = map[string]any{relatedTaskKey: map[string]any{"taskId": proc.Name}}
 		return out, nil
 	}); err != nil {

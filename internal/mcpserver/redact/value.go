@@ -1,0 +1,345 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"reflect"
+)
+
+// maxDepth bounds the walk. A value nested deeper (or a cycle, which JSON cannot
+// carry anyway) is dropped rather than sent unexamined.
+const maxDepth = 10000
+
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
+
+// Value returns v with every credential-looking string in it redacted: string
+// values and string map keys at any depth, through pointers, interfaces, structs
+// (their exported fields, which are what JSON carries), slices, arrays, maps and
+// json.RawMessage. v itself is never modified: where something is redacted, the
+// containers on the way to it are copied; where nothing is, v itself is returned.
+// The result has v's dynamic type, so a *mcp.CallToolResult stays one.
+func Value(v any) any {
+	out, _ := value(v, 0)
+	return out
+}
+
+// value walks the shapes of decoded JSON without reflection (they are most of what
+// the server sends: instances, schemas) and everything else with it.
+func value(v any, depth int) (any, bool) {
+	if depth > maxDepth {
+		return nil, true
+	}
+	switch x := v.(type) {
+	case nil, bool, float64, int64, int, json.Number:
+		return v, false
+	case string:
+		if r := String(x); r != x {
+			return r, true
+		}
+		return v, false
+	case map[string]any:
+		if out, changed := jsonMap(x, depth); changed {
+			return out, true
+		}
+		return v, false
+	case []any:
+		if out, changed := jsonList(x, depth); changed {
+			return out, true
+		}
+		return v, false
+	case []map[string]any:
+		var out []map[string]any
+		for i, m := range x {
+			if nm, changed := jsonMap(m, depth+1); changed {
+				if out == nil {
+					out = append([]map[string]any(nil), x...)
+				}
+				out[i] = nm
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+		return v, false
+	case map[string]string:
+		if out, changed := stringMap(x); changed {
+			return out, true
+		}
+		return v, false
+	case []string:
+		if out, changed := stringList(x); changed {
+			return out, true
+		}
+		return v, false
+	}
+	out, changed := walk(reflect.ValueOf(v), depth)
+	if !changed {
+		return v, false
+	}
+	return out.Interface(), true
+}
+
+func jsonMap(m map[string]any, depth int) (map[string]any, bool) {
+	var out map[string]any
+	for k, e := range m {
+		nk := String(k)
+		ne, changed := value(e, depth+1)
+		if nk == k && !changed {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]any, len(m))
+			for k2, e2 := range m {
+				out[k2] = e2
+			}
+		}
+		// Two keys that redact to the same string become one entry (the
+		// credentials in them are gone either way).
+		delete(out, k)
+		out[nk] = ne
+	}
+	return out, out != nil
+}
+
+func jsonList(l []any, depth int) ([]any, bool) {
+	var out []any
+	for i, e := range l {
+		ne, changed := value(e, depth+1)
+		if !changed {
+			continue
+		}
+		if out == nil {
+			out = append([]any(nil), l...)
+		}
+		out[i] = ne
+	}
+	return out, out != nil
+}
+
+func stringMap(m map[string]string) (map[string]string, bool) {
+	var out map[string]string
+	for k, e := range m {
+		nk, ne := String(k), String(e)
+		if nk == k && ne == e {
+			continue
+		}
+		if out == nil {
+			out = make(map[string]string, len(m))
+			for k2, e2 := range m {
+				out[k2] = e2
+			}
+		}
+		delete(out, k)
+		out[nk] = ne
+	}
+	return out, out != nil
+}
+
+func stringList(l []string) ([]string, bool) {
+	var out []string
+	for i, e := range l {
+		ne := String(e)
+		if ne == e {
+			continue
+		}
+		if out == nil {
+			out = append([]string(nil), l...)
+		}
+		out[i] = ne
+	}
+	return out, out != nil
+}
+
+// walk returns v redacted, and whether anything changed; the result is assignable
+// to v's type.
+func walk(v reflect.Value, depth int) (reflect.Value, bool) {
+	if depth > maxDepth {
+		return reflect.Zero(v.Type()), true
+	}
+	switch v.Kind() {
+	case reflect.String:
+		s := v.String()
+		r := String(s)
+		if r == s {
+			return v, false
+		}
+		out := reflect.New(v.Type()).Elem()
+		out.SetString(r)
+		return out, true
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v, false
+		}
+		e, changed := walk(v.Elem(), depth+1)
+		if !changed {
+			return v, false
+		}
+		out := reflect.New(v.Type().Elem())
+		out.Elem().Set(e)
+		return out, true
+	case reflect.Interface:
+		if v.IsNil() {
+			return v, false
+		}
+		e, changed := value(v.Elem().Interface(), depth+1)
+		if !changed {
+			return v, false
+		}
+		out := reflect.New(v.Type()).Elem()
+		if e != nil {
+			out.Set(reflect.ValueOf(e))
+		}
+		return out, true
+	case reflect.Struct:
+		return walkStruct(v, depth)
+	case reflect.Slice:
+		if v.IsNil() {
+			return v, false
+		}
+		if v.Type() == rawMessageType {
+			return walkRaw(v, depth)
+		}
+		if v.Type().Elem().Kind() == reflect.Uint8 {
+			return v, false // bytes (a blob), not text
+		}
+		return walkList(v, depth, func() reflect.Value {
+			out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+			reflect.Copy(out, v)
+			return out
+		})
+	case reflect.Array:
+		return walkList(v, depth, func() reflect.Value {
+			out := reflect.New(v.Type()).Elem()
+			out.Set(v)
+			return out
+		})
+	case reflect.Map:
+		return walkMap(v, depth)
+	}
+	return v, false
+}
+
+func walkStruct(v reflect.Value, depth int) (reflect.Value, bool) {
+	t := v.Type()
+	var out reflect.Value
+	for i := range t.NumField() {
+		if !t.Field(i).IsExported() {
+			continue
+		}
+		f, changed := walk(v.Field(i), depth+1)
+		if !changed {
+			continue
+		}
+		if !out.IsValid() {
+			// A copy keeps the unexported fields too.
+			out = reflect.New(t).Elem()
+			out.Set(v)
+		}
+		out.Field(i).Set(f)
+	}
+	if !out.IsValid() {
+		return v, false
+	}
+	return out, true
+}
+
+// walkList walks the elements of a slice or an array; clone copies it on the first
+// change.
+func walkList(v reflect.Value, depth int, clone func() reflect.Value) (reflect.Value, bool) {
+	var out reflect.Value
+	for i := range v.Len() {
+		e, changed := walk(v.Index(i), depth+1)
+		if !changed {
+			continue
+		}
+		if !out.IsValid() {
+			out = clone()
+		}
+		out.Index(i).Set(e)
+	}
+	if !out.IsValid() {
+		return v, false
+	}
+	return out, true
+}
+
+// walkMap redacts keys and values. Two keys that redact to the same string become
+// one entry (the credentials in them are gone either way).
+func walkMap(v reflect.Value, depth int) (reflect.Value, bool) {
+	if v.IsNil() {
+		return v, false
+	}
+	type entry struct{ k, e reflect.Value }
+	var changes []entry
+	var dropped []reflect.Value
+	iter := v.MapRange()
+	for iter.Next() {
+		k, e := iter.Key(), iter.Value()
+		nk, kChanged := walk(k, depth+1)
+		ne, eChanged := walk(e, depth+1)
+		if kChanged {
+			dropped = append(dropped, k)
+		}
+		if kChanged || eChanged {
+			changes = append(changes, entry{nk, ne})
+		}
+	}
+	if len(changes) == 0 {
+		return v, false
+	}
+	out := reflect.MakeMapWithSize(v.Type(), v.Len())
+	iter = v.MapRange()
+	for iter.Next() {
+		out.SetMapIndex(iter.Key(), iter.Value())
+	}
+	for _, k := range dropped {
+		out.SetMapIndex(k, reflect.Value{})
+	}
+	for _, c := range changes {
+		out.SetMapIndex(c.k, c.e)
+	}
+	return out, true
+}
+
+// walkRaw redacts the strings of a JSON document. Text that is not JSON is redacted
+// as text.
+func walkRaw(v reflect.Value, depth int) (reflect.Value, bool) {
+	raw := v.Bytes()
+	// An escape (\u0041KIA...) can hide a credential from the text: parse then.
+	if bytes.IndexByte(raw, '\\') < 0 && String(string(raw)) == string(raw) {
+		return v, false
+	}
+	var doc any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		red := String(string(raw))
+		if red == string(raw) {
+			return v, false
+		}
+		return reflect.ValueOf([]byte(red)).Convert(v.Type()), true
+	}
+	red, changed := walk(reflect.ValueOf(&doc).Elem(), depth+1)
+	if !changed {
+		return v, false
+	}
+	out, err := json.Marshal(red.Interface())
+	if err != nil {
+		return reflect.Zero(v.Type()), true
+	}
+	return reflect.ValueOf(out).Convert(v.Type()), true
+}

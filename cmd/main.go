@@ -29,7 +29,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/sandbar-dev/sandbar/controllers"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
@@ -48,6 +47,8 @@ func main() {
 func run() int {
 	var (
 		metricsAddr   string
+		metricsSecure bool
+		metricsCerts  string
 		probeAddr     string
 		leaderElect   bool
 		leaderElectNS string
@@ -60,6 +61,8 @@ func run() int {
 		sandbarOpts   controllers.Options
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8082", "Address of the metrics endpoint; \"0\" turns it off.")
+	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to clients whose Kubernetes token may get /metrics (the ClusterRole sandbar-metrics-reader); false: plain HTTP to anyone, for local development only.")
+	flag.StringVar(&metricsCerts, "metrics-cert-dir", "", "Directory holding tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate).")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the manager's /healthz and /readyz.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect one leader among the replicas to run the reconcilers (every replica serves MCP).")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader-election lease (default: the pod's namespace).")
@@ -103,7 +106,7 @@ func run() int {
 	}
 	ctx := ctrl.SetupSignalHandler()
 	mgr, store, err := controllers.NewManager(ctx, restConfig, ctrl.Options{
-		Metrics:                 metricsserver.Options{BindAddress: metricsAddr},
+		Metrics:                 controllers.MetricsServer(metricsAddr, metricsSecure, metricsCerts),
 		HealthProbeBindAddress:  probeAddr,
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "sandbar-manager.meta.sandbar.dev",

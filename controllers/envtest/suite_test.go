@@ -19,6 +19,7 @@ package envtest_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 	"sync/atomic"
@@ -35,7 +36,6 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
-	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/controllers"
@@ -53,6 +53,9 @@ var (
 	// error it returns is that List's answer. A test sets it to make the reconcilers
 	// meet a failing API server, for lists of its own kinds only.
 	listHook atomic.Pointer[func(client.ObjectList) error]
+	// metricsURL is the manager's metrics endpoint, served as in production (HTTPS,
+	// for authorized tokens only).
+	metricsURL string
 )
 
 const (
@@ -75,8 +78,14 @@ func run(m *testing.M) int {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
+	metricsAddr, err := freeLoopbackAddress()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	metricsURL = "https://" + metricsAddr + "/metrics"
 	mgr, st, err := controllers.NewManager(ctx, env.Config, ctrl.Options{
-		Metrics:   metricsserver.Options{BindAddress: "0"},
+		Metrics:   controllers.MetricsServer(metricsAddr, true, ""),
 		NewClient: hookedClient,
 	}, controllers.Options{FinishedProcessTTL: time.Hour})
 	if err != nil {
@@ -127,6 +136,16 @@ func createJobAccount(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+// freeLoopbackAddress is a loopback address with a port no one listens on now.
+func freeLoopbackAddress() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", err
+	}
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }
 
 // hookedClient is the manager's usual client, with its Lists passing listHook first.

@@ -166,7 +166,8 @@ Ctrl-C here stops the manager and the control plane.
 	cmd := exec.Command(*manager,
 		"--mcp-bind-address="+*mcpAddr,
 		"--health-probe-bind-address=127.0.0.1:8081",
-		"--metrics-bind-address=127.0.0.1:8082")
+		// Plain HTTP on loopback: curl http://127.0.0.1:8082/metrics needs no token.
+		"--metrics-bind-address=127.0.0.1:8082", "--metrics-secure=false")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig)
 	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 	if err := cmd.Start(); err != nil {

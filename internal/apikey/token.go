@@ -34,6 +34,9 @@ import (
 // DefaultKey is the Secret key of the hash when the ServiceAccount names none.
 const DefaultKey = "api-key-hash"
 
+// Cost is the bcrypt cost of the hashes Generate makes.
+const Cost = bcrypt.DefaultCost
+
 // keyBytes is the entropy of a key: 32 bytes, 43 characters of URL-safe base64.
 const keyBytes = 32
 
@@ -85,7 +88,7 @@ func Generate() (key string, hash []byte, err error) {
 		return "", nil, err
 	}
 	key = base64.RawURLEncoding.EncodeToString(b)
-	hash, err = bcrypt.GenerateFromPassword([]byte(key), bcrypt.DefaultCost)
+	hash, err = bcrypt.GenerateFromPassword([]byte(key), Cost)
 	return key, hash, err
 }
 

@@ -22,9 +22,12 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 
+	"github.com/go-logr/logr"
+	"github.com/go-logr/logr/funcr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -260,7 +263,88 @@ func TestKeyGuessingIsLimited(t *testing.T) {
 	g.Expect(codes[http.StatusUnauthorized]).To(Equal(10))
 	g.Expect(codes[http.StatusTooManyRequests]).To(Equal(2))
 	resp, _ := post(t, url, map[string]string{"Authorization": "Bearer " + service + ":" + key})
-	g.Expect(resp.StatusCode).To(Equal(http.StatusTooManyRequests), "even the right key waits while the address is blocked")
+	g.Expect(resp.StatusCode).To(Equal(http.StatusTooManyRequests), "a right key that never verified here waits while the address is blocked")
 	resp, _ = post(t, url, map[string]string{"Authorization": "Bearer nobody:" + key})
 	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized), "another service name is not blocked")
+}
+
+// Flooding a service with wrong keys does not lock its real key out: a token that
+// verified before still gets in while the flooder's bucket (same address, same
+// service) is empty, and a key that never verified is still limited.
+func TestFloodingWrongKeysDoesNotLockOutTheRealKey(t *testing.T) {
+	g := NewWithT(t)
+	url := serve(t, mcpserver.Options{})
+	cs := connect(t, url, token, nil)
+	_, err := cs.ListTools(context.Background(), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	service, key, _ := strings.Cut(token, ":")
+	// One wrong key, sent again and again: after its first refusal it costs no
+	// bcrypt, so the flood outruns the bucket's refill.
+	limited := false
+	for i := 0; i < 30 && !limited; i++ {
+		resp, _ := post(t, url, map[string]string{"Authorization": "Bearer " + service + ":wrong-" + key})
+		g.Expect(resp.StatusCode).To(BeElementOf(http.StatusUnauthorized, http.StatusTooManyRequests))
+		limited = resp.StatusCode == http.StatusTooManyRequests
+	}
+	g.Expect(limited).To(BeTrue(), "the wrong keys were never limited")
+
+	resp, body := post(t, url, map[string]string{"Authorization": "Bearer " + token})
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), body)
+	_, err = cs.ListTools(context.Background(), nil)
+	g.Expect(err).NotTo(HaveOccurred(), "the open session goes on")
+	fresh := connect(t, url, token, nil)
+	_, err = fresh.ListTools(context.Background(), nil)
+	g.Expect(err).NotTo(HaveOccurred(), "a new session with the real key")
+
+	resp, _ = post(t, url, map[string]string{"Authorization": "Bearer " + service + ":never-tried-" + key})
+	g.Expect(resp.StatusCode).To(Equal(http.StatusTooManyRequests), "a key that never verified is still limited")
+}
+
+// No part of a presented key reaches the log, whatever shape the token has: a key
+// sent where the service name goes, an empty service or key, a wrong key.
+func TestNoPartOfAPresentedKeyIsLogged(t *testing.T) {
+	g := NewWithT(t)
+	var (
+		mu    sync.Mutex
+		lines []string
+	)
+	logger := funcr.New(func(prefix, args string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, prefix+" "+args)
+	}, funcr.Options{Verbosity: 10})
+	ctx, cancel := context.WithCancel(logr.NewContext(context.Background(), logger))
+	t.Cleanup(cancel)
+	url, err := startServerIn(ctx, store, mcpserver.Options{})
+	g.Expect(err).NotTo(HaveOccurred())
+
+	secret, _, err := apikey.Generate()
+	g.Expect(err).NotTo(HaveOccurred())
+	service, _, _ := strings.Cut(token, ":")
+	headers := []string{
+		"Bearer " + secret + ":" + service, // key:service
+		"Bearer " + secret + ":",           // key: (no service)
+		"Bearer :" + secret,                // no service name
+		"Bearer " + service + ":" + secret, // a wrong key
+		"Bearer " + secret,                 // no colon
+		"Basic " + secret,                  // not a bearer token
+	}
+	for _, h := range headers {
+		resp, _ := post(t, url, map[string]string{"Authorization": h})
+		g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized), h)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	failures := 0
+	for _, l := range lines {
+		if strings.Contains(l, "authentication failed") {
+			failures++
+		}
+		// Any 8 characters of the key would be a part of it.
+		for i := 0; i+8 <= len(secret); i++ {
+			g.Expect(l).NotTo(ContainSubstring(secret[i:i+8]), "a log line holds part of the key")
+		}
+	}
+	g.Expect(failures).To(Equal(len(headers)), "every refusal was logged, to the logger under test: %v", lines)
 }

@@ -57,7 +57,7 @@ type Options struct {
 	// RateBurst the bucket's size.
 	RateLimit float64
 	RateBurst int
-	// MaxRequestBytes limits a request body.
+	// MaxRequestBytes limits a request body (0: the SDK's default).
 	MaxRequestBytes int64
 	// SessionTimeout closes sessions idle for this long.
 	SessionTimeout time.Duration
@@ -103,6 +103,9 @@ func (o Options) Validate() error {
 	}
 	if o.NoAuth && !edge.Loopback(o.BindAddress) {
 		return fmt.Errorf("--mcp-insecure-no-auth needs --mcp-bind-address on loopback (127.0.0.1:PORT or [::1]:PORT), not %q", o.BindAddress)
+	}
+	if o.MaxRequestBytes < 0 {
+		return fmt.Errorf("--mcp-max-request-bytes must be >= 0 (0: the default limit), not %d", o.MaxRequestBytes)
 	}
 	if o.RateLimit < 0 || (o.RateLimit > 0 && o.RateBurst < 1) {
 		return errors.New("--mcp-rate-limit must be >= 0, and --mcp-rate-burst >= 1 with a limit")

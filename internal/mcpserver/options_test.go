@@ -88,3 +88,11 @@ func TestMetricsCountRequestsFailuresAndCalls(t *testing.T) {
 	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
 	_ = resp.Body.Close()
 }
+
+// A negative body limit would turn the SDK's limit off; it is refused with the flag's name.
+func TestNegativeBodyLimitIsRefused(t *testing.T) {
+	opts := mcpserver.Options{ToolSurface: mcpserver.SurfaceBoth, NameStyle: mcpserver.StyleUnderscore, MaxRequestBytes: -1}
+	NewWithT(t).Expect(opts.Validate()).To(MatchError("--mcp-max-request-bytes must be >= 0 (0: the default limit), not -1"))
+	opts.MaxRequestBytes = 0
+	NewWithT(t).Expect(opts.Validate()).To(Succeed())
+}

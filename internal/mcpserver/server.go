@@ -184,7 +184,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.opts.NoAuth {
 		log.Info("WARNING: serving MCP without authentication (loopback only)", "namespace", s.opts.NoAuthNamespace)
 	}
-	return edge.Serve(ctx, ln, s.http)
+	return edge.Serve(ctx, ln, s.http, edge.DefaultTimeouts)
 }
 
 // follow keeps the served tools, resources and prompts equal to what the newest

@@ -54,6 +54,8 @@ var (
 	token string
 	// startServer starts one more MCP server on a catalog and returns its URL.
 	startServer func(s *catalog.Store, opts mcpserver.Options) (string, error)
+	// startServerIn is startServer serving until ctx ends, with ctx's logger.
+	startServerIn func(ctx context.Context, s *catalog.Store, opts mcpserver.Options) (string, error)
 )
 
 const (
@@ -82,7 +84,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	store = st
-	startServer = func(st *catalog.Store, opts mcpserver.Options) (string, error) {
+	startServerIn = func(ctx context.Context, st *catalog.Store, opts mcpserver.Options) (string, error) {
 		if opts.ToolSurface == "" {
 			opts.ToolSurface = mcpserver.SurfaceBoth
 		}
@@ -102,6 +104,7 @@ func run(m *testing.M) int {
 		go func() { _ = srv.Serve(ctx, ln) }()
 		return "http://" + ln.Addr().String() + "/mcp", nil
 	}
+	startServer = func(st *catalog.Store, opts mcpserver.Options) (string, error) { return startServerIn(ctx, st, opts) }
 	if mcpURL, err = startServer(store, mcpserver.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -73,17 +73,28 @@ const (
 // of the account and its Secret: any change to either (deactivation, a new key)
 // makes the next request verify again, so a lock-out takes effect at once, on open
 // sessions too.
+//
+// Every token that names a service costs one bcrypt comparison when it is not
+// cached, whether the service exists or not (an unknown or inactive one is compared
+// with a dummy hash), so the time of an answer tells nothing about which services
+// exist. Nothing of a presented token is logged.
 type Authenticator struct {
 	store  *catalog.Store
 	reader client.Reader
+	// compare checks a key against a bcrypt hash.
+	compare func(hash []byte, key string) bool
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// verified holds the verdicts of tokens that verified; refused holds the others.
+	// Only holders of keys add to verified, so flooding with wrong keys cannot
+	// evict a real token's verdict.
 	verified map[[32]byte]verdict
+	refused  map[[32]byte]verdict
 	limiters map[string]*rate.Limiter
 	limit    rate.Limit
 	burst    int
 	// failures limits wrong keys per client address and service name.
-	failures map[string]*rate.Limiter
+	failures *guesses
 	// anonymous, when set, is the account of every request (no-auth mode).
 	anonymous *catalog.Account
 }
@@ -103,12 +114,20 @@ type verdict struct {
 	accountRV, secretRV string
 }
 
-// authFailure is why a request was refused: the reason is logged, never sent.
+// authFailure is why a request was refused: the reason is logged, never sent, and
+// never holds any part of the presented token.
 type authFailure struct {
 	reason string
 	// missing is true when no bearer token came at all.
 	missing bool
+	// limited is true when answering would take a bcrypt comparison while the
+	// client's failed-attempt bucket is empty.
+	limited bool
 }
+
+// dummyHash is compared with the key of a token whose service is unknown or
+// inactive: a bcrypt hash of the cost apikey.Generate uses, of no key anyone holds.
+var dummyHash = []byte("$2a$10$QFDDjGoEwFjO8G99fruZ8OGFQqkCo4K4vgqucu/vattxloQhXJZle")
 
 // NewAuthenticator checks tokens against the catalog's accounts, reading accounts and
 // Secrets through reader. limit and burst size each account's token bucket (limit 0:
@@ -118,66 +137,76 @@ func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64,
 		anonymous: anonymous,
 		store:     store,
 		reader:    reader,
+		compare:   apikey.Verify,
 		verified:  map[[32]byte]verdict{},
+		refused:   map[[32]byte]verdict{},
 		limiters:  map[string]*rate.Limiter{},
-		failures:  map[string]*rate.Limiter{},
+		failures:  newGuesses(failedAuthPerSec, failedAuthBurst, maxFailureBuckets, time.Now),
 		limit:     rate.Limit(limit),
 		burst:     burst,
 	}
 }
 
-// authenticate finds the account of a request's bearer token.
-func (a *Authenticator) authenticate(ctx context.Context, header string) (*catalog.Account, *authFailure) {
-	if a.anonymous != nil {
-		return a.anonymous, nil
-	}
-	if header == "" {
-		return nil, &authFailure{reason: "no Authorization header", missing: true}
-	}
-	token, err := apikey.ParseAuthorization(header)
-	if err != nil {
-		return nil, &authFailure{reason: err.Error()}
-	}
+// authenticate finds the account of a request's bearer token. With mayHash false
+// (the client has no failed attempt left) only a cached verdict answers.
+func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, mayHash bool) (*catalog.Account, *authFailure) {
 	service := token.Service
 	acct := a.store.Load().Accounts[service]
+	// The hash to compare with and why the token fails whatever the comparison says.
+	hash, why := dummyHash, ""
+	var accountRV, secretRV string
 	switch {
 	case acct == nil:
-		return nil, &authFailure{reason: "unknown service name " + strconv.Quote(service)}
+		why = "unknown service name"
 	case !acct.Active:
-		return nil, &authFailure{reason: "account " + acct.Namespace + "/" + acct.Name + " is inactive"}
+		why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
 	case !acct.Ready:
-		return nil, &authFailure{reason: "account " + acct.Namespace + "/" + acct.Name + " is not ready"}
+		why = "account " + acct.Namespace + "/" + acct.Name + " is not ready"
+	}
+	if why == "" {
+		var sa metav1alpha1.ServiceAccount
+		var secret corev1.Secret
+		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa); err != nil {
+			why = "reading account: " + err.Error()
+		} else if sa.Spec.Active != nil && !*sa.Spec.Active {
+			why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
+		} else if err := a.reader.Get(ctx, client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}, &secret); err != nil {
+			why = "reading the key Secret: " + err.Error()
+		} else {
+			hash, accountRV, secretRV = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion
+		}
 	}
 
-	var sa metav1alpha1.ServiceAccount
-	if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa); err != nil {
-		return nil, &authFailure{reason: "reading account: " + err.Error()}
-	}
-	if sa.Spec.Active != nil && !*sa.Spec.Active {
-		return nil, &authFailure{reason: "account " + acct.Namespace + "/" + acct.Name + " is inactive"}
-	}
-	var secret corev1.Secret
-	if err := a.reader.Get(ctx, client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}, &secret); err != nil {
-		return nil, &authFailure{reason: "reading the key Secret: " + err.Error()}
-	}
 	sum := sha256.Sum256([]byte(token.String()))
 	a.mu.Lock()
 	v, cached := a.verified[sum]
+	if !cached {
+		v, cached = a.refused[sum]
+	}
 	a.mu.Unlock()
-	if !cached || v.accountRV != sa.ResourceVersion || v.secretRV != secret.ResourceVersion {
-		v = verdict{
-			ok:        apikey.Verify(secret.Data[apikey.HashKey(&sa)], token.Key),
-			accountRV: sa.ResourceVersion,
-			secretRV:  secret.ResourceVersion,
+	if !cached || v.accountRV != accountRV || v.secretRV != secretRV {
+		if !mayHash {
+			return nil, &authFailure{reason: "too many failed attempts", limited: true}
 		}
+		ok := a.compare(hash, token.Key) && why == ""
+		v = verdict{ok: ok, accountRV: accountRV, secretRV: secretRV}
 		a.mu.Lock()
-		if len(a.verified) >= maxCachedTokens {
-			clear(a.verified)
+		cache := a.refused
+		if ok {
+			cache = a.verified
 		}
-		a.verified[sum] = v
+		if len(cache) >= maxCachedTokens {
+			clear(cache)
+		}
+		cache[sum] = v
 		a.mu.Unlock()
 	}
-	if !v.ok {
+	switch {
+	case !mayHash && (why != "" || !v.ok):
+		return nil, &authFailure{reason: "too many failed attempts", limited: true}
+	case why != "":
+		return nil, &authFailure{reason: why}
+	case !v.ok:
 		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(service)}
 	}
 	return acct, nil
@@ -235,16 +264,12 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		guesses := a.guessLimiter(r)
-		if guesses != nil && guesses.Tokens() < 1 {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(float64(failedAuthBurst)/failedAuthPerSec))))
-			writeJSONError(w, http.StatusTooManyRequests, "too many failed attempts")
-			return
-		}
-		acct, failure := a.authenticate(r.Context(), r.Header.Get("Authorization"))
+		acct, failure := a.check(r)
 		if failure != nil {
-			if guesses != nil {
-				guesses.Allow()
+			if failure.limited {
+				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(float64(failedAuthBurst)/failedAuthPerSec))))
+				writeJSONError(w, http.StatusTooManyRequests, "too many failed attempts")
+				return
 			}
 			ctrl.LoggerFrom(r.Context()).WithName("mcp").Info("authentication failed",
 				"reason", failure.reason, "remote", r.RemoteAddr)
@@ -271,33 +296,33 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	})
 }
 
-// guessLimiter is the failed-attempt bucket of a request's client address and the
-// service name its token claims (nil without a token: those cost nothing to refuse).
-func (a *Authenticator) guessLimiter(r *http.Request) *rate.Limiter {
+// check authenticates a request. Failed attempts are limited per client address and
+// the service name the token claims: once a client has none left, only a token that
+// verified before (and whose account and Secret have not changed since) gets in, so
+// flooding a service with wrong keys does not lock its real key out.
+func (a *Authenticator) check(r *http.Request) (*catalog.Account, *authFailure) {
 	if a.anonymous != nil {
-		return nil
+		return a.anonymous, nil
 	}
-	token, err := apikey.ParseAuthorization(r.Header.Get("Authorization"))
+	header := r.Header.Get("Authorization")
+	if header == "" {
+		return nil, &authFailure{reason: "no Authorization header", missing: true}
+	}
+	token, err := apikey.ParseAuthorization(header)
 	if err != nil {
-		return nil
+		// Refusing a token without a service name costs nothing: no bucket.
+		return nil, &authFailure{reason: err.Error()}
 	}
-	service := token.Service
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	key := host + "|" + service
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	l, ok := a.failures[key]
-	if !ok {
-		if len(a.failures) >= maxFailureBuckets {
-			clear(a.failures)
-		}
-		l = rate.NewLimiter(failedAuthPerSec, failedAuthBurst)
-		a.failures[key] = l
+	bucket := guessKey(host, token.Service)
+	acct, failure := a.authenticate(r.Context(), token, !a.failures.limited(bucket))
+	if failure != nil && !failure.limited {
+		a.failures.fail(bucket)
 	}
-	return l
+	return acct, failure
 }
 
 func failureLabel(f *authFailure) string {

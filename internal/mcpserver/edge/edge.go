@@ -77,12 +77,31 @@ func (e *Edge) Handle(pattern string, h http.Handler) { e.mux.Handle(pattern, e.
 // Handler is the edge's HTTP handler.
 func (e *Edge) Handler() http.Handler { return e.mux }
 
+// Timeouts bound how long a client may take.
+type Timeouts struct {
+	// ReadHeader is the time to send a request's headers.
+	ReadHeader time.Duration
+	// Read is the time to send a whole request, body included. It ends once the
+	// body is read (net/http lifts the deadline then): a response streamed for
+	// longer (a GET stream, a long tool call) is not cut.
+	Read time.Duration
+	// Idle is how long a kept-alive connection may wait for its next request.
+	Idle time.Duration
+}
+
+// DefaultTimeouts are the server's: enough for a slow client to send the largest
+// body, short enough that connections held open by sending nothing (or a byte now
+// and then) are closed.
+var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Read: time.Minute, Idle: 2 * time.Minute}
+
 // Serve serves a handler on a listener until ctx ends, then lets in-flight requests
-// finish for up to 10 s.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler) error {
+// finish for up to 10 s. There is no write timeout: responses may be long streams.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, t Timeouts) error {
 	srv := &http.Server{
 		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: t.ReadHeader,
+		ReadTimeout:       t.Read,
+		IdleTimeout:       t.Idle,
 		BaseContext:       func(net.Listener) context.Context { return ctx },
 	}
 	errs := make(chan error, 1)

@@ -66,7 +66,18 @@ func instrument(next http.Handler) http.Handler {
 		start := time.Now()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		next.ServeHTTP(rec, r)
-		httpRequests.WithLabelValues(r.Method, strconv.Itoa(rec.code)).Inc()
-		httpDuration.WithLabelValues(r.Method).Observe(time.Since(start).Seconds())
+		method := methodLabel(r.Method)
+		httpRequests.WithLabelValues(method, strconv.Itoa(rec.code)).Inc()
+		httpDuration.WithLabelValues(method).Observe(time.Since(start).Seconds())
 	})
+}
+
+// methodLabel keeps the method label to a fixed set: any client may send any
+// method, and every label value is a time series kept forever.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodPost, http.MethodDelete, http.MethodOptions, http.MethodHead, http.MethodPut, http.MethodPatch:
+		return m
+	}
+	return "OTHER"
 }

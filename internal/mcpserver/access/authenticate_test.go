@@ -1,0 +1,105 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package access
+
+import (
+	"context"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"golang.org/x/crypto/bcrypt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/apikey"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
+
+func TestDummyHashCostsWhatARealOneDoes(t *testing.T) {
+	cost, err := bcrypt.Cost(dummyHash)
+	if err != nil {
+		t.Fatalf("the dummy hash is no bcrypt hash: %v", err)
+	}
+	if cost != apikey.Cost {
+		t.Errorf("the dummy hash has cost %d, issued keys %d", cost, apikey.Cost)
+	}
+}
+
+// An unknown or inactive service name costs the same bcrypt comparison as a wrong
+// key for a real one, so the time of a 401 tells nothing about which services exist.
+func TestUnknownServiceCostsTheSameBcryptWorkAsAWrongKey(t *testing.T) {
+	key, hash, err := apikey.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := metav1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	sa := &metav1alpha1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude"},
+		Spec:       metav1alpha1.ServiceAccountSpec{ServiceName: "claude", APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "claude-key"}},
+	}
+	secret := apikey.Secret(sa, hash)
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(sa, secret).Build()
+	store := catalog.NewStore()
+	store.Publish(&catalog.Snapshot{Classes: map[string]*catalog.Class{}, Properties: map[string]*catalog.Property{},
+		Workflows: map[string]*catalog.Workflow{}, Accounts: map[string]*catalog.Account{
+			"claude": {Namespace: "default", Name: "claude", ServiceName: "claude", Active: true, Ready: true},
+			"sleepy": {Namespace: "default", Name: "sleepy", ServiceName: "sleepy", Active: false, Ready: true},
+		}})
+
+	a := NewAuthenticator(store, reader, 0, 0, nil)
+	var compared atomic.Int32
+	a.compare = func(hash []byte, key string) bool {
+		compared.Add(1)
+		return apikey.Verify(hash, key)
+	}
+	handler := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	code := func(tok string) int {
+		r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/mcp", strings.NewReader("{}"))
+		r.Header.Set("Authorization", "Bearer "+tok)
+		w := httptest.NewRecorder()
+		handler.ServeHTTP(w, r)
+		return w.Code
+	}
+	for _, tc := range []struct{ desc, token string }{
+		{"wrong key", "claude:" + key + "x"},
+		{"unknown service", "nobody:" + key},
+		{"inactive account", "sleepy:" + key},
+	} {
+		before := compared.Load()
+		if got := code(tc.token); got != http.StatusUnauthorized {
+			t.Errorf("%s: %d, want 401", tc.desc, got)
+		}
+		if n := compared.Load() - before; n != 1 {
+			t.Errorf("%s: %d bcrypt comparisons, want 1", tc.desc, n)
+		}
+	}
+	if got := code("claude:" + key); got != http.StatusOK {
+		t.Errorf("the right key: %d, want 200", got)
+	}
+}

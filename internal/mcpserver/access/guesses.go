@@ -1,0 +1,116 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package access
+
+import (
+	"crypto/sha256"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// guesses limits failed authentication attempts per key (a client address and the
+// service name it claims). Its memory is bounded, and flooding it with new keys
+// never resets a bucket: when it is full, buckets that have filled up again (which
+// are no different from new ones) are pruned, and if none has, every new key shares
+// one overflow bucket. So an attacker cannot wipe the bucket it emptied by making
+// up addresses or service names.
+type guesses struct {
+	now   func() time.Time
+	limit rate.Limit
+	burst int
+	max   int
+
+	mu        sync.Mutex
+	buckets   map[[32]byte]*rate.Limiter
+	overflow  *rate.Limiter
+	lastPrune time.Time
+}
+
+// pruneEvery spaces out the scans for idle buckets while the map is full.
+const pruneEvery = time.Second
+
+func newGuesses(limit rate.Limit, burst, maxBuckets int, now func() time.Time) *guesses {
+	return &guesses{
+		now: now, limit: limit, burst: burst, max: maxBuckets,
+		buckets:  map[[32]byte]*rate.Limiter{},
+		overflow: rate.NewLimiter(limit, burst),
+	}
+}
+
+// guessKey names a bucket without keeping what a client sent (which may be a key).
+func guessKey(host, service string) [32]byte {
+	return sha256.Sum256([]byte(host + "\x00" + service))
+}
+
+// limited reports whether the key has no failed attempt left. A key without a
+// bucket has all of them, unless the table is full: then it shares the overflow.
+func (g *guesses) limited(key [32]byte) bool {
+	now := g.now()
+	g.mu.Lock()
+	l, ok := g.buckets[key]
+	if !ok && len(g.buckets) >= g.max {
+		g.prune(now)
+		if len(g.buckets) >= g.max {
+			l = g.overflow
+		}
+	}
+	g.mu.Unlock()
+	return l != nil && l.TokensAt(now) < 1
+}
+
+// fail spends one attempt of the key's bucket.
+func (g *guesses) fail(key [32]byte) {
+	now := g.now()
+	g.mu.Lock()
+	l, ok := g.buckets[key]
+	if !ok {
+		if len(g.buckets) >= g.max {
+			g.prune(now)
+		}
+		if len(g.buckets) < g.max {
+			l = rate.NewLimiter(g.limit, g.burst)
+			g.buckets[key] = l
+		} else {
+			l = g.overflow
+		}
+	}
+	g.mu.Unlock()
+	l.AllowN(now, 1)
+}
+
+// prune drops the buckets that are full again, at most once per pruneEvery. The
+// caller holds mu.
+func (g *guesses) prune(now time.Time) {
+	if now.Sub(g.lastPrune) < pruneEvery {
+		return
+	}
+	g.lastPrune = now
+	for k, l := range g.buckets {
+		if l.TokensAt(now) >= float64(g.burst) {
+			delete(g.buckets, k)
+		}
+	}
+}
+
+// size is the number of buckets held.
+func (g *guesses) size() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.buckets)
+}

@@ -78,6 +78,9 @@ type Server struct {
 	operational []*tool.Def
 	resources   *resources.Service
 	prompts     *prompts.Service
+	// sessions close the sessions of locked-out accounts.
+	sessions  *access.Sessions
+	informers cache.Informers
 
 	// served is what tools/list offers now; fingerprints (touched by the catalog
 	// sync only) tell which tools changed.
@@ -90,7 +93,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, store: store, fingerprints: map[string]string{}}
+	s := &Server{opts: opts, store: store, informers: cl.Informers, fingerprints: map[string]string{}}
 	var anonymous *catalog.Account
 	if opts.NoAuth {
 		anonymous = access.NoAuthAccount(opts.NoAuthNamespace)
@@ -126,17 +129,19 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	})
 	s.prompts = prompts.New(s.mcp, store, opts.NameStyle)
 	guard := access.NewGuard(&s.served, opts.NameStyle)
-	s.resources = resources.New(s.mcp, store, ids, guard, cl.Informers, s.prompts.Workflow)
+	s.sessions = access.NewSessions(store, cl.Client, anonymous)
+	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, s.prompts.Workflow)
 	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes)
 	if err != nil {
 		return nil, err
 	}
 	// The first is the outermost: redaction sees every answer last (results and
-	// errors, whichever middleware made them), then the Tasks adapter sees every
-	// request and the account first. What the server sends on its own (progress,
-	// list changes, resource updates) passes redaction on the sending side.
-	s.mcp.AddReceivingMiddleware(redact.Middleware, taskAdapter.Middleware, guard.Middleware, s.resources.Middleware)
-	s.mcp.AddSendingMiddleware(redact.Sending)
+	// errors, whichever middleware made them), then the session registry and the
+	// Tasks adapter see every request and the account first. What the server sends
+	// on its own (progress, list changes, resource updates) reaches a session only
+	// while its account may have it, and passes redaction on the sending side.
+	s.mcp.AddReceivingMiddleware(redact.Middleware, s.sessions.Middleware, taskAdapter.Middleware, guard.Middleware, s.resources.Middleware)
+	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
 
 	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
 	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: authn.Middleware, Ready: s.ready.Load})
@@ -178,6 +183,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	log := ctrl.LoggerFrom(ctx).WithName("mcp")
 	if err := s.processes.Watch(ctx); err != nil {
 		return fmt.Errorf("MCP server: watching processes: %w", err)
+	}
+	if err := s.sessions.Follow(ctx, s.mcp, s.informers); err != nil {
+		return fmt.Errorf("MCP server: following sessions: %w", err)
 	}
 	go s.follow(ctx)
 	log.Info("serving MCP", "address", ln.Addr().String(), "path", "/mcp")

@@ -71,7 +71,9 @@ type Service struct {
 	ids *identity.Identities
 	// guard applies the account's tool permissions: instances take entity.find,
 	// metamodel objects schema.classes.
-	guard     *access.Guard
+	guard *access.Guard
+	// sessions tell the account of a session that a notification is for.
+	sessions  *access.Sessions
 	informers cache.Informers
 	// promptWorkflow names the workflow of a served prompt, for completion.
 	promptWorkflow func(prompt string) string
@@ -83,8 +85,8 @@ type Service struct {
 
 // New makes the service; Sync serves what a snapshot asks for. The server's
 // subscription and completion handlers are the service's Subscribe and Complete.
-func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, guard *access.Guard, informers cache.Informers, promptWorkflow func(string) string) *Service {
-	return &Service{mcp: server, store: store, ids: ids, guard: guard, informers: informers, promptWorkflow: promptWorkflow,
+func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, guard *access.Guard, sessions *access.Sessions, informers cache.Informers, promptWorkflow func(string) string) *Service {
+	return &Service{mcp: server, store: store, ids: ids, guard: guard, sessions: sessions, informers: informers, promptWorkflow: promptWorkflow,
 		metaResources: map[string]*mcp.Resource{}, watches: map[string]*instanceWatch{}}
 }
 
@@ -341,8 +343,30 @@ func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
 
 // Subscribe accepts subscriptions to resources the caller may read.
 func (s *Service) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	acct := access.AccountOf(req.GetExtra())
-	ref, err := parseForCaller(req.Params.URI, acct)
+	return s.mayFollow(ctx, access.AccountOf(req.GetExtra()), req.Params.URI)
+}
+
+// Updates is a sending middleware: notifications/resources/updated reaches a session
+// only while its account, as the newest catalog has it, may still read the resource.
+// An account that loses a namespace, the tool that reads instances or its Kubernetes
+// grant stops hearing of that namespace's changes on streams it opened before.
+func (s *Service) Updates(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "notifications/resources/updated" {
+			return next(ctx, method, req)
+		}
+		ss, _ := req.GetSession().(*mcp.ServerSession)
+		acct := s.sessions.Account(ss)
+		if acct == nil || s.mayFollow(ctx, acct, req.GetParams().(*mcp.ResourceUpdatedNotificationParams).URI) != nil {
+			return nil, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// mayFollow is nil when acct may read, and so follow, the resource at uri.
+func (s *Service) mayFollow(ctx context.Context, acct *catalog.Account, uri string) error {
+	ref, err := parseForCaller(uri, acct)
 	switch {
 	case err != nil:
 		return err

@@ -1,0 +1,251 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package access
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	corev1 "k8s.io/api/core/v1"
+	toolscache "k8s.io/client-go/tools/cache"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
+
+// Sessions knows the account each MCP session acts for and ends the sessions of an
+// account that is locked out. Requests are authenticated one by one, but an open GET
+// stream makes none: without this, a deactivated account, or one whose key was
+// replaced, would go on receiving notifications on the stream it opened before.
+//
+// A session is locked out when its account is gone from the catalog, inactive or
+// not ready, or when the key Secret it authenticated against has changed since its
+// last request. Sessions follows the catalog and the informers of accounts and
+// Secrets, so a lock-out closes the session (and so its stream) as soon as the
+// manager's cache sees the change; until then, Notifications drops what would still
+// be sent to it.
+type Sessions struct {
+	store  *catalog.Store
+	reader client.Reader
+	// anonymous, when set, is the account of every session (no-auth mode).
+	anonymous *catalog.Account
+
+	mu   sync.Mutex
+	byID map[*mcp.ServerSession]*sessionEntry
+	// wake coalesces the changes that call for a sweep.
+	wake chan struct{}
+}
+
+// sessionEntry is what a session's last authenticated request saw.
+type sessionEntry struct {
+	service, namespace, name string
+	// secret and secretRV are the key Secret's name and resource version.
+	secret, secretRV string
+	// locked is set once, by the sweep that closes the session.
+	locked atomic.Bool
+}
+
+// NewSessions follows the sessions of accounts read from store, reading accounts and
+// their Secrets through reader (the manager's cache). With anonymous set (no-auth
+// mode), every session is that account's and nothing locks it out.
+func NewSessions(store *catalog.Store, reader client.Reader, anonymous *catalog.Account) *Sessions {
+	return &Sessions{store: store, reader: reader, anonymous: anonymous, byID: map[*mcp.ServerSession]*sessionEntry{}, wake: make(chan struct{}, 1)}
+}
+
+// Middleware records, on every request of a session, the account and the key Secret
+// it was authenticated with. It is a receiving middleware.
+func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.anonymous == nil {
+			if acct := AccountOf(req.GetExtra()); acct != nil {
+				s.record(ctx, ss, acct)
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func (s *Sessions) record(ctx context.Context, ss *mcp.ServerSession, acct *catalog.Account) {
+	if !s.known(acct) {
+		return
+	}
+	e := &sessionEntry{service: acct.ServiceName, namespace: acct.Namespace, name: acct.Name}
+	var sa metav1alpha1.ServiceAccount
+	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa); err == nil {
+		e.secret = sa.Spec.APIKeySecretRef.Name
+		var secret corev1.Secret
+		if err := s.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: e.secret}, &secret); err == nil {
+			e.secretRV = secret.ResourceVersion
+		}
+	}
+	s.mu.Lock()
+	if old := s.byID[ss]; old == nil || !old.locked.Load() {
+		s.byID[ss] = e
+	}
+	s.mu.Unlock()
+}
+
+// known is true for an account of the catalog (an older snapshot's copy of it).
+func (s *Sessions) known(acct *catalog.Account) bool {
+	cur := s.store.Load().Accounts[acct.ServiceName]
+	return cur != nil && cur.Namespace == acct.Namespace && cur.Name == acct.Name
+}
+
+// Notifications is a sending middleware: a session that is locked out receives no
+// more notifications, even before its close has gone through.
+func (s *Sessions) Notifications(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && strings.HasPrefix(method, "notifications/") && s.Locked(ss) {
+			return nil, nil
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// Locked is true for a session whose account is locked out: as the newest catalog
+// has it, or as the last sweep found its key.
+func (s *Sessions) Locked(ss *mcp.ServerSession) bool {
+	s.mu.Lock()
+	e := s.byID[ss]
+	s.mu.Unlock()
+	return e != nil && s.current(e) == nil
+}
+
+// Account is the account a session acts for as the newest catalog has it; nil when
+// the session is unknown or locked out.
+func (s *Sessions) Account(ss *mcp.ServerSession) *catalog.Account {
+	if s.anonymous != nil {
+		return s.anonymous
+	}
+	s.mu.Lock()
+	e := s.byID[ss]
+	s.mu.Unlock()
+	if e == nil {
+		return nil
+	}
+	return s.current(e)
+}
+
+// current is e's account in the newest catalog, or nil if it is locked out there or
+// by a sweep.
+func (s *Sessions) current(e *sessionEntry) *catalog.Account {
+	acct := s.store.Load().Accounts[e.service]
+	if e.locked.Load() || acct == nil || acct.Namespace != e.namespace || acct.Name != e.name || !acct.Active || !acct.Ready {
+		return nil
+	}
+	return acct
+}
+
+// lockedOut reads whether the account of e, or its key, has changed for the worse.
+func (s *Sessions) lockedOut(ctx context.Context, e *sessionEntry) bool {
+	if s.current(e) == nil {
+		return true
+	}
+	var sa metav1alpha1.ServiceAccount
+	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: e.name}, &sa); err != nil {
+		return true
+	}
+	if (sa.Spec.Active != nil && !*sa.Spec.Active) || sa.Spec.APIKeySecretRef.Name != e.secret {
+		return true
+	}
+	var secret corev1.Secret
+	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: e.secret}, &secret); err != nil {
+		return true
+	}
+	return secret.ResourceVersion != e.secretRV
+}
+
+// Follow closes the sessions of locked-out accounts until ctx ends: after every
+// catalog change and every change to an account or a Secret in the cache.
+func (s *Sessions) Follow(ctx context.Context, server *mcp.Server, informers cache.Informers) error {
+	poke := toolscache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { s.poke() },
+		UpdateFunc: func(any, any) { s.poke() },
+		DeleteFunc: func(any) { s.poke() },
+	}
+	for _, obj := range []client.Object{&metav1alpha1.ServiceAccount{}, &corev1.Secret{}} {
+		inf, err := informers.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
+		if err != nil {
+			return err
+		}
+		if _, err := inf.AddEventHandler(poke); err != nil {
+			return err
+		}
+	}
+	go func() {
+		for {
+			_, changed := s.store.Watch()
+			select {
+			case <-ctx.Done():
+				return
+			case <-changed:
+				s.poke()
+			}
+		}
+	}()
+	go func() {
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-s.wake:
+				s.sweep(ctx, server)
+			}
+		}
+	}()
+	return nil
+}
+
+func (s *Sessions) poke() {
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// sweep forgets sessions that ended and closes those whose account is locked out.
+func (s *Sessions) sweep(ctx context.Context, server *mcp.Server) {
+	live := map[*mcp.ServerSession]bool{}
+	for ss := range server.Sessions() {
+		live[ss] = true
+	}
+	s.mu.Lock()
+	entries := make(map[*mcp.ServerSession]*sessionEntry, len(s.byID))
+	for ss, e := range s.byID {
+		if !live[ss] {
+			delete(s.byID, ss)
+			continue
+		}
+		entries[ss] = e
+	}
+	s.mu.Unlock()
+	for ss, e := range entries {
+		if e.locked.Load() || !s.lockedOut(ctx, e) {
+			continue
+		}
+		e.locked.Store(true)
+		ctrl.LoggerFrom(ctx).WithName("mcp").Info("closing the session of a locked-out account",
+			"account", e.namespace+"/"+e.name, "session", ss.ID())
+		_ = ss.Close()
+	}
+}

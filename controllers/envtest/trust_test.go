@@ -42,7 +42,7 @@ func TestPrefixMetaIsRefusedByTheAPIServer(t *testing.T) {
 		err := k8s.Create(ctx, c)
 		g.Expect(apierrors.IsInvalid(err)).To(BeTrue(), "%v", err)
 		g.Expect(err).To(MatchError(ContainSubstring(
-			"spec.prefix: Invalid value: \"string\": prefix meta is reserved: it would name the API group meta.sandbar.dev")))
+			"spec.prefix: Invalid value: \"meta\": prefix meta is reserved: it would name the API group meta.sandbar.dev")))
 		g.Expect(apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(c), &metav1alpha1.Class{}))).To(BeTrue())
 	}
 	// The metamodel's own CRD is as the chart installed it.
@@ -91,10 +91,14 @@ func TestCreateKeyRefusesToOverwriteAForeignSecret(t *testing.T) {
 		Labels: map[string]string{metav1alpha1.LabelAPIKey: "true"}}}
 	create(t, labelled)
 	for _, secret := range []string{labelled.Name, name + "-new"} {
-		var live metav1alpha1.ServiceAccount
-		g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(sa), &live)).To(Succeed())
-		live.Spec.APIKeySecretRef = metav1alpha1.SecretKeyRef{Name: secret}
-		g.Expect(k8s.Update(ctx, &live)).To(Succeed())
+		g.Eventually(func() error { // the ServiceAccount reconciler writes its status meanwhile
+			var live metav1alpha1.ServiceAccount
+			if err := k8s.Get(ctx, client.ObjectKeyFromObject(sa), &live); err != nil {
+				return err
+			}
+			live.Spec.APIKeySecretRef = metav1alpha1.SecretKeyRef{Name: secret}
+			return k8s.Update(ctx, &live)
+		}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 		token, err := apikey.Issue(ctx, k8s, "default", name)
 		g.Expect(err).NotTo(HaveOccurred(), secret)
 		g.Expect(token).To(HavePrefix(name+":"), secret)

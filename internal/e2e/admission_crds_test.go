@@ -25,6 +25,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,11 +102,42 @@ func TestManagerCannotWriteCRDsItDoesNotGenerate(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 	g.Expect(out).NotTo(ContainSubstring("ValidatingAdmissionPolicy"))
 
+	crdWritesAreBounded(t, cfg, "system:serviceaccount:"+ns+":"+release+"-manager")
+}
+
+// The kustomize install's policy (config/admission) does the same for the manager of
+// config/default, with the rights of config/rbac.
+func TestKustomizedPolicyBoundsTheManagersCRDWrites(t *testing.T) {
+	g := NewWithT(t)
+	env, err := testenv.Start() // with the metamodel's CRDs
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = env.Stop() })
+	ctx := context.Background()
+	c, err := client.New(env.Config, client.Options{Scheme: controllers.NewScheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	root := testenv.RepoRoot()
+	g.Expect(testenv.Apply(ctx, c, filepath.Join(root, "config", "rbac", "role.yaml"), filepath.Join(root, "config", "admission", "crds.yaml"))).To(Succeed())
+	g.Expect(c.Create(ctx, &rbacv1.ClusterRoleBinding{ObjectMeta: metav1.ObjectMeta{Name: "sandbar-manager-rolebinding"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "manager-role"},
+		Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: "sandbar-system", Name: "sandbar-controller-manager"}},
+	})).To(Succeed())
+	crdWritesAreBounded(t, env.Config, "system:serviceaccount:sandbar-system:sandbar-controller-manager")
+}
+
+// crdWritesAreBounded makes, as the manager's ServiceAccount, the CRD writes the
+// policy refuses, and checks that each is refused and the cluster's CRDs are as they
+// were; then that the CRD the manager generates for a Class is still created, updated
+// and deleted. The metamodel's CRDs must be installed.
+func crdWritesAreBounded(t *testing.T, cfg *rest.Config, manager string) {
+	t.Helper()
+	g := NewWithT(t)
 	ctx := context.Background()
 	c, err := client.New(cfg, client.Options{Scheme: controllers.NewScheme()})
 	g.Expect(err).NotTo(HaveOccurred())
 	asManager := rest.CopyConfig(cfg)
-	asManager.Impersonate = rest.ImpersonationConfig{UserName: "system:serviceaccount:" + ns + ":" + release + "-manager"}
+	asManager.Impersonate = rest.ImpersonationConfig{UserName: manager}
 	mgr, err := client.New(asManager, client.Options{Scheme: controllers.NewScheme()})
 	g.Expect(err).NotTo(HaveOccurred())
 
@@ -184,7 +216,12 @@ func TestManagerCannotWriteCRDsItDoesNotGenerate(t *testing.T) {
 	// What the manager generates, it may still create, update and delete.
 	mine := generated.DeepCopy()
 	g.Expect(mgr.Create(ctx, mine)).To(Succeed())
-	mine.Spec.Names.ShortNames = []string{"gz"}
-	g.Expect(mgr.Update(ctx, mine)).To(Succeed())
+	g.Eventually(func() error { // the API server writes the CRD's status meanwhile
+		if err := mgr.Get(ctx, client.ObjectKeyFromObject(mine), mine); err != nil {
+			return err
+		}
+		mine.Spec.Names.ShortNames = []string{"gz"}
+		return mgr.Update(ctx, mine)
+	}).WithTimeout(timeout).Should(Succeed())
 	g.Expect(mgr.Delete(ctx, mine)).To(Succeed())
 }

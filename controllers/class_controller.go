@@ -46,7 +46,7 @@ type ClassReconciler struct {
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=classes/status,verbs=get;update;patch
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=classes/finalizers,verbs=update
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=properties,verbs=get;list;watch
-// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;patch;delete
+// +kubebuilder:rbac:groups=apiextensions.k8s.io,resources=customresourcedefinitions,verbs=get;list;watch;create;update;delete
 // +kubebuilder:rbac:groups="",resources=events,verbs=create;patch
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch
 

@@ -45,7 +45,7 @@ const annotationSpecHash = "meta.sandbar.dev/spec-hash"
 type instanceAPIOutcome struct {
 	// wanted is false for abstract Classes and Classes that opted out.
 	wanted bool
-	names  instanceapi.Names
+	names  catalog.Names
 	// conflict is set when another Class or CRD already has the names.
 	conflict *catalog.Problem
 	// problem is set while the instance API is not served as the Class declares it.
@@ -63,7 +63,7 @@ func wantsInstanceAPI(class *metav1alpha1.Class) bool {
 // Class, refusing breaking changes unless allowed. Problems a person must fix are in
 // the outcome; the error is for transient failures worth a retry.
 func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav1alpha1.Class, resolved *catalog.Class) (instanceAPIOutcome, error) {
-	out := instanceAPIOutcome{wanted: wantsInstanceAPI(class), names: instanceapi.NamesFor(resolved)}
+	out := instanceAPIOutcome{wanted: wantsInstanceAPI(class), names: catalog.NamesFor(resolved)}
 	if !out.wanted {
 		return out, nil
 	}

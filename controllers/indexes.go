@@ -28,7 +28,6 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
-	"github.com/sandbar-dev/sandbar/internal/instanceapi"
 )
 
 // Field indexes: a change to one object finds the objects that depend on it.
@@ -99,7 +98,7 @@ func SetupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 
 // crdNameOf is the name of the CRD a Class would generate, whether or not it does.
 func crdNameOf(c *metav1alpha1.Class) string {
-	return instanceapi.NamesFor(&catalog.Class{
+	return catalog.NamesFor(&catalog.Class{
 		Prefix: c.Spec.Prefix, Kind: c.Spec.Kind, InstanceAPIOptions: c.Spec.InstanceAPI,
 	}).CRDName
 }

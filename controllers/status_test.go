@@ -23,7 +23,6 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
-	"github.com/sandbar-dev/sandbar/internal/instanceapi"
 )
 
 // condition is what a test expects of one condition.
@@ -57,7 +56,7 @@ func checkConditions(t *testing.T, got []metav1.Condition, want map[string]condi
 }
 
 func TestClassStatus(t *testing.T) {
-	names := instanceapi.Names{Group: "zorp.sandbar.dev", Version: "v1", Kind: "SpaceBoot", Plural: "spaceboots", CRDName: "spaceboots.zorp.sandbar.dev"}
+	names := catalog.Names{Group: "zorp.sandbar.dev", Version: "v1", Kind: "SpaceBoot", Plural: "spaceboots", CRDName: "spaceboots.zorp.sandbar.dev"}
 	resolved := &catalog.Class{Name: "zorp.spaceboot", Ancestors: []string{"zorp.footwear"}, Required: []string{"name"},
 		Slots: []catalog.Slot{{Property: "footwear.name", Field: "name", Required: true, From: "zorp.footwear"}}}
 	cycle := &catalog.Problem{Reason: metav1alpha1.ReasonInheritanceCycle, Message: "zorp.a -> zorp.b -> zorp.a"}

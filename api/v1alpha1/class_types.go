@@ -110,10 +110,11 @@ type CodecSpec struct {
 // ClassSpec declares a class of the metamodel.
 type ClassSpec struct {
 	// prefix is the namespace of the class, as "zorp" in zorp/SpaceBoot. Instances of
-	// the class are served in the API group <prefix>.sandbar.dev.
+	// the class are served in the API group <prefix>.sandbar.dev. "meta" is reserved.
 	// +required
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:Pattern=`^[a-z]([a-z0-9-]*[a-z0-9])?$`
+	// +kubebuilder:validation:XValidation:rule="self != 'meta'",message="prefix meta is reserved: it would name the API group meta.sandbar.dev, which is Sandbar's own; choose another prefix"
 	Prefix string `json:"prefix"`
 
 	// kind is the class's name in UpperCamelCase, as "SpaceBoot" in zorp/SpaceBoot.

@@ -52,8 +52,10 @@ func Secret(sa *metav1alpha1.ServiceAccount, hash []byte) *corev1.Secret {
 }
 
 // Issue gives an existing ServiceAccount a new key: it writes the hash into the
-// account's Secret (creating or updating it) and returns the bearer token
-// "<service-name>:<key>", which is not stored anywhere.
+// account's Secret and returns the bearer token "<service-name>:<key>", which is not
+// stored anywhere. It creates the Secret, or updates one already labelled for API keys;
+// any other Secret of that name is left alone and the key refused, so that a
+// ServiceAccount cannot make it overwrite a Secret it was not made for.
 func Issue(ctx context.Context, c client.Client, namespace, name string) (string, error) {
 	var sa metav1alpha1.ServiceAccount
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &sa); err != nil {
@@ -76,11 +78,12 @@ func Issue(ctx context.Context, c client.Client, namespace, name string) (string
 		}
 	case err != nil:
 		return "", err
+	case existing.Labels[metav1alpha1.LabelAPIKey] != "true":
+		return "", fmt.Errorf("refused to write the key hash into Secret %s/%s: it exists and is not labelled %s=true, "+
+			"so it may hold something else (a certificate, another application's credentials); point the ServiceAccount's "+
+			"spec.apiKeySecretRef at a new Secret name, or label this Secret if it is meant for API keys",
+			existing.Namespace, existing.Name, metav1alpha1.LabelAPIKey)
 	default:
-		if existing.Labels == nil {
-			existing.Labels = map[string]string{}
-		}
-		existing.Labels[metav1alpha1.LabelAPIKey] = "true"
 		if existing.Data == nil {
 			existing.Data = map[string][]byte{}
 		}

@@ -68,8 +68,8 @@ func (m mapLookup) Property(name string) (*metav1alpha1.Property, bool) {
 
 // Build resolves the whole metamodel into a snapshot (with Version 0; Store.Publish
 // numbers it). A problem with one object stays with that object: the rest resolves.
-// Whether a class's instance API is served is read from the Class's status, which
-// the Class reconciler keeps.
+// A class's instance API is named from its prefix and kind; whether it is served is
+// read from the Class's status, which the Class reconciler keeps.
 func Build(in Inputs) *Snapshot {
 	l := mapLookup{
 		classes:    make(map[string]*metav1alpha1.Class, len(in.Classes)),
@@ -95,8 +95,12 @@ func Build(in Inputs) *Snapshot {
 		rc := ResolveClass(c, l)
 		rc.Ready = meta.IsStatusConditionTrue(c.Status.Conditions, metav1alpha1.ConditionReady)
 		if api := c.Status.InstanceAPI; api != nil && !c.Spec.Abstract {
+			// The names derive from the spec; status only says whether the API is
+			// served. Whoever may write classes/status cannot point the class's
+			// instances at another API.
+			n := NamesFor(rc)
 			rc.InstanceAPI = &InstanceAPI{
-				Group: api.Group, Version: api.Version, Kind: api.Kind, Plural: api.Plural,
+				Group: n.Group, Version: n.Version, Kind: n.Kind, Plural: n.Plural,
 				Established: meta.IsStatusConditionTrue(c.Status.Conditions, metav1alpha1.ConditionInstanceAPIEstablished),
 			}
 		}

@@ -157,6 +157,9 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 	if out.Codec.Format == "" {
 		out.Codec.Format = metav1alpha1.CodecJSON
 	}
+	if out.Problem = reservedPrefixProblem(c.Spec.Prefix); out.Problem != nil {
+		return out
+	}
 	order, problem := linearize(c, l)
 	if problem != nil {
 		out.Problem = problem

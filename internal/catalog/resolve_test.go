@@ -653,6 +653,7 @@ func TestBuild(t *testing.T) {
 	footwear.Status.Conditions = []metav1.Condition{condition(metav1alpha1.ConditionReady, metav1.ConditionTrue)}
 
 	boot := newClass("zorp.space-boot", false, []string{"footwear.footwear"}, opt("zorp.tentacle-count"))
+	boot.Spec.Kind = "SpaceBoot"
 	boot.Status.InstanceAPI = &metav1alpha1.InstanceAPIStatus{
 		Group: "zorp.sandbar.dev", Version: "v1", Kind: "SpaceBoot", Plural: "spaceboots", CRDName: "spaceboots.zorp.sandbar.dev"}
 	boot.Status.Conditions = []metav1.Condition{
@@ -716,7 +717,7 @@ func TestBuild(t *testing.T) {
 		}
 	})
 
-	t.Run("ready and instance API come from the Class status", func(t *testing.T) {
+	t.Run("ready and whether the instance API is served come from the Class status", func(t *testing.T) {
 		tests := []struct {
 			class string
 			ready bool
@@ -773,6 +774,82 @@ func TestBuild(t *testing.T) {
 			t.Errorf("cron = %+v, want ready and inactive", a)
 		}
 	})
+}
+
+// A Class's status is written by whoever may update classes/status: pointing it at
+// another API (apps/v1 Deployment, or the metamodel's own ServiceAccounts) must not
+// make the catalog, and so the manager's instance verbs, act on that API.
+func TestStatusPointingAtAnotherAPIDoesNotMoveTheInstanceAPI(t *testing.T) {
+	established := []metav1.Condition{
+		condition(metav1alpha1.ConditionReady, metav1.ConditionTrue),
+		condition(metav1alpha1.ConditionInstanceAPIEstablished, metav1.ConditionTrue),
+	}
+	want := &InstanceAPI{Group: "zorp.sandbar.dev", Version: "v1", Kind: "SpaceBoot", Plural: "spaceboots", Established: true}
+	for _, elsewhere := range []metav1alpha1.InstanceAPIStatus{
+		{Group: "apps", Version: "v1", Kind: "Deployment", Plural: "deployments", CRDName: "deployments.apps"},
+		{Group: "meta.sandbar.dev", Version: "v1alpha1", Kind: "ServiceAccount", Plural: "serviceaccounts",
+			CRDName: "serviceaccounts.meta.sandbar.dev"},
+		// Only the plural moved: still not the class's own API.
+		{Group: "zorp.sandbar.dev", Version: "v1", Kind: "SpaceBoot", Plural: "secrets", CRDName: "secrets.zorp.sandbar.dev"},
+	} {
+		boot := newClass("zorp.space-boot", false, nil)
+		boot.Spec.Kind = "SpaceBoot"
+		boot.Status.InstanceAPI = &elsewhere
+		boot.Status.Conditions = established
+		c := Build(Inputs{Classes: []metav1alpha1.Class{boot}}).Classes["zorp.space-boot"]
+		if !reflect.DeepEqual(c.InstanceAPI, want) {
+			t.Errorf("status naming %s %s: instance API = %+v, want %+v (derived from the spec)",
+				elsewhere.Group, elsewhere.Kind, c.InstanceAPI, want)
+		}
+		if got := c.GVK(); got.Group != "zorp.sandbar.dev" || got.Kind != "SpaceBoot" {
+			t.Errorf("status naming %s %s: GVK = %s", elsewhere.Group, elsewhere.Kind, got)
+		}
+	}
+}
+
+func TestPlural(t *testing.T) {
+	for kind, want := range map[string]string{
+		"SpaceBoot": "spaceboots",
+		"Address":   "addresses",
+		"Box":       "boxes",
+		"Category":  "categories",
+		"Day":       "days",
+		"Match":     "matches",
+		"Wish":      "wishes",
+		"Key":       "keys",
+	} {
+		if got := Plural(kind); got != want {
+			t.Errorf("Plural(%q) = %q, want %q", kind, got, want)
+		}
+	}
+}
+
+func TestNamesForDerivesFromPrefixAndKind(t *testing.T) {
+	c := &Class{Prefix: "zorp", Kind: "SpaceBoot"}
+	want := Names{Group: "zorp.sandbar.dev", Version: "v1", Kind: "SpaceBoot", ListKind: "SpaceBootList",
+		Plural: "spaceboots", Singular: "spaceboot", CRDName: "spaceboots.zorp.sandbar.dev"}
+	if got := NamesFor(c); got != want {
+		t.Errorf("NamesFor = %+v, want %+v", got, want)
+	}
+	c.InstanceAPIOptions.Plural = "boots"
+	if got := NamesFor(c); got.Plural != "boots" || got.CRDName != "boots.zorp.sandbar.dev" {
+		t.Errorf("with plural boots: %+v", got)
+	}
+}
+
+// Prefix meta would generate APIs in meta.sandbar.dev, the metamodel's own group. The
+// CRD refuses it; a Class stored before that rule is reported and generates nothing.
+func TestReservedPrefixIsAProblem(t *testing.T) {
+	for _, prefix := range ReservedPrefixes {
+		cls := newClass(prefix+".service-account", false, nil)
+		cls.Spec.Kind = "ServiceAccount"
+		got := ResolveClass(&cls, lookupOf(nil, nil))
+		assertProblem(t, got.Problem, metav1alpha1.ReasonInvalid, `"`+prefix+`"`, "reserved", prefix+".sandbar.dev")
+	}
+	zorp := newClass("zorp.boot", false, nil)
+	if p := ResolveClass(&zorp, lookupOf(nil, nil)).Problem; p != nil {
+		t.Errorf("zorp.boot: %+v", *p)
+	}
 }
 
 func TestBuildDuplicateServiceNameSameInEitherOrder(t *testing.T) {

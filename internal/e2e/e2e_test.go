@@ -146,6 +146,9 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 			"ClusterRole.rbac.authorization.k8s.io sandbar-metrics-reader",
 			"ServiceAccount sandbar-system/sandbar-admin",
 			"RoleBinding.rbac.authorization.k8s.io sandbar-system/sandbar-admin",
+			// The manager writes only the CRDs it generates.
+			"ValidatingAdmissionPolicy.admissionregistration.k8s.io sandbar-manager-crds",
+			"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io sandbar-manager-crds",
 		), helm)
 		g.Expect(find(t, objs, "Secret sandbar-system/sandbar-admin-hash").GetLabels()).To(
 			HaveKeyWithValue(metav1alpha1.LabelAPIKey, "true"), "the operator reads only labelled Secrets")

@@ -29,8 +29,12 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
 
-// maxPrinterSlots is how many slot columns kubectl get shows for instances.
-const maxPrinterSlots = 4
+const (
+	// maxPrinterSlots is how many slot columns kubectl get shows for instances.
+	maxPrinterSlots = 4
+	// CategoryAll is the kubectl category of every instance of every class.
+	CategoryAll = "sandbar-instances"
+)
 
 // SlotSchema is the OpenAPI schema of one slot's value, following the metamodel's
 // type table: string, integer, number and boolean map to their JSON types; date-time,
@@ -185,7 +189,7 @@ func Categories(c *catalog.Class, ancestorKinds []string) []string {
 // CRD synthesises the CustomResourceDefinition that serves the instances of a
 // resolved, concrete class. ancestorKinds are the kinds of its ancestors.
 func CRD(c *catalog.Class, ancestorKinds []string) *apiextensionsv1.CustomResourceDefinition {
-	n := NamesFor(c)
+	n := catalog.NamesFor(c)
 	return &apiextensionsv1.CustomResourceDefinition{
 		TypeMeta: metav1.TypeMeta{APIVersion: "apiextensions.k8s.io/v1", Kind: "CustomResourceDefinition"},
 		ObjectMeta: metav1.ObjectMeta{

@@ -72,25 +72,6 @@ func enumJSON(vs ...string) []apiextensionsv1.JSON {
 	return out
 }
 
-// ---- names ----------------------------------------------------------------------
-
-func TestPlural(t *testing.T) {
-	for kind, want := range map[string]string{
-		"SpaceBoot": "spaceboots",
-		"Address":   "addresses",
-		"Box":       "boxes",
-		"Category":  "categories",
-		"Day":       "days",
-		"Match":     "matches",
-		"Wish":      "wishes",
-		"Key":       "keys",
-	} {
-		if got := Plural(kind); got != want {
-			t.Errorf("Plural(%q) = %q, want %q", kind, got, want)
-		}
-	}
-}
-
 // ---- SlotSchema -----------------------------------------------------------------
 
 func TestSlotSchema(t *testing.T) {

@@ -14,22 +14,36 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package instanceapi
+package catalog
 
 import (
+	"fmt"
+	"slices"
 	"strings"
 
-	"github.com/sandbar-dev/sandbar/internal/catalog"
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 )
 
 const (
 	// GroupSuffix follows a class's prefix in the API group of its instances.
 	GroupSuffix = ".sandbar.dev"
-	// Version is the API version of every generated instance API.
-	Version = "v1"
-	// CategoryAll is the kubectl category of every instance of every class.
-	CategoryAll = "sandbar-instances"
+	// InstanceVersion is the API version of every generated instance API.
+	InstanceVersion = "v1"
 )
+
+// ReservedPrefixes are the class prefixes whose API group Sandbar itself serves:
+// "meta" would name meta.sandbar.dev, the metamodel's group. The Class CRD refuses them
+// (a CEL rule), and the catalog reports a Class stored before that rule existed.
+var ReservedPrefixes = []string{"meta"}
+
+// reservedPrefixProblem is why a class cannot have its prefix, or nil.
+func reservedPrefixProblem(prefix string) *Problem {
+	if !slices.Contains(ReservedPrefixes, prefix) {
+		return nil
+	}
+	return &Problem{Reason: metav1alpha1.ReasonInvalid, Message: fmt.Sprintf(
+		"the prefix %q is reserved: its API group %s is Sandbar's own; choose another prefix", prefix, prefix+GroupSuffix)}
+}
 
 // Names are the API names of a class's instances.
 type Names struct {
@@ -45,7 +59,9 @@ type Names struct {
 
 // NamesFor derives the instance API names of a class: group <prefix>.sandbar.dev,
 // kind the class's kind, plural from the class's options or the English plural of kind.
-func NamesFor(c *catalog.Class) Names {
+// They come from the Class's spec only, never from its status, which whoever may
+// update classes/status could point at another API.
+func NamesFor(c *Class) Names {
 	group := c.Prefix + GroupSuffix
 	plural := c.InstanceAPIOptions.Plural
 	if plural == "" {
@@ -53,7 +69,7 @@ func NamesFor(c *catalog.Class) Names {
 	}
 	return Names{
 		Group:    group,
-		Version:  Version,
+		Version:  InstanceVersion,
 		Kind:     c.Kind,
 		ListKind: c.Kind + "List",
 		Plural:   plural,

@@ -133,7 +133,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	}
 	// The first is the outermost: the Tasks adapter sees every request and the
 	// account first, redaction sees every answer last.
-	s.mcp.AddReceivingMiddleware(taskAdapter.Middleware, guard.Middleware, s.resources.Middleware, redact.Middleware)
+	s.mcp.AddReceivingMiddleware(taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware, redact.Middleware)
 
 	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
 	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: authn.Middleware, Ready: s.ready.Load})
@@ -230,7 +230,11 @@ func (s *Server) syncTools(snap *catalog.Snapshot) {
 	for _, d := range s.defs(snap) {
 		t := d.Tool(s.opts.NameStyle, snap)
 		fp, _ := json.Marshal(t)
-		next[t.Name] = tool.Info{Canonical: d.Canonical(), ReadOnly: d.ReadOnly, LongRunning: d.LongRunning}
+		info := tool.Info{Canonical: d.Canonical(), ReadOnly: d.ReadOnly, LongRunning: d.LongRunning, Explicit: d.Explicit}
+		if d.PerAccount() {
+			info.Schema = func(acct *catalog.Account) any { return d.InputSchemaFor(snap, acct) }
+		}
+		next[t.Name] = info
 		fingerprints[t.Name] = string(fp)
 		if s.fingerprints[t.Name] != string(fp) {
 			changed = append(changed, change{d, t})

@@ -145,6 +145,9 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 			"ClusterRole.rbac.authorization.k8s.io sandbar-workflow-author",
 			"ServiceAccount sandbar-system/sandbar-admin",
 			"RoleBinding.rbac.authorization.k8s.io sandbar-system/sandbar-admin",
+			// Built-in processes only from the manager.
+			"ValidatingAdmissionPolicy.admissionregistration.k8s.io sandbar-builtin-processes",
+			"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io sandbar-builtin-processes",
 		), helm)
 		g.Expect(find(t, objs, "Secret sandbar-system/sandbar-admin-hash").GetLabels()).To(
 			HaveKeyWithValue(metav1alpha1.LabelAPIKey, "true"), "the operator reads only labelled Secrets")
@@ -295,6 +298,8 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	g.Expect(json.Unmarshal(out, &seen)).To(Succeed(), "ts-client prints one JSON line:\n%s", out)
 	g.Expect(seen.OK).To(BeTrue(), "ts-client: %s", out)
 	g.Expect(seen.WrongToken.Status).To(Equal(http.StatusUnauthorized), "ts-client: %s", out)
+	// The manager starts a built-in process for the account, past the chart's admission policy.
+	exportThroughMCP(t, c, url, token, namespace, "zorp/SpaceBoot")
 
 	// An upgrade keeps the bootstrap key, with either Helm.
 	run(helm4, "upgrade", release, chart, "--namespace", namespace, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1",

@@ -125,6 +125,8 @@ func (s *Service) Sync(snap *catalog.Snapshot) {
 		for _, a := range p.Arguments {
 			fp += "|" + a.Name + a.Description + fmt.Sprint(a.Required)
 		}
+		// Who may use it: clients list again when that changes.
+		fp += "|" + strings.Join(w.Spec.Namespaces, ",")
 		want[p.Name] = fp
 		s.workflow[p.Name] = name
 		if s.prompts[p.Name] == fp {

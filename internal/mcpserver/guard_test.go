@@ -60,6 +60,19 @@ func definition(t *testing.T, name string) (*metav1alpha1.WorkflowDefinition, bo
 	return &wd, true
 }
 
+// unchanged asserts that a definition's spec and metadata are as they were: its
+// generation (which every write of the spec bumps), spec and annotations. The
+// controller writes only its status.
+func unchanged(t *testing.T, name string, before *metav1alpha1.WorkflowDefinition) {
+	t.Helper()
+	now, ok := definition(t, name)
+	g := NewWithT(t)
+	g.Expect(ok).To(BeTrue(), name)
+	g.Expect(now.Generation).To(Equal(before.Generation), "%s: nothing changed", name)
+	g.Expect(now.Spec).To(Equal(before.Spec), name)
+	g.Expect(now.Annotations).To(Equal(before.Annotations), name)
+}
+
 func deleteDefinitionAfter(t *testing.T, name string) {
 	t.Cleanup(func() {
 		_ = k8s.Delete(context.Background(), &metav1alpha1.WorkflowDefinition{ObjectMeta: metav1.ObjectMeta{Name: name}})
@@ -123,8 +136,7 @@ func TestWorkflowDefineCannotChangeAnotherAccountsDefinition(t *testing.T) {
 	g.Expect(text(res)).To(And(
 		ContainSubstring("forbidden: the workflow "+theirs+" was defined by the account default/"+owner.Name),
 		ContainSubstring("choose another name, or ask the owner")))
-	after, _ := definition(t, theirs)
-	g.Expect(after.ResourceVersion).To(Equal(made.ResourceVersion), "nothing changed")
+	unchanged(t, theirs, made)
 
 	adminMade := unique("admin-made")
 	deleteDefinitionAfter(t, adminMade)
@@ -135,15 +147,13 @@ func TestWorkflowDefineCannotChangeAnotherAccountsDefinition(t *testing.T) {
 	res = callTool(t, mine, "sandbar_workflow_define", map[string]any{"name": adminMade, "spec": twoStates(map[string]any{"description": "Mine now."})})
 	g.Expect(res.IsError).To(BeTrue(), text(res))
 	g.Expect(text(res)).To(ContainSubstring("forbidden: the workflow " + adminMade + " was not defined through MCP (an admin made it with kubectl or Helm)"))
-	still, _ := definition(t, adminMade)
-	g.Expect(still.ResourceVersion).To(Equal(wd.ResourceVersion), "nothing changed")
+	unchanged(t, adminMade, wd)
 
 	builtinBefore, _ := definition(t, "sandbar.export")
 	res = callTool(t, mine, "sandbar_workflow_define", map[string]any{"name": "sandbar.export", "spec": twoStates(nil)})
 	g.Expect(res.IsError).To(BeTrue(), text(res))
 	g.Expect(text(res)).To(ContainSubstring("sandbar.export is a built-in workflow and cannot be redefined"))
-	builtinAfter, _ := definition(t, "sandbar.export")
-	g.Expect(builtinAfter.ResourceVersion).To(Equal(builtinBefore.ResourceVersion))
+	unchanged(t, "sandbar.export", builtinBefore)
 
 	res = callTool(t, mine, "sandbar_workflow_define", map[string]any{"name": theirs, "spec": twoStates(map[string]any{"description": "Still the owner's."})})
 	g.Expect(res.IsError).To(BeFalse(), text(res))

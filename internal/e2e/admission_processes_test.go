@@ -18,14 +18,12 @@ package e2e_test
 
 import (
 	"context"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -134,43 +132,4 @@ func TestTenantCannotCreateBuiltinProcessesWithKubectl(t *testing.T) {
 	g.Expect(c.List(ctx, &procs, client.InNamespace(team))).To(Succeed())
 	g.Expect(procs.Items).To(HaveLen(1))
 	g.Expect(procs.Items[0].Name).To(Equal("my-order"))
-}
-
-// exportThroughMCP exports a class through the manager with an account's token and
-// waits for the process to succeed: the manager's own built-in processes pass the
-// admission policy.
-func exportThroughMCP(t *testing.T, c client.Client, url, token, namespace, class string) {
-	t.Helper()
-	g := NewWithT(t)
-	ctx := context.Background()
-	cl := mcp.NewClient(&mcp.Implementation{Name: "sandbar-e2e", Version: "1"}, nil)
-	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}, nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	defer func() { _ = cs.Close() }()
-	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sandbar_project_export", Arguments: map[string]any{"class": class}})
-	g.Expect(err).NotTo(HaveOccurred())
-	out, _ := res.StructuredContent.(map[string]any)
-	g.Expect(res.IsError).To(BeFalse(), "%v", res.Content)
-	taskID, _ := out["taskId"].(string)
-	g.Expect(taskID).NotTo(BeEmpty(), "%v", out)
-	g.Eventually(func() metav1alpha1.ProcessPhase {
-		var p metav1alpha1.WorkflowProcess
-		if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: taskID}, &p); err != nil {
-			return ""
-		}
-		return p.Status.Phase
-	}).WithTimeout(timeout).Should(Equal(metav1alpha1.PhaseSucceeded))
-}
-
-// bearer adds an Authorization header to every request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
 }

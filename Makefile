@@ -105,7 +105,7 @@ docker-build: ## Build the manager image $(IMG) (needs a Docker engine).
 	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
 
 .PHONY: build-installer
-build-installer: envtest-assets ## Write dist/install.yaml: CRDs, RBAC and the manager, as config/default, with image $(IMG), the ClusterRoles of config/tenancy and the admission policy of config/admission.
+build-installer: envtest-assets ## Write dist/install.yaml: CRDs, RBAC and the manager, as config/default, with image $(IMG), the ClusterRoles of config/tenancy and the admission policies of config/admission.
 	@mkdir -p dist
 	$(ENVTEST_ASSETS)/kubectl kustomize config/default | sed 's|ghcr.io/sandbar-dev/sandbar:latest|$(IMG)|' > dist/install.yaml
 	echo "---" >> dist/install.yaml

@@ -139,6 +139,16 @@ type WorkflowDefinitionSpec struct {
 	// +listMapKey=name
 	// +kubebuilder:validation:MaxItems=32
 	Arguments []WorkflowArgument `json:"arguments,omitempty"`
+
+	// namespaces limits who may use the workflow through MCP: only accounts of these
+	// namespaces see its prompt and may start its processes
+	// (sandbar_workflow_start-process). Empty: every account.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=64
+	// +kubebuilder:validation:items:MaxLength=63
+	// +kubebuilder:validation:items:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	Namespaces []string `json:"namespaces,omitempty"`
 }
 
 // WorkflowDefinitionStatus is the observed state of a WorkflowDefinition.

@@ -46,7 +46,7 @@ var allowed = map[string][]string{
 	"internal/mcpserver/access":    {"api/v1alpha1", "internal/catalog", "internal/apikey", "internal/mcpserver/tool"},
 	"internal/mcpserver/process":   {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/workflow", "internal/workflow/builtin", "internal/mcpserver/tool"},
 	"internal/mcpserver/redact":    {"internal/apikey"},
-	"internal/mcpserver/prompts":   {"api/v1alpha1", "internal/catalog", "internal/mcpserver/tool"},
+	"internal/mcpserver/prompts":   {"api/v1alpha1", "internal/catalog", "internal/mcpserver/access", "internal/mcpserver/tool"},
 	"internal/mcpserver/tasks":     {"internal/workflow", "internal/mcpserver/access", "internal/mcpserver/process", "internal/mcpserver/redact", "internal/mcpserver/tool"},
 	"internal/mcpserver/verbs":     {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/codec", "internal/workflow", "internal/workflow/builtin", "internal/mcpserver/access", "internal/mcpserver/process", "internal/mcpserver/tool"},
 	"internal/mcpserver/resources": {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/codec", "internal/mcpserver/access", "internal/mcpserver/verbs"},

@@ -149,6 +149,9 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 			// The manager writes only the CRDs it generates.
 			"ValidatingAdmissionPolicy.admissionregistration.k8s.io sandbar-manager-crds",
 			"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io sandbar-manager-crds",
+			// Built-in processes only from the manager.
+			"ValidatingAdmissionPolicy.admissionregistration.k8s.io sandbar-builtin-processes",
+			"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io sandbar-builtin-processes",
 		), helm)
 		g.Expect(find(t, objs, "Secret sandbar-system/sandbar-admin-hash").GetLabels()).To(
 			HaveKeyWithValue(metav1alpha1.LabelAPIKey, "true"), "the operator reads only labelled Secrets")

@@ -140,7 +140,8 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// Tasks adapter see every request and the account first. What the server sends
 	// on its own (progress, list changes, resource updates) reaches a session only
 	// while its account may have it, and passes redaction on the sending side.
-	s.mcp.AddReceivingMiddleware(redact.Middleware, s.sessions.Middleware, taskAdapter.Middleware, guard.Middleware, s.resources.Middleware)
+	s.mcp.AddReceivingMiddleware(redact.Middleware, s.sessions.Middleware, taskAdapter.Middleware, guard.Middleware,
+		s.prompts.Middleware, s.resources.Middleware)
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
 
 	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
@@ -241,7 +242,11 @@ func (s *Server) syncTools(snap *catalog.Snapshot) {
 	for _, d := range s.defs(snap) {
 		t := d.Tool(s.opts.NameStyle, snap)
 		fp, _ := json.Marshal(t)
-		next[t.Name] = tool.Info{Canonical: d.Canonical(), ReadOnly: d.ReadOnly, LongRunning: d.LongRunning}
+		info := tool.Info{Canonical: d.Canonical(), ReadOnly: d.ReadOnly, LongRunning: d.LongRunning, Explicit: d.Explicit}
+		if d.PerAccount() {
+			info.Schema = func(acct *catalog.Account) any { return d.InputSchemaFor(snap, acct) }
+		}
+		next[t.Name] = info
 		fingerprints[t.Name] = string(fp)
 		if s.fingerprints[t.Name] != string(fp) {
 			changed = append(changed, change{d, t})

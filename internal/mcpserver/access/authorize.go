@@ -32,7 +32,8 @@ import (
 // MayCall says whether an account may see and call a served tool: a read-only
 // account only read-only tools, and only tools matching one of its globs (matched
 // against the served and the canonical name). No globs given (nil) means every tool;
-// an empty list (tools: []) means none.
+// an empty list (tools: []) means none. An explicit tool (tool.Info.Explicit) is
+// allowed only by an entry that names it, in either name style: no glob grants it.
 func MayCall(acct *catalog.Account, name string, info tool.Info) bool {
 	if acct == nil || (acct.Permissions.ReadOnly && !info.ReadOnly) {
 		return false
@@ -42,6 +43,12 @@ func MayCall(acct *catalog.Account, name string, info tool.Info) bool {
 		globs = []string{"*"}
 	}
 	for _, g := range globs {
+		if info.Explicit {
+			if names(g, name, info.Canonical) {
+				return true
+			}
+			continue
+		}
 		if ok, _ := path.Match(g, name); ok {
 			return true
 		}
@@ -50,6 +57,13 @@ func MayCall(acct *catalog.Account, name string, info tool.Info) bool {
 		}
 	}
 	return false
+}
+
+// names says whether a permission entry is the name of a tool, served or canonical,
+// in either name style.
+func names(entry, served, canonical string) bool {
+	return entry == served || entry == canonical ||
+		entry == tool.Encode(tool.StyleUnderscore, canonical) || entry == tool.Encode(tool.StyleDotted, canonical)
 }
 
 // NamespaceAllowed says whether an account may act in a namespace: its own, or one
@@ -157,9 +171,16 @@ func (g *Guard) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			out := *list
 			out.Tools = list.Tools[:0:0]
 			for _, t := range list.Tools {
-				if info, ok := g.served.Lookup(t.Name); ok && MayCall(acct, t.Name, info) {
-					out.Tools = append(out.Tools, t)
+				info, ok := g.served.Lookup(t.Name)
+				if !ok || !MayCall(acct, t.Name, info) {
+					continue
 				}
+				if info.Schema != nil {
+					own := *t
+					own.InputSchema = info.Schema(acct)
+					t = &own
+				}
+				out.Tools = append(out.Tools, t)
 			}
 			return &out, nil
 		case "tools/call":
@@ -170,6 +191,10 @@ func (g *Guard) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			}
 			if !MayCall(acct, name, info) {
 				tool.Count(name, "forbidden")
+				if info.Explicit && acct != nil && !acct.Permissions.ReadOnly {
+					return tool.ErrorResult(fmt.Sprintf("forbidden: the tool %q is granted only by name: no glob such as \"*\" allows it; "+
+						"an admin may add %q to this account's spec.permissions.tools", name, name)), nil
+				}
 				return tool.ErrorResult(fmt.Sprintf(
 					"forbidden: this account's permissions do not allow the tool %q (see tools/list for the tools it may call)", name)), nil
 			}

@@ -56,6 +56,34 @@ func TestMayCall(t *testing.T) {
 	}
 }
 
+// A tool granted only by name (workflow.define) is allowed by no glob, not even "*"
+// or one that matches its whole domain, and never to a read-only account.
+func TestExplicitToolIsGrantedOnlyByName(t *testing.T) {
+	define := tool.Info{Canonical: "sandbar.workflow.define", Explicit: true}
+	for _, tc := range []struct {
+		name  string
+		perms metav1alpha1.Permissions
+		tool  string
+		want  bool
+	}{
+		{"no globs (every tool)", metav1alpha1.Permissions{}, "sandbar_workflow_define", false},
+		{`"*"`, metav1alpha1.Permissions{Tools: []string{"*"}}, "sandbar_workflow_define", false},
+		{"its domain", metav1alpha1.Permissions{Tools: []string{"sandbar_workflow_*", "sandbar.workflow.*"}}, "sandbar_workflow_define", false},
+		{"a glob that matches only it", metav1alpha1.Permissions{Tools: []string{"sandbar_workflow_defin?"}}, "sandbar_workflow_define", false},
+		{"named, underscore", metav1alpha1.Permissions{Tools: []string{"*", "sandbar_workflow_define"}}, "sandbar_workflow_define", true},
+		{"named, dotted", metav1alpha1.Permissions{Tools: []string{"sandbar.workflow.define"}}, "sandbar_workflow_define", true},
+		{"named in the other style of a dotted server", metav1alpha1.Permissions{Tools: []string{"sandbar_workflow_define"}}, "sandbar.workflow.define", true},
+		{"named, but read-only", metav1alpha1.Permissions{Tools: []string{"sandbar_workflow_define"}, ReadOnly: true}, "sandbar_workflow_define", false},
+	} {
+		if got := MayCall(account(tc.perms), tc.tool, define); got != tc.want {
+			t.Errorf("%s: MayCall = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+	if !MayCall(account(metav1alpha1.Permissions{}), "sandbar_workflow_find", tool.Info{Canonical: "sandbar.workflow.find", ReadOnly: true}) {
+		t.Error("the other workflow tools are still granted by globs")
+	}
+}
+
 func TestNamespace(t *testing.T) {
 	own := account(metav1alpha1.Permissions{})
 	if ns, err := Namespace(own, ""); err != nil || ns != "team-a" {

@@ -29,6 +29,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
@@ -55,6 +56,52 @@ func (s *Service) Workflow(prompt string) string {
 	return s.workflow[prompt]
 }
 
+// Middleware serves a workflow's prompt only to the accounts the workflow is open to
+// (catalog.Workflow.OpenTo, the rule start-process applies): prompts/list leaves the
+// others out, prompts/get and completions of their arguments are refused.
+func (s *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		acct := access.AccountOf(req.GetExtra())
+		switch method {
+		case "prompts/list":
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return res, err
+			}
+			list := res.(*mcp.ListPromptsResult)
+			out := *list
+			out.Prompts = list.Prompts[:0:0]
+			for _, p := range list.Prompts {
+				if s.closed(acct, p.Name) == nil {
+					out.Prompts = append(out.Prompts, p)
+				}
+			}
+			return &out, nil
+		case "prompts/get":
+			if err := s.closed(acct, req.(*mcp.GetPromptRequest).Params.Name); err != nil {
+				return nil, err
+			}
+		case "completion/complete":
+			if ref := req.(*mcp.CompleteRequest).Params.Ref; ref != nil && ref.Type == "ref/prompt" {
+				if err := s.closed(acct, ref.Name); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// closed refuses a prompt whose workflow is not open to an account; an unknown
+// prompt is left to the SDK.
+func (s *Service) closed(acct *catalog.Account, prompt string) error {
+	w, ok := s.store.Load().Workflows[s.Workflow(prompt)]
+	if !ok || w.OpenTo(acct) {
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "forbidden: " + w.Closed(acct)}
+}
+
 // Sync serves every valid WorkflowDefinition as a prompt; the SDK sends
 // notifications/prompts/list_changed for every change.
 func (s *Service) Sync(snap *catalog.Snapshot) {
@@ -78,6 +125,8 @@ func (s *Service) Sync(snap *catalog.Snapshot) {
 		for _, a := range p.Arguments {
 			fp += "|" + a.Name + a.Description + fmt.Sprint(a.Required)
 		}
+		// Who may use it: clients list again when that changes.
+		fp += "|" + strings.Join(w.Spec.Namespaces, ",")
 		want[p.Name] = fp
 		s.workflow[p.Name] = name
 		if s.prompts[p.Name] == fp {

@@ -45,6 +45,9 @@ type Spec struct {
 	Idempotent  bool
 	// LongRunning tools start a WorkflowProcess; they may run as MCP tasks.
 	LongRunning bool
+	// Explicit tools change what other accounts see or run (workflow definitions):
+	// an account may call one only if its permissions name it, never through a glob.
+	Explicit bool
 }
 
 // Call is one tool call in progress: the catalog it sees, the account it acts for,
@@ -63,6 +66,10 @@ type Call struct {
 // property and workflow names).
 type SchemaPatch func(s *jsonschema.Schema, snap *catalog.Snapshot)
 
+// AccountPatch narrows an input schema for the account that lists the tool (the
+// workflows it may start).
+type AccountPatch func(s *jsonschema.Schema, snap *catalog.Snapshot, acct *catalog.Account)
+
 // Def is a declared tool: its spec, its input schema and how to run it.
 type Def struct {
 	Spec
@@ -72,6 +79,8 @@ type Def struct {
 	// applied to a copy for tools/list.
 	schema  *jsonschema.Schema
 	patches []SchemaPatch
+	// perAccount patches are applied, after patches, for the account of a tools/list.
+	perAccount []AccountPatch
 	// raw, for tools whose schema is not a Go type (a class's own slots).
 	rawSchema any
 	run       func(ctx context.Context, c *Call, args json.RawMessage) (any, error)
@@ -128,8 +137,32 @@ func (d *Def) Patch(p SchemaPatch) *Def {
 	return d
 }
 
+// PatchFor adds an account-dependent change to the input schema tools/list shows.
+func (d *Def) PatchFor(p AccountPatch) *Def {
+	d.perAccount = append(d.perAccount, p)
+	return d
+}
+
 // Patched reports whether the input schema takes catalog enums.
 func (d *Def) Patched() bool { return len(d.patches) > 0 }
+
+// PerAccount reports whether the input schema depends on the account that lists it.
+func (d *Def) PerAccount() bool { return len(d.perAccount) > 0 }
+
+// InputSchemaFor is the input schema an account sees for a snapshot.
+func (d *Def) InputSchemaFor(snap *catalog.Snapshot, acct *catalog.Account) any {
+	if len(d.perAccount) == 0 || d.schema == nil {
+		return d.InputSchema(snap)
+	}
+	s := d.InputSchema(snap).(*jsonschema.Schema)
+	if len(d.patches) == 0 {
+		s = s.CloneSchemas()
+	}
+	for _, p := range d.perAccount {
+		p(s, snap, acct)
+	}
+	return s
+}
 
 // Canonical is the dotted name: sandbar.<group>.<name>.
 func (d *Def) Canonical() string {

@@ -16,7 +16,11 @@ limitations under the License.
 
 package tool
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
 
 // Info is what the rest of the server needs to know of a served tool.
 type Info struct {
@@ -25,6 +29,11 @@ type Info struct {
 	ReadOnly  bool
 	// LongRunning tools may run as MCP tasks.
 	LongRunning bool
+	// Explicit tools are allowed only by permissions that name them (Spec.Explicit).
+	Explicit bool
+	// Schema, when set, is the input schema tools/list shows an account (one whose
+	// enums depend on what the account may use); nil: the served schema.
+	Schema func(acct *catalog.Account) any
 }
 
 // Table is the tools a server serves now, by served name. The catalog sync writes

@@ -151,19 +151,42 @@ func orDefault[T comparable](v, def T) T {
 // "entities.class" for the items of a list), when there are any.
 func enum(path string, values func(*catalog.Snapshot) []string) tool.SchemaPatch {
 	return func(s *jsonschema.Schema, snap *catalog.Snapshot) {
-		p := s
-		for _, part := range strings.Split(path, ".") {
-			if p = p.Properties[part]; p == nil {
-				return // no such argument: TestEnumPathsNameArguments says which
-			}
-			if p.Items != nil {
-				p = p.Items
-			}
+		p := argument(s, path)
+		if p == nil {
+			return // no such argument: TestEnumPathsNameArguments says which
 		}
 		vals := values(snap)
 		p.Enum = nil
 		for _, v := range vals {
 			p.Enum = append(p.Enum, v)
+		}
+	}
+}
+
+// argument is the schema of the argument at a path, or nil.
+func argument(s *jsonschema.Schema, path string) *jsonschema.Schema {
+	p := s
+	for _, part := range strings.Split(path, ".") {
+		if p = p.Properties[part]; p == nil {
+			return nil
+		}
+		if p.Items != nil {
+			p = p.Items
+		}
+	}
+	return p
+}
+
+// openWorkflows narrows the enum of a workflow argument to the workflows open to the
+// account that lists the tool (catalog.Workflow.OpenTo).
+func openWorkflows(path string) tool.AccountPatch {
+	return func(s *jsonschema.Schema, snap *catalog.Snapshot, acct *catalog.Account) {
+		if p := argument(s, path); p != nil {
+			p.Enum = slices.DeleteFunc(p.Enum, func(v any) bool {
+				name, _ := v.(string)
+				w := snap.Workflows[name]
+				return w == nil || !w.OpenTo(acct)
+			})
 		}
 	}
 }

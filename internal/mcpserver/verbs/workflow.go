@@ -18,6 +18,7 @@ package verbs
 
 import (
 	"context"
+	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -29,6 +30,9 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
+
+// builtinPrefix begins the names of the built-in workflows; no account defines one.
+const builtinPrefix = "sandbar."
 
 type defineArgs struct {
 	Name string                              `json:"name" jsonschema:"The name of the WorkflowDefinition."`
@@ -67,8 +71,9 @@ func (e *Env) workflowVerbs() []*tool.Def {
 				}
 				return map[string]any{"workflows": out}, nil
 			}),
-		tool.Verb(tool.Spec{Group: "workflow", Name: "define", Title: "Define a workflow", Idempotent: true,
-			Description: "Create or replace a workflow definition: {name, spec: {initial, states: [{name, terminal?}], transitions: [{name, from: [...], to}], subjectClass?, description?}}."},
+		tool.Verb(tool.Spec{Group: "workflow", Name: "define", Title: "Define a workflow", Idempotent: true, Explicit: true,
+			Description: "Create or replace a workflow definition: {name, spec: {initial, states: [{name, terminal?}], transitions: [{name, from: [...], to}], subjectClass?, description?, namespaces?}}. " +
+				"Only the account that created a definition may replace it; spec.namespaces limits which namespaces' accounts may use it (empty: every account)."},
 			e.define),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "start-process", Title: "Start a process", LongRunning: true,
 			Description: "Start a process of a workflow, as a task: {workflow, subject?: {class, name}, input?}. It starts in the initial state; move it with sandbar_workflow_transition. The built-in sandbar.* workflows start with their own tools."},
@@ -81,12 +86,15 @@ func (e *Env) workflowVerbs() []*tool.Def {
 				if !ok || w.Problem != nil {
 					return nil, tool.Fail("unknown or invalid workflow %q; sandbar_workflow_find lists them", in.Workflow)
 				}
+				if !w.OpenTo(c.Account) {
+					return nil, tool.Fail("forbidden: %s", w.Closed(c.Account))
+				}
 				var subject *metav1alpha1.SubjectRef
 				if in.Subject != nil {
 					subject = &metav1alpha1.SubjectRef{Class: in.Subject.Class, Name: in.Subject.Name}
 				}
 				return e.started(ctx, c, in.Workflow, in.Input, subject)
-			}).Patch(enum("workflow", userWorkflowNames)),
+			}).Patch(enum("workflow", userWorkflowNames)).PatchFor(openWorkflows("workflow")),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "transition", Title: "Move a process",
 			Description: "Move a process by a named transition from its current state: {taskId, transition, reason?}."},
 			func(ctx context.Context, c *tool.Call, in transitionArgs) (any, error) {
@@ -132,6 +140,9 @@ func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (any, err
 	if builtin.IsBuiltin(in.Name) {
 		return nil, tool.Fail("%s is a built-in workflow and cannot be redefined", in.Name)
 	}
+	if strings.HasPrefix(in.Name, builtinPrefix) {
+		return nil, tool.Fail("workflow names beginning %q are reserved for the built-in workflows: choose another name", builtinPrefix)
+	}
 	spec := in.Spec
 	if spec.SubjectClass != "" && c.Snap.Classes[spec.SubjectClass] == nil {
 		return nil, tool.Fail("spec.subjectClass: unknown class %q (give the Class's name, as zorp.spaceboot)", spec.SubjectClass)
@@ -148,10 +159,15 @@ func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (any, err
 	}
 	var existing metav1alpha1.WorkflowDefinition
 	err = kc.Get(ctx, client.ObjectKey{Name: in.Name}, &existing)
+	me := c.Account.Namespace + "/" + c.Account.Name
 	switch {
 	case apierrors.IsNotFound(err):
+		meta.Annotations = map[string]string{metav1alpha1.AnnotationDefinedBy: me}
 		err = kc.Create(ctx, &metav1alpha1.WorkflowDefinition{ObjectMeta: meta, Spec: spec})
 	case err == nil:
+		if owner := existing.Annotations[metav1alpha1.AnnotationDefinedBy]; owner != me {
+			return nil, notYours(in.Name, owner)
+		}
 		existing.Spec = spec
 		err = kc.Update(ctx, &existing)
 	}
@@ -162,4 +178,15 @@ func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (any, err
 		return nil, err
 	}
 	return map[string]any{"defined": in.Name, "prompt": tool.Encode(e.Style, "sandbar.workflow."+in.Name)}, nil
+}
+
+// notYours refuses to change a workflow definition another account, or an admin,
+// made.
+func notYours(name, owner string) error {
+	if owner == "" {
+		return tool.Fail("forbidden: the workflow %s was not defined through MCP (an admin made it with kubectl or Helm), so no account may change it here; "+
+			"choose another name, or ask a cluster admin to change it", name)
+	}
+	return tool.Fail("forbidden: the workflow %s was defined by the account %s, and only that account may change it; "+
+		"choose another name, or ask the owner (or a cluster admin) to change it", name, owner)
 }

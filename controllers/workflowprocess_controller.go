@@ -59,6 +59,8 @@ type WorkflowProcessReconciler struct {
 
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowprocesses,verbs=get;list;watch;create;update;patch;delete
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowprocesses/status,verbs=get;update;patch
+// start-builtin is no API verb: the admission policy on built-in processes admits who holds it.
+// +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowprocesses,verbs=start-builtin
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowdefinitions,verbs=get;list;watch;create;update
 
 // Reconcile advances one process. Its status is written on every exit, so that a

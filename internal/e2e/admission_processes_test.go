@@ -40,7 +40,7 @@ import (
 
 // A tenant with kubectl, allowed by RBAC to create workflowprocesses in its namespace,
 // cannot start a built-in workflow there: the chart's ValidatingAdmissionPolicy admits
-// them only from the manager's ServiceAccount, and nothing is created. The tenant's
+// them only from a Sandbar manager (who may start-builtin), and nothing is created. The tenant's
 // own workflows it may still start, and the manager may start built-in ones.
 func TestTenantCannotCreateBuiltinProcessesWithKubectl(t *testing.T) {
 	g := NewWithT(t)
@@ -110,8 +110,8 @@ func TestTenantCannotCreateBuiltinProcessesWithKubectl(t *testing.T) {
 
 	// The API server enforces a policy once it has loaded it: wait with dry runs, which
 	// store nothing.
-	const refusal = "WorkflowProcesses of the built-in workflow sandbar.export are created only by the Sandbar manager " +
-		"(system:serviceaccount:" + ns + ":" + rel + "-manager): start it through MCP with its own verb (sandbar_project_export"
+	const refusal = "WorkflowProcesses of the built-in workflow sandbar.export are created only by a Sandbar manager " +
+		"(whose role grants start-builtin on workflowprocesses): start it through MCP with its own verb (sandbar_project_export"
 	g.Eventually(func() string {
 		if err := tenant.Create(ctx, process("probe", "sandbar.export"), client.DryRunAll); err != nil {
 			return err.Error()

@@ -302,6 +302,8 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	g.Expect(json.Unmarshal(out, &seen)).To(Succeed(), "ts-client prints one JSON line:\n%s", out)
 	g.Expect(seen.OK).To(BeTrue(), "ts-client: %s", out)
 	g.Expect(seen.WrongToken.Status).To(Equal(http.StatusUnauthorized), "ts-client: %s", out)
+	// The manager starts a built-in process for the account, past the chart's admission policy.
+	exportThroughMCP(t, c, url, token, namespace, "zorp/SpaceBoot")
 
 	// An upgrade keeps the bootstrap key, with either Helm.
 	run(helm4, "upgrade", release, chart, "--namespace", namespace, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1",

@@ -18,8 +18,6 @@ package e2e_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,7 +30,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/controllers"
@@ -48,31 +45,9 @@ import (
 // CRDs as they were; the CRD of a Class is still created, updated and deleted.
 func TestManagerCannotWriteCRDsItDoesNotGenerate(t *testing.T) {
 	g := NewWithT(t)
-	helm := os.Getenv("HELM4")
-	if helm == "" || os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("HELM4 or KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
-	}
 	const ns = "sandbar-crd-policy"
 	chart := filepath.Join(testenv.RepoRoot(), "charts", "sandbar")
-	work := t.TempDir()
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = env.Stop() })
-	admin, err := env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	kubeconfig := filepath.Join(work, "admin.kubeconfig")
-	data, err := admin.KubeConfig()
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(os.WriteFile(kubeconfig, data, 0o600)).To(Succeed())
-	runHelm := func(args ...string) (string, error) {
-		cmd := exec.Command(helm, args...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "HELM_CACHE_HOME="+work, "HELM_CONFIG_HOME="+work, "HELM_DATA_HOME="+work)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
+	cfg, runHelm := chartCluster(t)
 	out, err := runHelm("install", release, chart, "--namespace", ns, "--create-namespace", "--set", "replicaCount=1")
 	g.Expect(err).NotTo(HaveOccurred(), "helm install:\n%s", out)
 

@@ -18,8 +18,6 @@ package e2e_test
 
 import (
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,7 +29,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/envtest"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/controllers"
@@ -44,31 +41,15 @@ import (
 // own workflows it may still start, and the manager may start built-in ones.
 func TestTenantCannotCreateBuiltinProcessesWithKubectl(t *testing.T) {
 	g := NewWithT(t)
-	helm := os.Getenv("HELM4")
-	if helm == "" || os.Getenv("KUBEBUILDER_ASSETS") == "" {
-		t.Fatal("HELM4 or KUBEBUILDER_ASSETS is not set: run the tests with `make test`")
-	}
 	chart := filepath.Join(testenv.RepoRoot(), "charts", "sandbar")
-	work := t.TempDir()
 	const ns, rel, team = "sandbar-vap", "sandbar", "team-a"
 
-	env := &envtest.Environment{}
-	cfg, err := env.Start()
-	g.Expect(err).NotTo(HaveOccurred())
-	t.Cleanup(func() { _ = env.Stop() })
-	admin, err := env.AddUser(envtest.User{Name: "e2e-admin", Groups: []string{"system:masters"}}, nil)
-	g.Expect(err).NotTo(HaveOccurred())
-	kubeconfig := filepath.Join(work, "admin.kubeconfig")
-	data, err := admin.KubeConfig()
-	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(os.WriteFile(kubeconfig, data, 0o600)).To(Succeed())
+	cfg, runHelm := chartCluster(t)
 	helmRun := func(args ...string) string {
 		t.Helper()
-		cmd := exec.Command(helm, args...)
-		cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "HELM_CACHE_HOME="+work, "HELM_CONFIG_HOME="+work, "HELM_DATA_HOME="+work)
-		out, err := cmd.CombinedOutput()
+		out, err := runHelm(args...)
 		g.Expect(err).NotTo(HaveOccurred(), "helm %s:\n%s", strings.Join(args, " "), out)
-		return string(out)
+		return out
 	}
 
 	// Off, the chart renders no such policy.

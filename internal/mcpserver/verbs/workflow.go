@@ -18,7 +18,6 @@ package verbs
 
 import (
 	"context"
-	"strings"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,9 +29,6 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
-
-// builtinPrefix begins the names of the built-in workflows; no account defines one.
-const builtinPrefix = "sandbar."
 
 type defineArgs struct {
 	Name string                              `json:"name" jsonschema:"The name of the WorkflowDefinition."`
@@ -140,8 +136,8 @@ func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (any, err
 	if builtin.IsBuiltin(in.Name) {
 		return nil, tool.Fail("%s is a built-in workflow and cannot be redefined", in.Name)
 	}
-	if strings.HasPrefix(in.Name, builtinPrefix) {
-		return nil, tool.Fail("workflow names beginning %q are reserved for the built-in workflows: choose another name", builtinPrefix)
+	if builtin.Reserved(in.Name) {
+		return nil, tool.Fail("workflow names beginning %q are reserved for the built-in workflows: choose another name", builtin.Prefix)
 	}
 	spec := in.Spec
 	if spec.SubjectClass != "" && c.Snap.Classes[spec.SubjectClass] == nil {

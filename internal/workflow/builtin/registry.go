@@ -32,6 +32,7 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strings"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -154,6 +155,14 @@ func Lookup(definition string) (Job, bool) {
 	}
 	return jobs[i], true
 }
+
+// Prefix begins the name of every built-in workflow. Names with it are reserved: no
+// account defines one, and the chart's admission policy admits processes of them
+// only from the manager.
+const Prefix = "sandbar."
+
+// Reserved reports whether a workflow name is reserved for the built-in workflows.
+func Reserved(name string) bool { return strings.HasPrefix(name, Prefix) }
 
 // IsBuiltin reports whether a definition is carried out by the controller.
 func IsBuiltin(definition string) bool {

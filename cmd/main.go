@@ -20,6 +20,8 @@ limitations under the License.
 package main
 
 import (
+	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -29,9 +31,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sandbar-dev/sandbar/controllers"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 )
 
 // version is the build's version, set with -ldflags "-X main.version=...".
@@ -59,6 +63,9 @@ func run() int {
 		burst         int
 		keyNamespaces string
 		sandbarOpts   controllers.Options
+		otlpEndpoint  string
+		auditLog      string
+		auditArgs     bool
 	)
 	flag.StringVar(&metricsAddr, "metrics-bind-address", ":8082", "Address of the metrics endpoint; \"0\" turns it off.")
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to clients whose Kubernetes token may get /metrics (the ClusterRole sandbar-metrics-reader); false: plain HTTP to anyone, for local development only.")
@@ -87,6 +94,9 @@ func run() int {
 	flag.IntVar(&mcpOpts.MaxFollowersPerAccount, "max-followers-per-account", 20, "Tasks an MCP ServiceAccount may follow at once (progress notifications, waits for a result); beyond it, calls answer at once and clients poll (0: no limit).")
 	flag.IntVar(&mcpOpts.MaxFollowers, "max-followers", 2000, "Tasks all MCP clients together may follow at once (0: no limit).")
 	opts := zap.Options{}
+	flag.StringVar(&otlpEndpoint, "otlp-endpoint", "", "Base URL of an OTLP/HTTP collector (as http://otel-collector:4318) that receives the MCP server's traces and metrics; empty: the standard OTEL_EXPORTER_OTLP_ENDPOINT if set, else none are exported.")
+	flag.StringVar(&auditLog, "audit-log", "stdout", "Where audit events go, as JSON lines (one per call that changes something, one per refusal): stdout (the manager logs to stderr), stderr, a file path, or off.")
+	flag.BoolVar(&auditArgs, "audit-include-arguments", false, "Put each audited tool call's arguments, redacted, in its audit event.")
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
@@ -115,6 +125,10 @@ func run() int {
 	}, sandbarOpts)
 	if err != nil {
 		log.Error(err, "creating the manager")
+		return 1
+	}
+	if mcpOpts.Telemetry, err = startTelemetry(mgr, otlpEndpoint, auditLog, auditArgs); err != nil {
+		log.Error(err, "setting up telemetry")
 		return 1
 	}
 	server, err := mcpserver.New(mcpOpts, store, mcpserver.ClusterOf(mgr))
@@ -151,4 +165,31 @@ func splitList(v string) []string {
 		}
 	}
 	return out
+}
+
+// startTelemetry sets up the MCP server's traces, metrics and audit stream, and has
+// the manager flush and close them when it stops.
+func startTelemetry(mgr manager.Manager, endpoint, auditLog string, auditArgs bool) (*telemetry.Telemetry, error) {
+	sink, err := telemetry.OpenSink(auditLog)
+	if err != nil {
+		return nil, err
+	}
+	cfg := telemetry.Config{OTLPEndpoint: endpoint, Version: version, AuditArguments: auditArgs}
+	if sink != nil {
+		cfg.Audit = sink
+	}
+	tel, err := telemetry.New(context.Background(), cfg)
+	if err != nil {
+		return nil, err
+	}
+	return tel, mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+		<-ctx.Done()
+		flush, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		err := tel.Shutdown(flush)
+		if sink != nil {
+			err = errors.Join(err, sink.Close())
+		}
+		return err
+	}))
 }

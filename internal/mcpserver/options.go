@@ -23,6 +23,7 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
@@ -68,6 +69,9 @@ type Options struct {
 	// unless the server listens on loopback only.
 	NoAuth          bool
 	NoAuthNamespace string
+	// Telemetry traces, measures and audits the requests (nil: none). Whoever makes
+	// it shuts it down.
+	Telemetry *telemetry.Telemetry
 
 	// What one account may make the server hold (0: no limit; the flags set them).
 	// MaxProcessesPerAccount bounds the WorkflowProcesses an account holds, running

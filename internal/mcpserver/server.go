@@ -135,17 +135,18 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The first is the outermost: redaction sees every answer last (results and
+	// The first is the outermost: telemetry times every request and sees the answer
+	// the client gets; redaction sees every answer last before it (results and
 	// errors, whichever middleware made them), then the session registry and the
 	// Tasks adapter see every request and the account first. What the server sends
 	// on its own (progress, list changes, resource updates) reaches a session only
 	// while its account may have it, and passes redaction on the sending side.
-	s.mcp.AddReceivingMiddleware(redact.Middleware, s.sessions.Middleware, taskAdapter.Middleware, guard.Middleware,
-		s.prompts.Middleware, s.resources.Middleware)
+	s.mcp.AddReceivingMiddleware(opts.Telemetry.Middleware(&s.served), redact.Middleware, s.sessions.Middleware,
+		taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware)
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
 
 	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
-	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: authn.Middleware, Ready: s.ready.Load})
+	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: opts.Telemetry.Authentication(authn.Middleware), Ready: s.ready.Load})
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +157,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		// keeps list_changed notifications for clients without an open GET stream.
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
-	e.Handle("/mcp", tasks.Capture(streamable, opts.MaxRequestBytes))
+	e.Handle("/mcp", opts.Telemetry.Capture(tasks.Capture(streamable, opts.MaxRequestBytes), opts.MaxRequestBytes))
 	s.http = e.Handler()
 	return s, nil
 }

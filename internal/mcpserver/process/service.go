@@ -41,6 +41,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/identity"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
@@ -157,6 +158,7 @@ func (s *Service) Start(ctx context.Context, acct *catalog.Account, definition s
 		s.release(acct, p.Name)
 		return nil, err
 	}
+	tool.NoteStarted(ctx, p.Namespace, p.Name)
 	if r != nil {
 		r.Started = p
 	}
@@ -178,6 +180,7 @@ func (s *Service) read(ctx context.Context, acct *catalog.Account, id string, fr
 	if acct == nil || !strings.HasPrefix(id, IDPrefix) {
 		return nil, &UnknownError{ID: id}
 	}
+	tool.NoteProcess(ctx, acct.Namespace, id)
 	if err := s.may(ctx, acct, "get", "", id); err != nil {
 		return nil, err
 	}
@@ -282,6 +285,9 @@ func (s *Service) Select(ctx context.Context, acct *catalog.Account, keep func(*
 // reason. It takes the right to update the process (as setting spec.cancelRequest
 // with kubectl does).
 func (s *Service) Cancel(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
+	if acct != nil && strings.HasPrefix(id, IDPrefix) {
+		tool.NoteProcess(ctx, acct.Namespace, id)
+	}
 	if acct != nil && acct.Permissions.ReadOnly {
 		return nil, identity.Refused("this account is read-only: it cannot cancel processes")
 	}

@@ -189,6 +189,7 @@ func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class,
 	if err := concrete(c.Snap, cl); err != nil {
 		return nil, err
 	}
+	tool.NoteInstance(ctx, cl.Name, md.Namespace, md.Name)
 	spec, problems := catalog.Coerce(cl, attrs)
 	if len(problems) > 0 {
 		return nil, tool.Fail("Validation failed for %s: %s. Example: %s", cl.Ident(), strings.Join(problems, "; "), exampleArgs(cl))
@@ -217,9 +218,11 @@ func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class,
 	if err != nil {
 		return nil, err
 	}
+	tool.NoteInstance(ctx, cl.Name, ns, md.Name)
 	if err := kc.Create(ctx, u, opts...); err != nil {
 		return nil, apiFailure(err, cl, u.GetName())
 	}
+	tool.NoteInstance(ctx, cl.Name, ns, u.GetName())
 	if dryRun {
 		return map[string]any{"valid": true, "class": cl.Ident(), "attributes": spec}, nil
 	}
@@ -451,10 +454,12 @@ func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, err
 	if err := concrete(c.Snap, cl); err != nil {
 		return nil, err
 	}
+	tool.NoteInstance(ctx, cl.Name, in.Namespace, in.Name)
 	ns, err := access.Namespace(c.Account, in.Namespace)
 	if err != nil {
 		return nil, err
 	}
+	tool.NoteInstance(ctx, cl.Name, ns, in.Name)
 	// Coerce the values that are set; nulls remove slots, required ones excepted.
 	set := map[string]any{}
 	patch := map[string]any{}

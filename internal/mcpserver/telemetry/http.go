@@ -1,0 +1,133 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package telemetry
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// What only the HTTP request holds reaches the receiving middleware in headers the
+// server sets (a client's own are dropped): the client's address and the JSON-RPC
+// id of a POST, which the SDK does not hand to middleware.
+const (
+	clientHeader  = "Sandbar-Client-Address"
+	requestHeader = "Sandbar-Request-Id"
+)
+
+// Capture copies the client's address and the JSON-RPC id of a request into headers
+// for the receiving middleware. limit is the body limit of the handler behind it.
+// With telemetry off it is next itself.
+func (t *Telemetry) Capture(next http.Handler, limit int64) http.Handler {
+	if !t.on() {
+		return next
+	}
+	if limit <= 0 {
+		limit = mcp.DefaultMaxRequestBodyBytes
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Header.Del(requestHeader)
+		r.Header.Set(clientHeader, r.RemoteAddr)
+		if r.Method == http.MethodPost && r.Body != nil {
+			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
+			if err == nil && int64(len(body)) <= limit {
+				var msg struct {
+					ID json.RawMessage `json:"id"`
+				}
+				if json.Unmarshal(body, &msg) == nil && len(msg.ID) > 0 && string(msg.ID) != "null" {
+					id := string(msg.ID)
+					var s string
+					if json.Unmarshal(msg.ID, &s) == nil {
+						id = s
+					}
+					if len(id) <= 128 {
+						r.Header.Set(requestHeader, id)
+					}
+				}
+			}
+			// The handler behind reads the body again, and refuses one over its limit.
+			r.Body = struct {
+				io.Reader
+				io.Closer
+			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// Authentication wraps the authentication middleware: a request it refuses (401, or
+// 429 once the client's failed attempts or the account's rate are spent) is an
+// audit event with the client's address. Nothing of the presented token is in it.
+func (t *Telemetry) Authentication(authn func(http.Handler) http.Handler) func(http.Handler) http.Handler {
+	if t == nil || t.audit == nil {
+		return authn
+	}
+	return func(next http.Handler) http.Handler {
+		inner := authn(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if passed, ok := r.Context().Value(passedKey{}).(*bool); ok {
+				*passed = true
+			}
+			next.ServeHTTP(w, r)
+		}))
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			passed := false
+			rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+			inner.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), passedKey{}, &passed)))
+			if passed {
+				return
+			}
+			var reason string
+			switch {
+			case rec.code == http.StatusUnauthorized && r.Header.Get("Authorization") == "":
+				reason = "no bearer token"
+			case rec.code == http.StatusUnauthorized:
+				reason = "invalid bearer token"
+			case rec.code == http.StatusTooManyRequests:
+				reason = "too many requests"
+			default:
+				return
+			}
+			t.audit.write(&Event{Outcome: Denied, Reason: reason, Method: "http " + r.Method, Client: r.RemoteAddr})
+		})
+	}
+}
+
+type passedKey struct{}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	r.code = code
+	r.ResponseWriter.WriteHeader(code)
+}
+
+// Flush keeps server-sent event streams working through the recorder.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

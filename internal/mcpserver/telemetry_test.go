@@ -27,6 +27,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -340,4 +341,96 @@ func TestTelemetryIsOffByDefault(t *testing.T) {
 	otlp.mu.Lock()
 	defer otlp.mu.Unlock()
 	g.Expect(otlp.posts).To(BeZero(), "nothing was exported")
+}
+
+// auditedServer serves MCP with audit events (and no trace export) into a file, and
+// returns the server's URL and the file.
+func auditedServer(t *testing.T, arguments bool) (string, string) {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "audit.jsonl")
+	sink, err := telemetry.OpenSink(path)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = sink.Close() })
+	tel, err := telemetry.New(context.Background(), telemetry.Config{Audit: sink, AuditArguments: arguments})
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	return serve(t, mcpserver.Options{Telemetry: tel}), path
+}
+
+// A task-augmented call that starts a process (even of a read-only tool) is audited
+// with its WorkflowProcess; a read-only account's tasks/cancel and its call of a tool
+// that writes are refused and audited as denials, with the request's JSON-RPC id.
+func TestTasksAndReadOnlyRefusalsAreAudited(t *testing.T) {
+	g := NewWithT(t)
+	url, path := auditedServer(t, false)
+	looker := unique("looker")
+	_, tok := newAccount(t, looker, metav1alpha1.Permissions{ReadOnly: true})
+	s := newRawSession(t, url, tok)
+	res := s.call("tools/call", map[string]any{"name": "sandbar_project_export",
+		"arguments": map[string]any{"class": "zorp/SpaceBoot"}, "task": map[string]any{}})
+	g.Expect(res.Error).To(BeNil())
+	var created struct {
+		Task struct {
+			TaskID string `json:"taskId"`
+		} `json:"task"`
+	}
+	g.Expect(json.Unmarshal(res.Result, &created)).To(Succeed())
+	id := created.Task.TaskID
+	g.Expect(id).To(HavePrefix("task-"))
+	_, rpcErr := s.task("tasks/cancel", id)
+	g.Expect(rpcErr).NotTo(BeNil())
+	cancelID := strconv.FormatInt(s.id.Load(), 10)
+	var p metav1alpha1.WorkflowProcess
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: id}, &p)).To(Succeed())
+	g.Expect(p.Status.Cancellation).To(BeNil(), "nothing was cancelled")
+	_, _ = s.task("tasks/get", id)
+	res = s.call("tools/call", map[string]any{"name": "sandbar_entity_create",
+		"arguments": map[string]any{"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "nope"}}})
+	g.Expect(string(res.Result)).To(ContainSubstring(`"isError":true`))
+
+	events, raw := readAudit(t, path)
+	account := &telemetry.Ref{Namespace: "default", Name: looker}
+	export := findEvent(events, func(e telemetry.Event) bool { return e.Tool == "sandbar_project_export" })
+	g.Expect(export).NotTo(BeNil(), raw)
+	g.Expect(export.Outcome).To(Equal(telemetry.Allowed))
+	g.Expect(export.Account).To(Equal(account))
+	g.Expect(export.Process).To(Equal(&telemetry.Ref{Namespace: "default", Name: id}))
+
+	cancel := findEvent(events, func(e telemetry.Event) bool { return e.Method == "tasks/cancel" })
+	g.Expect(cancel).NotTo(BeNil(), raw)
+	g.Expect(cancel.Outcome).To(Equal(telemetry.Denied))
+	g.Expect(cancel.Reason).To(Equal("forbidden: this account is read-only: it cannot cancel processes"))
+	g.Expect(cancel.Process).To(Equal(&telemetry.Ref{Namespace: "default", Name: id}))
+	g.Expect(cancel.RequestID).To(Equal(cancelID))
+	g.Expect(cancel.SessionID).To(Equal(s.sid))
+
+	write := findEvent(events, func(e telemetry.Event) bool { return e.Tool == "sandbar_entity_create" })
+	g.Expect(write).NotTo(BeNil(), raw)
+	g.Expect(write.Outcome).To(Equal(telemetry.Denied))
+	g.Expect(write.Reason).To(ContainSubstring(`this account's permissions do not allow the tool "sandbar_entity_create"`))
+	g.Expect(write.Account).To(Equal(account))
+
+	g.Expect(findEvent(events, func(e telemetry.Event) bool { return e.Method == "tasks/get" })).To(BeNil(), "reads are not audited")
+	g.Expect(raw).NotTo(ContainSubstring("nope"), "no argument value")
+}
+
+// With --audit-include-arguments an event holds the call's arguments, and what looks
+// like a credential in them is redacted as in every answer.
+func TestAuditedArgumentsAreRedacted(t *testing.T) {
+	g := NewWithT(t)
+	url, path := auditedServer(t, true)
+	leaked, key := leakedToken(t)
+	name := unique("with-arguments")
+	cs := connect(t, url, token, nil)
+	res := callTool(t, cs, "sandbar_entity_create", map[string]any{"class": "zorp/SpaceBoot",
+		"attributes": map[string]any{"name": "keep " + leaked}, "metadata": map[string]any{"name": name}})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+
+	events, raw := readAudit(t, path)
+	e := findEvent(events, func(e telemetry.Event) bool { return e.Tool == "sandbar_entity_create" })
+	g.Expect(e).NotTo(BeNil(), raw)
+	g.Expect(e.Arguments).To(HaveKeyWithValue("metadata", map[string]any{"name": name}))
+	g.Expect(e.Arguments).To(HaveKeyWithValue("class", "zorp/SpaceBoot"))
+	noKey(g, key, e.Arguments, "the audited arguments")
+	g.Expect(raw).NotTo(ContainSubstring(key))
+	g.Expect(raw).NotTo(ContainSubstring(strings.Split(token, ":")[1]), "no token")
 }

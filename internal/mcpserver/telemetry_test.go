@@ -219,7 +219,9 @@ func TestCreateAndRefusalAreTracedAndAudited(t *testing.T) {
 	r, _ := post(t, url, map[string]string{"Authorization": "Bearer " + service + ":" + wrongKey})
 	g.Expect(r.StatusCode).To(Equal(http.StatusUnauthorized))
 
-	// The spans and the duration histogram reach the collector.
+	// The spans and the duration histograms reach the collector (a session's once it ends).
+	sessionID := cs.ID()
+	g.Expect(cs.Close()).To(Succeed())
 	g.Eventually(func(g Gomega) {
 		g.Expect(tel.Flush(ctx)).To(Succeed())
 		created, ok := otlp.span("tools/call sandbar_class_zorp_SpaceBoot")
@@ -232,7 +234,7 @@ func TestCreateAndRefusalAreTracedAndAudited(t *testing.T) {
 			HaveKeyWithValue("mcp.method.name", "tools/call"),
 			HaveKeyWithValue("gen_ai.tool.name", "sandbar_class_zorp_SpaceBoot"),
 			HaveKeyWithValue("gen_ai.operation.name", "execute_tool"),
-			HaveKeyWithValue("mcp.session.id", cs.ID()),
+			HaveKeyWithValue("mcp.session.id", sessionID),
 			HaveKey("jsonrpc.request.id"),
 			HaveKey("mcp.protocol.version"),
 			HaveKeyWithValue("sandbar.account", "default/claude"),
@@ -258,6 +260,7 @@ func TestCreateAndRefusalAreTracedAndAudited(t *testing.T) {
 			HaveKeyWithValue("mcp.method.name", "tools/call"),
 			HaveKeyWithValue("gen_ai.tool.name", "sandbar_entity_create"),
 			HaveKeyWithValue("error.type", "tool_error"))))
+		g.Expect(otlp.metrics["mcp.server.session.duration"]).To(ContainElement(HaveKey("mcp.protocol.version")))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 
 	// The audit events.
@@ -270,7 +273,7 @@ func TestCreateAndRefusalAreTracedAndAudited(t *testing.T) {
 	g.Expect(created.User).To(Equal("system:serviceaccount:default:claude"))
 	g.Expect(created.Client).To(HavePrefix("127.0.0.1:"))
 	g.Expect(created.Object).To(Equal(&telemetry.Object{Class: "zorp.spaceboot", Namespace: "default", Name: name}))
-	g.Expect(created.SessionID).To(Equal(cs.ID()))
+	g.Expect(created.SessionID).To(Equal(sessionID))
 	g.Expect(created.RequestID).NotTo(BeEmpty())
 	g.Expect(created.TraceID).To(Equal(traceID))
 	g.Expect(created.ID).NotTo(BeEmpty())
@@ -398,6 +401,7 @@ func TestTasksAndReadOnlyRefusalsAreAudited(t *testing.T) {
 	cancel := findEvent(events, func(e telemetry.Event) bool { return e.Method == "tasks/cancel" })
 	g.Expect(cancel).NotTo(BeNil(), raw)
 	g.Expect(cancel.Outcome).To(Equal(telemetry.Denied))
+	g.Expect(cancel.Account).To(Equal(account))
 	g.Expect(cancel.Reason).To(Equal("forbidden: this account is read-only: it cannot cancel processes"))
 	g.Expect(cancel.Process).To(Equal(&telemetry.Ref{Namespace: "default", Name: id}))
 	g.Expect(cancel.RequestID).To(Equal(cancelID))

@@ -397,6 +397,9 @@ func (c *sessionClock) follow(ss *mcp.ServerSession, t *Telemetry, protocol stri
 		delete(c.open, ss)
 		c.mu.Unlock()
 		attrs := []attribute.KeyValue{attribute.String(keyTransport, "tcp"), attribute.String(keyNetworkProtocol, "http")}
+		if ip := ss.InitializeParams(); ip != nil && ip.ProtocolVersion != "" {
+			protocol = ip.ProtocolVersion
+		}
 		if protocol != "" {
 			attrs = append(attrs, attribute.String(keyProtocol, protocol))
 		}

@@ -76,12 +76,6 @@ type Telemetry struct {
 // Buckets of the duration histograms, as the MCP conventions advise.
 var durationBuckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
-// Off is telemetry that does nothing.
-func Off() *Telemetry {
-	t, _ := New(context.Background(), Config{})
-	return t
-}
-
 // New sets telemetry up. Without an endpoint (in cfg or the environment) the tracer
 // and meters are no-ops and no exporter exists; OTEL_SDK_DISABLED=true turns export
 // off whatever the endpoint. Other OTEL_* variables (headers, timeouts, sampler,

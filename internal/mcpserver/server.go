@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -156,9 +157,36 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		// keeps list_changed notifications for clients without an open GET stream.
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
-	e.Handle("/mcp", tasks.Capture(streamable, opts.MaxRequestBytes))
+	transport := tasks.Capture(streamable, opts.MaxRequestBytes)
+	e.Handle("/mcp", transport)
+	if opts.OAuth.Enabled() {
+		if err := serveOAuth(e, opts.OAuth, authn, transport); err != nil {
+			return nil, err
+		}
+	}
 	s.http = e.Handler()
 	return s, nil
+}
+
+// serveOAuth serves the transport to OAuth access tokens on the OAuth route (its
+// path, and /mcp on its host if it has one), and the route's Protected Resource
+// Metadata. /mcp on other hosts advertises nothing of OAuth: clients with a
+// configured bearer token (which some drop once a server advertises OAuth) keep it.
+func serveOAuth(e *edge.Edge, cfg access.OAuthConfig, authn *access.Authenticator, transport http.Handler) error {
+	o, err := access.NewOAuth(cfg, authn)
+	if err != nil {
+		return err
+	}
+	cfg = o.Config()
+	metadata := auth.ProtectedResourceMetadataHandler(o.Metadata())
+	e.HandleWith(cfg.Path, o.Middleware, transport)
+	e.HandlePublic(access.WellKnownResource+cfg.Path, metadata)
+	if cfg.Host != "" {
+		e.HandleWith(cfg.Host+"/mcp", o.Middleware, transport)
+		e.HandlePublic(cfg.Host+access.WellKnownResource+"/mcp", metadata)
+		e.HandlePublic(cfg.Host+access.WellKnownResource, metadata)
+	}
+	return nil
 }
 
 // Handler is the server's HTTP handler: /mcp, /healthz and /readyz.
@@ -190,6 +218,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	go s.follow(ctx)
 	log.Info("serving MCP", "address", ln.Addr().String(), "path", "/mcp")
+	if o := s.opts.OAuth; o.Enabled() {
+		o = o.WithDefaults()
+		log.Info("serving MCP to OAuth access tokens", "path", o.Path, "host", o.Host, "issuer", o.IssuerURL, "resource", o.ResourceURL)
+	}
 	if s.opts.NoAuth {
 		log.Info("WARNING: serving MCP without authentication (loopback only)", "namespace", s.opts.NoAuthNamespace)
 	}

@@ -65,6 +65,17 @@ func newOAuthServer(t *testing.T, cfg access.OAuthConfig) oauthServer {
 	cfg.IssuerURL = is.URL()
 	mcpURL := serve(t, mcpserver.Options{OAuth: cfg})
 	base := strings.TrimSuffix(mcpURL, "/mcp")
+	// Tools are served once the server has synced the catalog: /readyz says so.
+	if err := waitFor(func() bool {
+		resp, err := http.Get(base + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	}); err != nil {
+		t.Fatalf("the server did not become ready: %v", err)
+	}
 	s := oauthServer{is: is, base: base, mcp: mcpURL, oauth: base + "/oauth/mcp", resource: cfg.ResourceURL}
 	if s.resource == "" {
 		s.resource = s.oauth

@@ -34,6 +34,7 @@ func bindOAuthFlags(fs *flag.FlagSet, c *access.OAuthConfig) {
 	fs.StringVar(&c.Path, "oauth-path", access.DefaultOAuthPath, "Path of the OAuth route on every host (/mcp stays for bearer tokens).")
 	fs.StringVar(&c.Host, "oauth-host", "", "A host name whose requests get OAuth on /mcp too (and the metadata at the root well-known URL).")
 	fs.Func("oauth-scopes", "Comma-separated scopes every token must carry (scope or scp claim); also listed as scopes_supported.", list(&c.Scopes))
+	fs.Func("oauth-scopes-supported", "Comma-separated scopes the metadata tells clients to ask for (default: --oauth-scopes).", list(&c.ScopesSupported))
 	fs.Func("oauth-signing-algs", "Comma-separated JWS algorithms accepted (default RS256,ES256; never none).", list(&c.SigningAlgs))
 	fs.StringVar(&c.UsernameClaim, "oauth-username-claim", access.DefaultUsernameClaim, "Claim holding the user name; a token without it is refused.")
 	fs.StringVar(&c.UsernamePrefix, "oauth-username-prefix", access.DefaultUsernamePrefix, "Prefix of the Kubernetes user name (\"-\": none).")

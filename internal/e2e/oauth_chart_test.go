@@ -112,8 +112,10 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 		g.Expect(role.Rules).To(Equal([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"users", "groups"}, Verbs: []string{"impersonate"}}}))
 
 		// route host: /mcp and the metadata on the OAuth host.
-		objs, args = objects("oauth.issuerURL=https://login.microsoftonline.com/tenant/v2.0", "oauth.route=host", "oauth.host=mcp-oauth.example.com")
-		g.Expect(oauthFlags(args)).To(ContainElements("--oauth-resource-url=https://mcp-oauth.example.com/mcp", "--oauth-host=mcp-oauth.example.com"), helm)
+		objs, args = objects("oauth.issuerURL=https://login.microsoftonline.com/tenant/v2.0", "oauth.route=host", "oauth.host=mcp-oauth.example.com",
+			"oauth.scopes={mcp}", "oauth.scopesSupported={api://sandbar/mcp}")
+		g.Expect(oauthFlags(args)).To(ContainElements("--oauth-resource-url=https://mcp-oauth.example.com/mcp", "--oauth-host=mcp-oauth.example.com",
+			"--oauth-scopes=mcp", "--oauth-scopes-supported=api://sandbar/mcp"), helm)
 		g.Expect(paths(objs, "sandbar-oauth")).To(Equal([]string{"mcp-oauth.example.com/mcp",
 			"mcp-oauth.example.com/.well-known/oauth-protected-resource", "mcp-oauth.example.com/.well-known/oauth-protected-resource/mcp"}), helm)
 

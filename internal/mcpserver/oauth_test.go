@@ -293,7 +293,7 @@ func TestOAuthAcceptsTokensAfterKeyRotation(t *testing.T) {
 // is served for the OAuth route only, so /mcp advertises no OAuth.
 func TestOAuthProtectedResourceMetadata(t *testing.T) {
 	g := NewWithT(t)
-	s := newOAuthServer(t, access.OAuthConfig{Scopes: []string{"mcp", "offline_access"}})
+	s := newOAuthServer(t, access.OAuthConfig{Scopes: []string{"mcp"}, ScopesSupported: []string{"mcp", "offline_access"}})
 	status, doc := getJSON(t, s.base+"/.well-known/oauth-protected-resource/oauth/mcp")
 	g.Expect(status).To(Equal(http.StatusOK))
 	g.Expect(doc).To(Equal(map[string]any{

@@ -76,8 +76,11 @@ type OAuthConfig struct {
 	// get OAuth on /mcp too.
 	Path string
 	Host string
-	// Scopes must all be granted by a token (scope or scp claim).
-	Scopes []string
+	// Scopes must all be granted by a token (scope or scp claim). ScopesSupported
+	// are what the metadata tells clients to ask for (default: Scopes); they differ
+	// where an issuer names a scope one way in requests and another in tokens
+	// (Entra: api://<app>/mcp and mcp).
+	Scopes, ScopesSupported []string
 	// SigningAlgs are the accepted JWS algorithms (never none); empty: RS256 and ES256.
 	SigningAlgs []string
 	// The claims that hold the user name and the groups, and the prefixes they get.
@@ -109,6 +112,9 @@ func (c OAuthConfig) WithDefaults() OAuthConfig {
 	def(&c.GroupsClaim, DefaultGroupsClaim)
 	def(&c.GroupsPrefix, DefaultGroupsPrefix)
 	def(&c.Namespace, "default")
+	if c.ScopesSupported == nil {
+		c.ScopesSupported = c.Scopes
+	}
 	if len(c.SigningAlgs) == 0 {
 		c.SigningAlgs = []string{oidc.RS256, oidc.ES256}
 	}
@@ -209,7 +215,7 @@ func (o *OAuth) Metadata() *oauthex.ProtectedResourceMetadata {
 	return &oauthex.ProtectedResourceMetadata{
 		Resource:               o.cfg.ResourceURL,
 		AuthorizationServers:   []string{o.cfg.IssuerURL},
-		ScopesSupported:        o.cfg.Scopes,
+		ScopesSupported:        o.cfg.ScopesSupported,
 		BearerMethodsSupported: []string{"header"},
 		ResourceName:           "Sandbar",
 	}

@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Package identity is the Kubernetes identity an account acts as: a Kubernetes
-// ServiceAccount in the account's own namespace. What the operator does for an
+// ServiceAccount in the account's own namespace, or, for a person signed in with
+// OAuth, the user and groups their token maps to. What the operator does for an
 // account against the API server goes through a client that impersonates that
 // identity; what it serves from its own cache is first asked of the API server as a
 // SubjectAccessReview. Either way Kubernetes RBAC decides, so

@@ -406,3 +406,33 @@ func TestOAuthUserCannotStartBuiltinJobs(t *testing.T) {
 	g.Expect(k8s.List(context.Background(), &list, client.InNamespace(ns))).To(Succeed())
 	g.Expect(list.Items).To(BeEmpty())
 }
+
+// With the prefixes turned off, a token still cannot make its holder a Kubernetes
+// system identity: a user or a group named system:... (system:masters would be
+// cluster-admin through the manager's impersonation) is refused, and nothing is
+// created.
+func TestOAuthTokenCannotClaimASystemIdentity(t *testing.T) {
+	s := newOAuthServer(t, access.OAuthConfig{UsernamePrefix: access.NoPrefix, GroupsPrefix: access.NoPrefix})
+	ns := namespaceFor(t, "", "")
+	create := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sandbar_class_zorp_SpaceBoot","arguments":{"name":"X","metadata":{"namespace":"` + ns + `","name":"escalated"}}}}`
+	for name, tok := range map[string]string{
+		"system user":  s.token("system:admin", nil),
+		"system group": s.token(unique("eve"), map[string]any{"groups": []string{"developers", "system:masters"}}),
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			for _, body := range []string{initializeBody, create} {
+				status, h, _ := rawCall(t, s.oauth, map[string]string{"Authorization": "Bearer " + tok}, body)
+				g.Expect(status).To(Equal(http.StatusUnauthorized))
+				g.Expect(h.Get("WWW-Authenticate")).To(HavePrefix(`Bearer error="invalid_token"`))
+			}
+		})
+	}
+	NewWithT(t).Expect(boots(t, ns)).To(BeEmpty())
+	// Without the prefix, an ordinary user is still that user.
+	cs := connect(t, s.oauth, s.token(unique("eve"), map[string]any{"groups": []string{"developers"}}), nil)
+	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "X", "metadata": map[string]any{"namespace": ns, "name": "plain"}})
+	NewWithT(t).Expect(res.IsError).To(BeTrue(), text(res))
+	NewWithT(t).Expect(text(res)).To(ContainSubstring(`User "eve-`))
+	NewWithT(t).Expect(boots(t, ns)).To(BeEmpty())
+}

@@ -57,13 +57,21 @@ type oauthServer struct {
 
 func newOAuthServer(t *testing.T, cfg access.OAuthConfig) oauthServer {
 	t.Helper()
+	return newOAuthServerWith(t, mcpserver.Options{OAuth: cfg})
+}
+
+// newOAuthServerWith is newOAuthServer with other server options (opts.OAuth is
+// the OAuth configuration).
+func newOAuthServerWith(t *testing.T, opts mcpserver.Options) oauthServer {
+	t.Helper()
 	is, err := issuer.Start()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(is.Close)
-	cfg.IssuerURL = is.URL()
-	mcpURL := serve(t, mcpserver.Options{OAuth: cfg})
+	opts.OAuth.IssuerURL = is.URL()
+	cfg := opts.OAuth
+	mcpURL := serve(t, opts)
 	base := strings.TrimSuffix(mcpURL, "/mcp")
 	// Tools are served once the server has synced the catalog: /readyz says so.
 	if err := waitFor(func() bool {
@@ -435,4 +443,21 @@ func TestOAuthTokenCannotClaimASystemIdentity(t *testing.T) {
 	NewWithT(t).Expect(res.IsError).To(BeTrue(), text(res))
 	NewWithT(t).Expect(text(res)).To(ContainSubstring(`User "eve-`))
 	NewWithT(t).Expect(boots(t, ns)).To(BeEmpty())
+}
+
+// The per-account rate limit applies to each person: one who has spent their bucket
+// gets 429, another person gets in.
+func TestOAuthRateLimitIsPerPerson(t *testing.T) {
+	g := NewWithT(t)
+	s := newOAuthServerWith(t, mcpserver.Options{RateLimit: 0.01, RateBurst: 2})
+	alice := map[string]string{"Authorization": "Bearer " + s.token(unique("alice"), nil)}
+	for range 2 {
+		status, _, body := rawCall(t, s.oauth, alice, initializeBody)
+		g.Expect(status).To(Equal(http.StatusOK), body)
+	}
+	status, h, body := rawCall(t, s.oauth, alice, initializeBody)
+	g.Expect(status).To(Equal(http.StatusTooManyRequests), body)
+	g.Expect(h.Get("Retry-After")).NotTo(BeEmpty())
+	status, _, body = rawCall(t, s.oauth, map[string]string{"Authorization": "Bearer " + s.token(unique("bob"), nil)}, initializeBody)
+	g.Expect(status).To(Equal(http.StatusOK), body)
 }

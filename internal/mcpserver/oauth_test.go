@@ -461,3 +461,15 @@ func TestOAuthRateLimitIsPerPerson(t *testing.T) {
 	status, _, body = rawCall(t, s.oauth, map[string]string{"Authorization": "Bearer " + s.token(unique("bob"), nil)}, initializeBody)
 	g.Expect(status).To(Equal(http.StatusOK), body)
 }
+
+// Without an issuer there is no OAuth route and no metadata.
+func TestOAuthIsOffWithoutAnIssuer(t *testing.T) {
+	g := NewWithT(t)
+	base := strings.TrimSuffix(mcpURL, "/mcp")
+	status, _, _ := rawCall(t, base+"/oauth/mcp", map[string]string{"Authorization": "Bearer " + token}, initializeBody)
+	g.Expect(status).To(Equal(http.StatusNotFound))
+	for _, path := range []string{"/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp", "/.well-known/oauth-protected-resource/oauth/mcp"} {
+		status, _ := getJSON(t, base+path)
+		g.Expect(status).To(Equal(http.StatusNotFound), path)
+	}
+}

@@ -193,9 +193,9 @@ type OAuth struct {
 	lastErr error
 }
 
-// NewOAuth checks tokens as cfg says; authn's per-account rate limit and
-// failed-attempt buckets apply to them too. Discovery waits for the first token, so
-// the manager starts while the issuer is down.
+// NewOAuth checks tokens as cfg says; authn's per-account rate limit applies to
+// their users too. Discovery waits for the first token (and is tried again at most
+// every 5 s while it fails), so the manager starts while the issuer is down.
 func NewOAuth(cfg OAuthConfig, authn *Authenticator) (*OAuth, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -241,7 +241,6 @@ func (o *OAuth) verifierFor() (*oidc.IDTokenVerifier, error) {
 		return nil, o.lastErr
 	}
 	o.lastTry = time.Now()
-	// The key set refreshes itself in the background for as long as the process runs.
 	ctx := oidc.ClientContext(context.Background(), o.cfg.HTTPClient)
 	jwks := o.cfg.JWKSURL
 	if jwks == "" {
@@ -441,7 +440,7 @@ func (o *OAuth) Middleware(next http.Handler) http.Handler {
 		}
 		exp, _ := ctx.Value(expiryKey{}).(time.Time)
 		// UserID binds a session to its user: another user's token cannot use it.
-		return &auth.TokenInfo{UserID: "oauth " + acct.User, Expiration: exp, Scopes: nil,
+		return &auth.TokenInfo{UserID: "oauth " + acct.User, Expiration: exp,
 			Extra: map[string]any{"account": acct}}, nil
 	}, nil)(next)
 

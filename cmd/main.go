@@ -93,6 +93,7 @@ func run() int {
 	flag.DurationVar(&sandbarOpts.FinishedProcessTTL, "finished-process-ttl", 24*time.Hour, "Delete a finished WorkflowProcess this long after it ends, unless its spec.ttlSecondsAfterFinished says otherwise; MCP clients may ask for less, not more (0: keep them).")
 	flag.IntVar(&mcpOpts.MaxFollowersPerAccount, "max-followers-per-account", 20, "Tasks an MCP ServiceAccount may follow at once (progress notifications, waits for a result); beyond it, calls answer at once and clients poll (0: no limit).")
 	flag.IntVar(&mcpOpts.MaxFollowers, "max-followers", 2000, "Tasks all MCP clients together may follow at once (0: no limit).")
+	bindOAuthFlags(flag.CommandLine, &mcpOpts.OAuth)
 	opts := zap.Options{}
 	flag.StringVar(&otlpEndpoint, "otlp-endpoint", "", "Base URL of an OTLP/HTTP collector (as http://otel-collector:4318) that receives the MCP server's traces and metrics; empty: the standard OTEL_EXPORTER_OTLP_ENDPOINT if set, else none are exported.")
 	flag.StringVar(&auditLog, "audit-log", "stdout", "Where audit events go, as JSON lines (one per call that changes something, one per refusal): stdout (the manager logs to stderr), stderr, a file path, or off.")

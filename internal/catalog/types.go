@@ -141,6 +141,11 @@ type Account struct {
 	// KubeServiceAccount is the Kubernetes ServiceAccount in Namespace the account acts
 	// as (its own or the manager's default); empty: none.
 	KubeServiceAccount string
+	// User and Groups are the Kubernetes identity of an account made from an access
+	// token of a trusted OAuth issuer (no ServiceAccount object): the account acts as
+	// this user and these groups. Empty for ServiceAccounts.
+	User   string
+	Groups []string
 }
 
 // Snapshot is one immutable version of the catalog. Never modify a snapshot that has

@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Package identity is the Kubernetes identity an account acts as: a Kubernetes
-// ServiceAccount in the account's own namespace. What the operator does for an
+// ServiceAccount in the account's own namespace, or, for a person signed in with
+// OAuth, the user and groups their token maps to. What the operator does for an
 // account against the API server goes through a client that impersonates that
 // identity; what it serves from its own cache is first asked of the API server as a
 // SubjectAccessReview. Either way Kubernetes RBAC decides, so
@@ -27,6 +28,8 @@ package identity
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -103,7 +106,8 @@ type Identities struct {
 }
 
 type verdictKey struct {
-	user string
+	// subject is the user and its groups.
+	subject string
 	Access
 }
 
@@ -126,17 +130,36 @@ func New(conn Connection, trusted *catalog.Account) *Identities {
 	}
 }
 
-// User is the Kubernetes user name an account acts as, or "" when it has none.
+// User is the Kubernetes user name an account acts as, or "" when it has none: the
+// user of an OAuth account, or its Kubernetes ServiceAccount.
 func User(acct *catalog.Account) string {
-	if acct == nil || acct.KubeServiceAccount == "" {
+	switch {
+	case acct == nil:
+		return ""
+	case acct.User != "":
+		return acct.User
+	case acct.KubeServiceAccount == "":
 		return ""
 	}
 	return "system:serviceaccount:" + acct.Namespace + ":" + acct.KubeServiceAccount
 }
 
-// groups are the groups the API server gives a ServiceAccount of a namespace.
-func groups(namespace string) []string {
-	return []string{"system:serviceaccounts", "system:serviceaccounts:" + namespace, "system:authenticated"}
+// groups are the groups the API server gives the account's user: an OAuth account's
+// own (and system:authenticated, which impersonation adds), or those of a
+// ServiceAccount of a namespace.
+func groups(acct *catalog.Account) []string {
+	if acct.User != "" {
+		return append(slices.Clone(acct.Groups), "system:authenticated")
+	}
+	return []string{"system:serviceaccounts", "system:serviceaccounts:" + acct.Namespace, "system:authenticated"}
+}
+
+// subject keys the caches: the user and the groups it is impersonated with.
+func subject(acct *catalog.Account) string {
+	if acct.User == "" {
+		return User(acct)
+	}
+	return acct.User + "\x00" + strings.Join(acct.Groups, "\x00")
 }
 
 // Client is a client that acts as the account: the API server authorizes (and
@@ -149,13 +172,19 @@ func (ids *Identities) Client(acct *catalog.Account) (client.Client, error) {
 	if user == "" {
 		return nil, noIdentity(acct)
 	}
+	key := subject(acct)
 	ids.mu.Lock()
 	defer ids.mu.Unlock()
-	if c, ok := ids.clients[user]; ok {
+	if c, ok := ids.clients[key]; ok {
 		return c, nil
 	}
 	cfg := rest.CopyConfig(ids.conn.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	if acct.User != "" {
+		// The groups of an OAuth account are its token's; a ServiceAccount's come
+		// from the API server.
+		cfg.Impersonate.Groups = slices.Clone(acct.Groups)
+	}
 	c, err := ids.conn.NewClient(cfg, ids.conn.Options)
 	if err != nil {
 		return nil, fmt.Errorf("a client acting as %s: %w", user, err)
@@ -163,7 +192,7 @@ func (ids *Identities) Client(acct *catalog.Account) (client.Client, error) {
 	if len(ids.clients) >= maxClients {
 		clear(ids.clients)
 	}
-	ids.clients[user] = c
+	ids.clients[key] = c
 	return c, nil
 }
 
@@ -178,7 +207,7 @@ func (ids *Identities) Can(ctx context.Context, acct *catalog.Account, a Access)
 	if user == "" {
 		return noIdentity(acct)
 	}
-	key := verdictKey{user: user, Access: a}
+	key := verdictKey{subject: subject(acct), Access: a}
 	now := time.Now()
 	ids.mu.Lock()
 	v, ok := ids.verdicts[key]
@@ -186,7 +215,7 @@ func (ids *Identities) Can(ctx context.Context, acct *catalog.Account, a Access)
 	if !ok || now.Sub(v.at) > verdictTTL {
 		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User:   user,
-			Groups: groups(acct.Namespace),
+			Groups: groups(acct),
 			ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: a.Namespace, Verb: a.Verb, Group: a.Group,
 				Resource: a.Resource, Subresource: a.Subresource, Name: a.Name,

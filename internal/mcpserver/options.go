@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
@@ -85,6 +86,10 @@ type Options struct {
 	FinishedProcessTTL        time.Duration
 	MaxFollowersPerAccount    int
 	MaxFollowers              int
+
+	// OAuth serves OAuth access tokens of a trusted issuer on a route of their own;
+	// off without an issuer.
+	OAuth access.OAuthConfig
 }
 
 // Limits are the per-account limits of the options.
@@ -117,7 +122,10 @@ func (o Options) Validate() error {
 	if err := o.validateLimits(); err != nil {
 		return err
 	}
-	return nil
+	if o.NoAuth && o.OAuth.Enabled() {
+		return errors.New("--mcp-insecure-no-auth and --oauth-issuer-url exclude each other")
+	}
+	return o.OAuth.Validate()
 }
 
 const instructions = `Sandbar serves a metamodel of classes and their instances, which are stored as Kubernetes objects.

@@ -24,6 +24,7 @@ import (
 	"net/http"
 	"sync/atomic"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -157,9 +158,39 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		// keeps list_changed notifications for clients without an open GET stream.
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
-	e.Handle("/mcp", opts.Telemetry.Capture(tasks.Capture(streamable, opts.MaxRequestBytes), opts.MaxRequestBytes))
+	transport := opts.Telemetry.Capture(tasks.Capture(streamable, opts.MaxRequestBytes), opts.MaxRequestBytes)
+	e.Handle("/mcp", transport)
+	if opts.OAuth.Enabled() {
+		if err := serveOAuth(e, opts.OAuth, authn, opts.Telemetry.Authentication, transport); err != nil {
+			return nil, err
+		}
+	}
 	s.http = e.Handler()
 	return s, nil
+}
+
+// serveOAuth serves the transport to OAuth access tokens on the OAuth route (its
+// path, and /mcp on its host if it has one), and the route's Protected Resource
+// Metadata. /mcp on other hosts advertises nothing of OAuth: clients with a
+// configured bearer token (which some drop once a server advertises OAuth) keep it.
+// audited wraps the token check, so that its refusals are audit events as /mcp's are.
+func serveOAuth(e *edge.Edge, cfg access.OAuthConfig, authn *access.Authenticator,
+	audited func(func(http.Handler) http.Handler) func(http.Handler) http.Handler, transport http.Handler) error {
+	o, err := access.NewOAuth(cfg, authn)
+	if err != nil {
+		return err
+	}
+	cfg = o.Config()
+	metadata := auth.ProtectedResourceMetadataHandler(o.Metadata())
+	check := audited(o.Middleware)
+	e.HandleWith(cfg.Path, check, transport)
+	e.HandlePublic(access.WellKnownResource+cfg.Path, metadata)
+	if cfg.Host != "" {
+		e.HandleWith(cfg.Host+"/mcp", check, transport)
+		e.HandlePublic(cfg.Host+access.WellKnownResource+"/mcp", metadata)
+		e.HandlePublic(cfg.Host+access.WellKnownResource, metadata)
+	}
+	return nil
 }
 
 // Handler is the server's HTTP handler: /mcp, /healthz and /readyz.
@@ -191,6 +222,10 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	go s.follow(ctx)
 	log.Info("serving MCP", "address", ln.Addr().String(), "path", "/mcp")
+	if o := s.opts.OAuth; o.Enabled() {
+		o = o.WithDefaults()
+		log.Info("serving MCP to OAuth access tokens", "path", o.Path, "host", o.Host, "issuer", o.IssuerURL, "resource", o.ResourceURL)
+	}
 	if s.opts.NoAuth {
 		log.Info("WARNING: serving MCP without authentication (loopback only)", "namespace", s.opts.NoAuthNamespace)
 	}

@@ -93,12 +93,17 @@ func run(m *testing.M) int {
 		}
 		opts.Version = "test"
 		opts.BindAddress = "127.0.0.1:0"
-		srv, err := mcpserver.New(opts, st, mcpserver.ClusterOf(mgr))
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return "", err
 		}
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if opts.OAuth.Enabled() && opts.OAuth.ResourceURL == "" {
+			// The OAuth resource is the server's own loopback URL unless the test names one.
+			opts.OAuth.ResourceURL = "http://" + ln.Addr().String() + opts.OAuth.WithDefaults().Path
+		}
+		srv, err := mcpserver.New(opts, st, mcpserver.ClusterOf(mgr))
 		if err != nil {
+			_ = ln.Close()
 			return "", err
 		}
 		go func() { _ = srv.Serve(ctx, ln) }()

@@ -27,3 +27,17 @@ app.kubernetes.io/component: manager
 {{- define "sandbar.serviceAccountName" -}}
 {{ include "sandbar.fullname" . }}-manager
 {{- end -}}
+
+{{- /* The public URL of the OAuth route: oauth.resourceURL, or made from the route. */ -}}
+{{- define "sandbar.oauthResourceURL" -}}
+{{- if .Values.oauth.resourceURL -}}
+{{- .Values.oauth.resourceURL -}}
+{{- else if eq .Values.oauth.route "host" -}}
+{{- if not .Values.oauth.host }}{{ fail "oauth.route=host needs oauth.host" }}{{ end -}}
+{{- printf "https://%s/mcp" .Values.oauth.host -}}
+{{- else if and .Values.ingress.enabled .Values.ingress.hosts -}}
+{{- printf "https://%s%s" (first .Values.ingress.hosts).host .Values.oauth.path -}}
+{{- else -}}
+{{- fail "oauth.issuerURL is set: set oauth.resourceURL to the public URL of the OAuth route, or enable the Ingress" -}}
+{{- end -}}
+{{- end -}}

@@ -56,8 +56,12 @@ func init() { metrics.Registry.MustRegister(authFailures) }
 // Realm is the realm of the WWW-Authenticate challenge.
 const Realm = "sandbar-mcp"
 
-// maxCachedTokens bounds the verified-token cache.
-const maxCachedTokens = 10000
+// maxCachedTokens bounds the verified-token cache, and maxLimiters the per-account
+// token buckets.
+const (
+	maxCachedTokens = 10000
+	maxLimiters     = 10000
+)
 
 // Failed guesses of a service's key from one client address are limited: each costs
 // a bcrypt comparison, and guessing is what they are.
@@ -222,6 +226,10 @@ func (a *Authenticator) allow(acct *catalog.Account) (bool, time.Duration) {
 	a.mu.Lock()
 	l, ok := a.limiters[key]
 	if !ok {
+		// OAuth users are as many as the issuer has: the table is bounded.
+		if len(a.limiters) >= maxLimiters {
+			clear(a.limiters)
+		}
 		l = rate.NewLimiter(a.limit, a.burst)
 		a.limiters[key] = l
 	}

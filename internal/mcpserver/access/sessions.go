@@ -21,6 +21,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	corev1 "k8s.io/api/core/v1"
@@ -63,6 +64,10 @@ type sessionEntry struct {
 	secret, secretRV string
 	// locked is set once, by the sweep that closes the session.
 	locked atomic.Bool
+	// oauth is the account of an OAuth user's session (not in the catalog), valid
+	// until its last token expires.
+	oauth   *catalog.Account
+	expires time.Time
 }
 
 // NewSessions follows the sessions of accounts read from store, reading accounts and
@@ -77,7 +82,9 @@ func NewSessions(store *catalog.Store, reader client.Reader, anonymous *catalog.
 func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.anonymous == nil {
-			if acct := AccountOf(req.GetExtra()); acct != nil {
+			if acct := AccountOf(req.GetExtra()); acct != nil && acct.User != "" {
+				s.recordOAuth(ss, acct, req.GetExtra().TokenInfo.Expiration)
+			} else if acct != nil {
 				s.record(ctx, ss, acct)
 			}
 		}
@@ -101,6 +108,16 @@ func (s *Sessions) record(ctx context.Context, ss *mcp.ServerSession, acct *cata
 	s.mu.Lock()
 	if old := s.byID[ss]; old == nil || !old.locked.Load() {
 		s.byID[ss] = e
+	}
+	s.mu.Unlock()
+}
+
+// recordOAuth records the account of an OAuth user's session until its token
+// expires. The SDK refuses the session to any other user's token (TokenInfo.UserID).
+func (s *Sessions) recordOAuth(ss *mcp.ServerSession, acct *catalog.Account, expires time.Time) {
+	s.mu.Lock()
+	if old := s.byID[ss]; old == nil || !old.locked.Load() {
+		s.byID[ss] = &sessionEntry{namespace: acct.Namespace, name: acct.Name, oauth: acct, expires: expires}
 	}
 	s.mu.Unlock()
 }
@@ -149,6 +166,12 @@ func (s *Sessions) Account(ss *mcp.ServerSession) *catalog.Account {
 // current is e's account in the newest catalog, or nil if it is locked out there or
 // by a sweep.
 func (s *Sessions) current(e *sessionEntry) *catalog.Account {
+	if e.oauth != nil {
+		if e.locked.Load() || !time.Now().Before(e.expires) {
+			return nil
+		}
+		return e.oauth
+	}
 	acct := s.store.Load().Accounts[e.service]
 	if e.locked.Load() || acct == nil || acct.Namespace != e.namespace || acct.Name != e.name || !acct.Active || !acct.Ready {
 		return nil
@@ -160,6 +183,9 @@ func (s *Sessions) current(e *sessionEntry) *catalog.Account {
 func (s *Sessions) lockedOut(ctx context.Context, e *sessionEntry) bool {
 	if s.current(e) == nil {
 		return true
+	}
+	if e.oauth != nil {
+		return false
 	}
 	var sa metav1alpha1.ServiceAccount
 	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: e.namespace, Name: e.name}, &sa); err != nil {

@@ -42,8 +42,10 @@ type Options struct {
 
 // Edge is the mux and its chain.
 type Edge struct {
-	mux   *http.ServeMux
-	chain func(http.Handler) http.Handler
+	mux *http.ServeMux
+	// chain wraps a transport in metrics, origins and an authentication.
+	chain        func(authenticate func(http.Handler) http.Handler, h http.Handler) http.Handler
+	authenticate func(http.Handler) http.Handler
 }
 
 // New builds the chain and the health endpoints.
@@ -56,9 +58,10 @@ func New(opts Options) (*Edge, error) {
 	}
 	e := &Edge{
 		mux: http.NewServeMux(),
-		chain: func(h http.Handler) http.Handler {
-			return instrument(origins.Handler(opts.Authenticate(h)))
+		chain: func(authenticate func(http.Handler) http.Handler, h http.Handler) http.Handler {
+			return instrument(origins.Handler(authenticate(h)))
 		},
+		authenticate: opts.Authenticate,
 	}
 	e.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	e.mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
@@ -72,7 +75,20 @@ func New(opts Options) (*Edge, error) {
 }
 
 // Handle serves an MCP transport at a path, through the chain.
-func (e *Edge) Handle(pattern string, h http.Handler) { e.mux.Handle(pattern, e.chain(h)) }
+func (e *Edge) Handle(pattern string, h http.Handler) {
+	e.mux.Handle(pattern, e.chain(e.authenticate, h))
+}
+
+// HandleWith serves an MCP transport at a pattern through the chain, with another
+// authentication (OAuth's route). A pattern may name a host ("mcp.example.com/mcp"),
+// which wins over the same path without one.
+func (e *Edge) HandleWith(pattern string, authenticate func(http.Handler) http.Handler, h http.Handler) {
+	e.mux.Handle(pattern, e.chain(authenticate, h))
+}
+
+// HandlePublic serves a public document (discovery metadata) at a pattern: counted
+// in the metrics, open to any origin and without authentication.
+func (e *Edge) HandlePublic(pattern string, h http.Handler) { e.mux.Handle(pattern, instrument(h)) }
 
 // Handler is the edge's HTTP handler.
 func (e *Edge) Handler() http.Handler { return e.mux }

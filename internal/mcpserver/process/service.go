@@ -139,6 +139,12 @@ func (s *Service) Start(ctx context.Context, acct *catalog.Account, definition s
 		}
 		p.Spec.Input = &apiextensionsv1.JSON{Raw: raw}
 	}
+	if acct.User != "" && builtin.IsBuiltin(definition) {
+		// The controller runs a built-in job as the account its process names, which
+		// it finds among the ServiceAccounts; a process names no token's identity.
+		return nil, identity.Refused(fmt.Sprintf("the built-in workflow %s runs in the cluster as a Sandbar ServiceAccount, "+
+			"and %s signed in with OAuth: start it with a ServiceAccount's bearer token on /mcp", definition, acct.User))
+	}
 	if err := s.may(ctx, acct, "create", "", ""); err != nil {
 		return nil, err
 	}

@@ -1,0 +1,496 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package access
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/oauthex"
+	"golang.org/x/time/rate"
+	ctrl "sigs.k8s.io/controller-runtime"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+)
+
+// WellKnownResource is where Protected Resource Metadata (RFC 9728) is served: this
+// prefix, then the resource's path.
+const WellKnownResource = "/.well-known/oauth-protected-resource"
+
+// Defaults of the OAuth configuration.
+const (
+	DefaultOAuthPath      = "/oauth/mcp"
+	DefaultUsernameClaim  = "sub"
+	DefaultUsernamePrefix = "oidc:"
+	DefaultGroupsClaim    = "groups"
+	DefaultGroupsPrefix   = "oidc:"
+)
+
+// NoPrefix as a username or groups prefix means none, as kube-apiserver's
+// --oidc-username-prefix=- does.
+const NoPrefix = "-"
+
+// OAuthConfig is the OAuth 2.1 resource server: which issuer's access tokens are
+// accepted, for which resource, and how a token maps to a Kubernetes identity. It is
+// off while IssuerURL is empty.
+type OAuthConfig struct {
+	// IssuerURL is the authorization server; its discovery document names the JWKS
+	// unless JWKSURL does.
+	IssuerURL string
+	JWKSURL   string
+	// ResourceURL is the public URL of the OAuth route (as https://sandbar.example.com/oauth/mcp):
+	// the resource of the metadata and, unless Audience says otherwise, the audience
+	// a token must name.
+	ResourceURL string
+	Audience    string
+	// Path is the OAuth route on every host; with Host set, requests to that host
+	// get OAuth on /mcp too.
+	Path string
+	Host string
+	// Scopes must all be granted by a token (scope or scp claim). ScopesSupported
+	// are what the metadata tells clients to ask for (default: Scopes); they differ
+	// where an issuer names a scope one way in requests and another in tokens
+	// (Entra: api://<app>/mcp and mcp).
+	Scopes, ScopesSupported []string
+	// SigningAlgs are the accepted JWS algorithms (never none); empty: RS256 and ES256.
+	SigningAlgs []string
+	// The claims that hold the user name and the groups, and the prefixes they get.
+	UsernameClaim, UsernamePrefix, GroupsClaim, GroupsPrefix string
+	// Namespace is the namespace of an OAuth user's account: where tools that take
+	// a namespace act by default and where its processes live.
+	Namespace string
+	// Tools are the tools an OAuth user may see and call (globs, as a
+	// ServiceAccount's permissions.tools); nil: every tool. RBAC decides the reach.
+	Tools []string
+	// HTTPClient fetches discovery and keys; nil: a client with a 10 s timeout.
+	HTTPClient *http.Client
+}
+
+// Enabled is true when an issuer is configured.
+func (c OAuthConfig) Enabled() bool { return c.IssuerURL != "" }
+
+// WithDefaults fills what is left empty.
+func (c OAuthConfig) WithDefaults() OAuthConfig {
+	def := func(s *string, v string) {
+		if *s == "" {
+			*s = v
+		}
+	}
+	def(&c.Path, DefaultOAuthPath)
+	def(&c.Audience, c.ResourceURL)
+	def(&c.UsernameClaim, DefaultUsernameClaim)
+	def(&c.UsernamePrefix, DefaultUsernamePrefix)
+	def(&c.GroupsClaim, DefaultGroupsClaim)
+	def(&c.GroupsPrefix, DefaultGroupsPrefix)
+	def(&c.Namespace, "default")
+	if c.ScopesSupported == nil {
+		c.ScopesSupported = c.Scopes
+	}
+	if len(c.SigningAlgs) == 0 {
+		c.SigningAlgs = []string{oidc.RS256, oidc.ES256}
+	}
+	return c
+}
+
+// Validate checks the configuration (with its defaults), with messages that name the flags.
+func (c OAuthConfig) Validate() error {
+	if !c.Enabled() {
+		return nil
+	}
+	c = c.WithDefaults()
+	if u, err := url.Parse(c.IssuerURL); err != nil || (u.Scheme != "https" && !loopbackURL(u)) || u.Host == "" {
+		return fmt.Errorf("--oauth-issuer-url must be an https URL, not %q", c.IssuerURL)
+	}
+	if c.JWKSURL != "" {
+		if u, err := url.Parse(c.JWKSURL); err != nil || (u.Scheme != "https" && !loopbackURL(u)) || u.Host == "" {
+			return fmt.Errorf("--oauth-jwks-url must be an https URL, not %q", c.JWKSURL)
+		}
+	}
+	if !strings.HasPrefix(c.Path, "/") || c.Path == "/mcp" || strings.ContainsAny(c.Path, "{}? ") {
+		return fmt.Errorf("--oauth-path must be a path of its own (not /mcp, which serves bearer tokens), as %s; not %q", DefaultOAuthPath, c.Path)
+	}
+	u, err := url.Parse(c.ResourceURL)
+	if err != nil || c.ResourceURL == "" || (u.Scheme != "https" && !loopbackURL(u)) || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return fmt.Errorf("--oauth-resource-url must be the public https URL of the OAuth route (as https://sandbar.example.com%s), not %q", c.Path, c.ResourceURL)
+	}
+	pathMode := u.Path == c.Path
+	hostMode := c.Host != "" && strings.EqualFold(u.Hostname(), c.Host) && u.Path == "/mcp"
+	if !pathMode && !hostMode {
+		return fmt.Errorf("--oauth-resource-url %q must end in the OAuth route: --oauth-path (%s), or /mcp on --oauth-host (%q)", c.ResourceURL, c.Path, c.Host)
+	}
+	if c.Host != "" && (strings.ContainsAny(c.Host, "/:{} ") || strings.ToLower(c.Host) != c.Host) {
+		return fmt.Errorf("--oauth-host must be a lower-case host name without port, not %q", c.Host)
+	}
+	for _, alg := range c.SigningAlgs {
+		if !slices.Contains(supportedAlgs, alg) {
+			return fmt.Errorf("--oauth-signing-algs: %q is not one of %s", alg, strings.Join(supportedAlgs, ", "))
+		}
+	}
+	if c.UsernameClaim == "" || c.GroupsClaim == "" {
+		return errors.New("--oauth-username-claim and --oauth-groups-claim must not be empty")
+	}
+	if c.UsernamePrefix != NoPrefix && strings.HasPrefix(c.UsernamePrefix, "system:") ||
+		c.GroupsPrefix != NoPrefix && strings.HasPrefix(c.GroupsPrefix, "system:") {
+		return errors.New("--oauth-username-prefix and --oauth-groups-prefix must not start with system:, which Kubernetes reserves")
+	}
+	return nil
+}
+
+// supportedAlgs are the asymmetric JWS algorithms; none and the HMAC ones (which
+// would need a shared secret) are not among them.
+var supportedAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
+
+func loopbackURL(u *url.URL) bool {
+	if u.Scheme != "http" {
+		return false
+	}
+	host := u.Hostname()
+	ip := net.ParseIP(host)
+	return host == "localhost" || (ip != nil && ip.IsLoopback())
+}
+
+// OAuth checks access tokens of a trusted issuer (signature from its JWKS, which is
+// fetched again when a token names a key it has not seen, issuer, audience, expiry,
+// algorithm, scopes) and makes the account of the token's user: one per Kubernetes
+// user, not stored anywhere, that acts as that user and its groups.
+type OAuth struct {
+	cfg   OAuthConfig
+	authn *Authenticator
+
+	mu       sync.Mutex
+	verifier *oidc.IDTokenVerifier
+	// lastTry and lastErr space out discovery while the issuer cannot be reached.
+	lastTry time.Time
+	lastErr error
+}
+
+// NewOAuth checks tokens as cfg says; authn's per-account rate limit applies to
+// their users too. Discovery waits for the first token (and is tried again at most
+// every 5 s while it fails), so the manager starts while the issuer is down.
+func NewOAuth(cfg OAuthConfig, authn *Authenticator) (*OAuth, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.WithDefaults()
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	return &OAuth{cfg: cfg, authn: authn}, nil
+}
+
+// Config is the configuration with its defaults.
+func (o *OAuth) Config() OAuthConfig { return o.cfg }
+
+// Metadata is the Protected Resource Metadata document (RFC 9728).
+func (o *OAuth) Metadata() *oauthex.ProtectedResourceMetadata {
+	return &oauthex.ProtectedResourceMetadata{
+		Resource:               o.cfg.ResourceURL,
+		AuthorizationServers:   []string{o.cfg.IssuerURL},
+		ScopesSupported:        o.cfg.ScopesSupported,
+		BearerMethodsSupported: []string{"header"},
+		ResourceName:           "Sandbar",
+	}
+}
+
+// MetadataURL is the public URL of the metadata: the well-known prefix between the
+// resource URL's host and its path.
+func (o *OAuth) MetadataURL() string {
+	u, _ := url.Parse(o.cfg.ResourceURL)
+	u.Path = WellKnownResource + strings.TrimSuffix(u.Path, "/")
+	u.RawPath = ""
+	return u.String()
+}
+
+// verifierFor discovers the issuer's keys once.
+func (o *OAuth) verifierFor() (*oidc.IDTokenVerifier, error) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.verifier != nil {
+		return o.verifier, nil
+	}
+	if time.Since(o.lastTry) < 5*time.Second {
+		return nil, o.lastErr
+	}
+	o.lastTry = time.Now()
+	ctx := oidc.ClientContext(context.Background(), o.cfg.HTTPClient)
+	jwks := o.cfg.JWKSURL
+	if jwks == "" {
+		p, err := oidc.NewProvider(ctx, o.cfg.IssuerURL)
+		if err != nil {
+			o.lastErr = fmt.Errorf("discovering the OAuth issuer %s: %w", o.cfg.IssuerURL, err)
+			return nil, o.lastErr
+		}
+		var doc struct {
+			JWKSURL string `json:"jwks_uri"`
+		}
+		if err := p.Claims(&doc); err != nil || doc.JWKSURL == "" {
+			o.lastErr = fmt.Errorf("the discovery document of %s names no jwks_uri", o.cfg.IssuerURL)
+			return nil, o.lastErr
+		}
+		jwks = doc.JWKSURL
+	}
+	base := o.cfg.HTTPClient.Transport
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	fetches := &http.Client{Timeout: o.cfg.HTTPClient.Timeout,
+		Transport: limitedFetches{base: base, limiter: rate.NewLimiter(jwksFetchRate, jwksFetchBurst)}}
+	keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), fetches), jwks)
+	o.verifier = oidc.NewVerifier(o.cfg.IssuerURL, keys, &oidc.Config{
+		ClientID:             o.cfg.Audience,
+		SupportedSigningAlgs: o.cfg.SigningAlgs,
+	})
+	return o.verifier, nil
+}
+
+// The key set fetches the JWKS again whenever a signature does not verify with
+// the keys it holds (the issuer may have rotated them). Those fetches are limited,
+// whoever causes them: forged tokens do not make the server flood the issuer, and
+// tokens signed by a key already held never wait for a fetch.
+const (
+	jwksFetchRate  = rate.Limit(1.0 / 10)
+	jwksFetchBurst = 3
+)
+
+// limitedFetches refuses requests beyond its limiter without sending them.
+type limitedFetches struct {
+	base    http.RoundTripper
+	limiter *rate.Limiter
+}
+
+func (l limitedFetches) RoundTrip(r *http.Request) (*http.Response, error) {
+	if !l.limiter.Allow() {
+		return nil, errors.New("the JWKS was fetched again recently; not fetching it for a token whose key is not held")
+	}
+	return l.base.RoundTrip(r)
+}
+
+// tokenFailure is why a token was refused: the reason goes to the log only.
+type tokenFailure struct {
+	reason string
+	// status is 401 (invalid or missing token), 403 (scope) or 503 (issuer unreachable).
+	status int
+	// presented is true when a token came.
+	presented bool
+}
+
+// verify checks a token and makes its account.
+func (o *OAuth) verify(ctx context.Context, raw string) (*catalog.Account, time.Time, *tokenFailure) {
+	v, err := o.verifierFor()
+	if err != nil {
+		return nil, time.Time{}, &tokenFailure{reason: err.Error(), status: http.StatusServiceUnavailable, presented: true}
+	}
+	tok, err := v.Verify(ctx, raw)
+	if err != nil {
+		return nil, time.Time{}, &tokenFailure{reason: err.Error(), status: http.StatusUnauthorized, presented: true}
+	}
+	var claims map[string]any
+	if err := tok.Claims(&claims); err != nil {
+		return nil, time.Time{}, &tokenFailure{reason: err.Error(), status: http.StatusUnauthorized, presented: true}
+	}
+	name, _ := claims[o.cfg.UsernameClaim].(string)
+	if name == "" {
+		return nil, time.Time{}, &tokenFailure{reason: "the token has no string claim " + strconv.Quote(o.cfg.UsernameClaim), status: http.StatusUnauthorized, presented: true}
+	}
+	granted := append(words(claims["scope"]), words(claims["scp"])...)
+	for _, s := range o.cfg.Scopes {
+		if !slices.Contains(granted, s) {
+			return nil, time.Time{}, &tokenFailure{reason: "the token lacks the scope " + strconv.Quote(s), status: http.StatusForbidden, presented: true}
+		}
+	}
+	user := prefixed(o.cfg.UsernamePrefix, name)
+	var groups []string
+	for _, g := range strings1(claims[o.cfg.GroupsClaim]) {
+		if g != "" {
+			groups = append(groups, prefixed(o.cfg.GroupsPrefix, g))
+		}
+	}
+	slices.Sort(groups)
+	groups = slices.Compact(groups)
+	// Kubernetes gives system: names to its own identities; none is taken from a token.
+	if strings.HasPrefix(user, "system:") || slices.ContainsFunc(groups, func(g string) bool { return strings.HasPrefix(g, "system:") }) {
+		return nil, time.Time{}, &tokenFailure{reason: "the token maps to a system: user or group", status: http.StatusUnauthorized, presented: true}
+	}
+	if len(groups) > maxGroups {
+		return nil, time.Time{}, &tokenFailure{reason: fmt.Sprintf("the token has %d groups, more than %d", len(groups), maxGroups), status: http.StatusUnauthorized, presented: true}
+	}
+	return o.account(user, groups), tok.Expiry, nil
+}
+
+// maxGroups bounds the groups of one token (each is sent with every request to the
+// API server).
+const maxGroups = 200
+
+// account is the account of a Kubernetes user from a token: never stored, the
+// same name for the same user every time.
+func (o *OAuth) account(user string, groups []string) *catalog.Account {
+	tools := o.cfg.Tools
+	if tools == nil {
+		tools = []string{"*"}
+	}
+	return &catalog.Account{
+		Namespace: o.cfg.Namespace, Name: OAuthAccountName(user), Active: true, Ready: true,
+		// Every namespace: RBAC decides where the user reaches, as kubectl would.
+		Permissions: metav1alpha1.Permissions{Tools: tools, Namespaces: []string{"*"}},
+		User:        user, Groups: groups,
+	}
+}
+
+// OAuthAccountName is the account name of an OAuth user: "oauth_", a readable part
+// of the user name, "_" and 64 bits of its SHA-256. It is a valid label value (63
+// characters at most) and never the name of a ServiceAccount object (whose names
+// have no "_"), so a user's processes are never another account's.
+func OAuthAccountName(user string) string {
+	sum := sha256.Sum256([]byte(user))
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(user) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			b.WriteRune(r)
+			dash = false
+		} else if !dash && b.Len() > 0 {
+			b.WriteByte('-')
+			dash = true
+		}
+		if b.Len() >= 40 {
+			break
+		}
+	}
+	slug := strings.Trim(b.String(), "-")
+	if slug == "" {
+		slug = "user"
+	}
+	return "oauth_" + slug + "_" + hex.EncodeToString(sum[:8])
+}
+
+func prefixed(prefix, s string) string {
+	if prefix == NoPrefix {
+		return s
+	}
+	return prefix + s
+}
+
+// words are the scopes of a claim: a space-separated string (scope, and Entra's
+// scp) or a list of strings.
+func words(v any) []string {
+	if s, ok := v.(string); ok {
+		return strings.Fields(s)
+	}
+	return strings1(v)
+}
+
+// strings1 is a claim as a list of strings: a list, or one string.
+func strings1(v any) []string {
+	switch v := v.(type) {
+	case string:
+		return []string{v}
+	case []any:
+		out := make([]string, 0, len(v))
+		for _, e := range v {
+			if s, ok := e.(string); ok {
+				out = append(out, s)
+			}
+		}
+		return out
+	}
+	return nil
+}
+
+// Middleware authenticates the requests of the OAuth route: a 401 that points to
+// the metadata (with error="invalid_token" when a token came), a 403
+// insufficient_scope, or the request with its user's account as token info. Each
+// user's requests are limited by the per-account rate limit. A token costs a
+// signature check (no bcrypt), and the JWKS is fetched again at most at the
+// refetch limit, so failed tokens need no bucket per client address (behind an
+// Ingress, one address would be everyone's).
+func (o *OAuth) Middleware(next http.Handler) http.Handler {
+	sdk := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
+		acct := FromContext(ctx)
+		if acct == nil {
+			return nil, auth.ErrInvalidToken
+		}
+		exp, _ := ctx.Value(expiryKey{}).(time.Time)
+		// UserID binds a session to its user: another user's token cannot use it.
+		return &auth.TokenInfo{UserID: "oauth " + acct.User, Expiration: exp,
+			Extra: map[string]any{"account": acct}}, nil
+	}, nil)(next)
+
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		acct, exp, failure := o.check(r)
+		if failure != nil {
+			o.refuse(w, r, failure)
+			return
+		}
+		if ok, wait := o.authn.allow(acct); !ok {
+			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+			writeJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
+			return
+		}
+		ctx := context.WithValue(WithAccount(r.Context(), acct), expiryKey{}, exp)
+		sdk.ServeHTTP(w, r.WithContext(ctx))
+	})
+}
+
+type expiryKey struct{}
+
+// check reads and verifies the request's bearer token.
+func (o *OAuth) check(r *http.Request) (*catalog.Account, time.Time, *tokenFailure) {
+	header := r.Header.Get("Authorization")
+	scheme, raw, ok := strings.Cut(header, " ")
+	if header == "" || !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
+		return nil, time.Time{}, &tokenFailure{reason: "no bearer token", status: http.StatusUnauthorized, presented: header != ""}
+	}
+	return o.verify(r.Context(), strings.TrimSpace(raw))
+}
+
+// refuse answers a refused request with the challenge RFC 6750 and RFC 9728 ask for.
+func (o *OAuth) refuse(w http.ResponseWriter, r *http.Request, f *tokenFailure) {
+	ctrl.LoggerFrom(r.Context()).WithName("mcp").Info("OAuth authentication failed", "reason", f.reason, "remote", r.RemoteAddr)
+	params := []string{fmt.Sprintf("resource_metadata=%q", o.MetadataURL())}
+	msg := "Bearer token required"
+	label := "oauth_missing"
+	switch {
+	case f.status == http.StatusServiceUnavailable:
+		w.Header().Set("Retry-After", "5")
+		writeJSONError(w, f.status, "the OAuth issuer cannot be reached; try again")
+		return
+	case f.status == http.StatusForbidden:
+		params = append([]string{`error="insufficient_scope"`, fmt.Sprintf("scope=%q", strings.Join(o.cfg.Scopes, " "))}, params...)
+		msg, label = "insufficient scope", "oauth_scope"
+	case f.presented:
+		params = append([]string{`error="invalid_token"`}, params...)
+		msg, label = "invalid token", "oauth_invalid"
+	}
+	authFailures.WithLabelValues(label).Inc()
+	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
+	writeJSONError(w, f.status, msg)
+}

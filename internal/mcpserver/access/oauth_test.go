@@ -1,0 +1,83 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package access
+
+import (
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// An OAuth user's account name goes where account names go (process owners,
+// created-by annotations, logs): it is a valid label value, the same for the same
+// user, different for users whose readable parts agree, and never the name of a
+// ServiceAccount object.
+func TestOAuthAccountNamesAreStableLabelValuesNoObjectCanHave(t *testing.T) {
+	label := regexp.MustCompile(`^[a-z0-9]([-a-z0-9_.]*[a-z0-9])?$`)
+	seen := map[string]string{}
+	for _, user := range []string{
+		"oidc:alice", "oidc:Alice", "oidc:alice@example.com", "oidc:ALICE@EXAMPLE.COM", "oidc:", "oidc:---",
+		"oidc:" + strings.Repeat("very-long-user-name-", 10), "oidc:" + strings.Repeat("very-long-user-name-", 10) + "x",
+		"oidc:名前", "https://login.example.com#0f9a",
+	} {
+		name := OAuthAccountName(user)
+		if len(name) > 63 || !label.MatchString(name) {
+			t.Errorf("%q -> %q: not a label value", user, name)
+		}
+		if !strings.Contains(name, "_") {
+			t.Errorf("%q -> %q could be a ServiceAccount's name", user, name)
+		}
+		if name != OAuthAccountName(user) {
+			t.Errorf("%q: not stable", user)
+		}
+		if other, dup := seen[name]; dup {
+			t.Errorf("%q and %q share the account %q", user, other, name)
+		}
+		seen[name] = user
+	}
+	if got := OAuthAccountName("oidc:alice@example.com"); !strings.HasPrefix(got, "oauth_oidc-alice-example-com_") {
+		t.Errorf("the readable part is lost: %q", got)
+	}
+}
+
+func TestOAuthConfigIsChecked(t *testing.T) {
+	ok := OAuthConfig{IssuerURL: "https://idp.example.com", ResourceURL: "https://sandbar.example.com/oauth/mcp"}
+	if err := ok.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	host := ok
+	host.Host, host.ResourceURL = "mcp.example.com", "https://mcp.example.com/mcp"
+	if err := host.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for name, edit := range map[string]func(*OAuthConfig){
+		"plain http issuer":        func(c *OAuthConfig) { c.IssuerURL = "http://idp.example.com" },
+		"no resource":              func(c *OAuthConfig) { c.ResourceURL = "" },
+		"resource on another path": func(c *OAuthConfig) { c.ResourceURL = "https://sandbar.example.com/mcp" },
+		"OAuth on /mcp":            func(c *OAuthConfig) { c.Path, c.ResourceURL = "/mcp", "https://sandbar.example.com/mcp" },
+		"alg none":                 func(c *OAuthConfig) { c.SigningAlgs = []string{"none"} },
+		"HMAC":                     func(c *OAuthConfig) { c.SigningAlgs = []string{"HS256"} },
+		"system: prefix":           func(c *OAuthConfig) { c.UsernamePrefix = "system:" },
+		"host with a port":         func(c *OAuthConfig) { c.Host, c.ResourceURL = "mcp.example.com:443", "https://mcp.example.com/mcp" },
+	} {
+		c := ok
+		edit(&c)
+		if err := c.Validate(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

@@ -1,0 +1,306 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package issuer is an OAuth 2.1 authorization server for tests, on loopback: OIDC
+// discovery and RFC 8414 metadata, a JWKS whose signing key rotates, dynamic client
+// registration, an authorization endpoint that approves at once (PKCE S256 checked)
+// and a token endpoint that mints RS256 JWT access tokens for the requested
+// resource. Tests also mint tokens of any shape with Sign.
+package issuer
+
+import (
+	"crypto"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Issuer is a running authorization server.
+type Issuer struct {
+	srv *httptest.Server
+
+	mu   sync.Mutex
+	keys []*key // the newest signs; the JWKS serves all
+	// Login are the claims of the user the authorization endpoint approves.
+	login   map[string]any
+	clients map[string][]string // client id -> redirect URIs
+	codes   map[string]grant
+	// jwksFetches counts the JWKS requests.
+	jwksFetches int
+}
+
+type key struct {
+	id   string
+	priv *rsa.PrivateKey
+}
+
+type grant struct {
+	client, redirect, challenge, resource, scope string
+}
+
+// Start starts an issuer on loopback; Close stops it.
+func Start() (*Issuer, error) {
+	is := &Issuer{clients: map[string][]string{}, codes: map[string]grant{}, login: map[string]any{"sub": "alice"}}
+	if err := is.Rotate(); err != nil {
+		return nil, err
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/openid-configuration", is.metadata)
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", is.metadata)
+	mux.HandleFunc("GET /jwks", is.jwks)
+	mux.HandleFunc("POST /register", is.register)
+	mux.HandleFunc("GET /authorize", is.authorize)
+	mux.HandleFunc("POST /token", is.token)
+	is.srv = httptest.NewServer(mux)
+	return is, nil
+}
+
+// URL is the issuer identifier.
+func (is *Issuer) URL() string { return is.srv.URL }
+
+// Close stops the issuer.
+func (is *Issuer) Close() { is.srv.Close() }
+
+// Rotate makes a new signing key; the JWKS serves it beside the older ones.
+func (is *Issuer) Rotate() error {
+	priv, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		return err
+	}
+	id := make([]byte, 8)
+	_, _ = rand.Read(id)
+	is.mu.Lock()
+	is.keys = append(is.keys, &key{id: fmt.Sprintf("%x", id), priv: priv})
+	is.mu.Unlock()
+	return nil
+}
+
+// JWKSFetches is how often the JWKS was fetched.
+func (is *Issuer) JWKSFetches() int {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	return is.jwksFetches
+}
+
+// LoginAs sets the claims of the user the authorization endpoint approves (sub,
+// groups, ...); iss, aud, exp, iat and scope are added.
+func (is *Issuer) LoginAs(claims map[string]any) {
+	is.mu.Lock()
+	is.login = claims
+	is.mu.Unlock()
+}
+
+// Claims are the claims of a valid token for a user and an audience: iss, sub, aud,
+// iat, and exp an hour ahead.
+func (is *Issuer) Claims(sub, audience string) map[string]any {
+	now := time.Now()
+	return map[string]any{"iss": is.URL(), "sub": sub, "aud": audience, "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}
+}
+
+// Sign signs claims with the newest key (RS256).
+func (is *Issuer) Sign(claims map[string]any) string {
+	is.mu.Lock()
+	k := is.keys[len(is.keys)-1]
+	is.mu.Unlock()
+	return SignWith(k.priv, k.id, claims)
+}
+
+// SignWith signs claims with any RSA key (RS256) under a key id.
+func SignWith(priv *rsa.PrivateKey, kid string, claims map[string]any) string {
+	input := segment(map[string]any{"alg": "RS256", "typ": "at+jwt", "kid": kid}) + "." + segment(claims)
+	sum := sha256.Sum256([]byte(input))
+	sig, err := rsa.SignPKCS1v15(rand.Reader, priv, crypto.SHA256, sum[:])
+	if err != nil {
+		panic(err)
+	}
+	return input + "." + base64.RawURLEncoding.EncodeToString(sig)
+}
+
+// Unsigned is a token with alg "none" and an empty signature.
+func Unsigned(claims map[string]any) string {
+	return segment(map[string]any{"alg": "none", "typ": "JWT"}) + "." + segment(claims) + "."
+}
+
+func segment(v any) string {
+	b, _ := json.Marshal(v)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func (is *Issuer) metadata(w http.ResponseWriter, _ *http.Request) {
+	u := is.URL()
+	writeJSON(w, http.StatusOK, map[string]any{
+		"issuer":                                u,
+		"authorization_endpoint":                u + "/authorize",
+		"token_endpoint":                        u + "/token",
+		"registration_endpoint":                 u + "/register",
+		"jwks_uri":                              u + "/jwks",
+		"response_types_supported":              []string{"code"},
+		"grant_types_supported":                 []string{"authorization_code"},
+		"code_challenge_methods_supported":      []string{"S256"},
+		"token_endpoint_auth_methods_supported": []string{"none"},
+		"subject_types_supported":               []string{"public"},
+		"id_token_signing_alg_values_supported": []string{"RS256"},
+	})
+}
+
+func (is *Issuer) jwks(w http.ResponseWriter, _ *http.Request) {
+	is.mu.Lock()
+	is.jwksFetches++
+	var keys []map[string]any
+	for _, k := range is.keys {
+		keys = append(keys, map[string]any{
+			"kty": "RSA", "use": "sig", "alg": "RS256", "kid": k.id,
+			"n": base64.RawURLEncoding.EncodeToString(k.priv.N.Bytes()),
+			"e": base64.RawURLEncoding.EncodeToString(big.NewInt(int64(k.priv.E)).Bytes()),
+		})
+	}
+	is.mu.Unlock()
+	writeJSON(w, http.StatusOK, map[string]any{"keys": keys})
+}
+
+func (is *Issuer) register(w http.ResponseWriter, r *http.Request) {
+	var req map[string]any
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 64<<10)).Decode(&req); err != nil {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_client_metadata"})
+		return
+	}
+	var uris []string
+	if list, ok := req["redirect_uris"].([]any); ok {
+		for _, u := range list {
+			if s, ok := u.(string); ok {
+				uris = append(uris, s)
+			}
+		}
+	}
+	if len(uris) == 0 {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_redirect_uri"})
+		return
+	}
+	id := random()
+	is.mu.Lock()
+	is.clients[id] = uris
+	is.mu.Unlock()
+	req["client_id"] = id
+	req["client_id_issued_at"] = time.Now().Unix()
+	req["token_endpoint_auth_method"] = "none"
+	writeJSON(w, http.StatusCreated, req)
+}
+
+// authorize approves at once: it redirects with a code bound to the client, the
+// redirect URI, the PKCE challenge and the resource.
+func (is *Issuer) authorize(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	is.mu.Lock()
+	uris := is.clients[q.Get("client_id")]
+	is.mu.Unlock()
+	redirect := q.Get("redirect_uri")
+	if !contains(uris, redirect) {
+		http.Error(w, "unknown client or redirect_uri", http.StatusBadRequest)
+		return
+	}
+	if q.Get("response_type") != "code" || q.Get("code_challenge_method") != "S256" || q.Get("code_challenge") == "" {
+		http.Error(w, "response_type=code and a PKCE S256 code_challenge are required", http.StatusBadRequest)
+		return
+	}
+	code := random()
+	is.mu.Lock()
+	is.codes[code] = grant{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"),
+		resource: q.Get("resource"), scope: q.Get("scope")}
+	is.mu.Unlock()
+	to, err := url.Parse(redirect)
+	if err != nil {
+		http.Error(w, "bad redirect_uri", http.StatusBadRequest)
+		return
+	}
+	v := to.Query()
+	v.Set("code", code)
+	if s := q.Get("state"); s != "" {
+		v.Set("state", s)
+	}
+	to.RawQuery = v.Encode()
+	http.Redirect(w, r, to.String(), http.StatusFound)
+}
+
+// token exchanges a code (once) for an access token whose audience is the resource
+// the authorization asked for.
+func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
+	if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "authorization_code" {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
+		return
+	}
+	code := r.PostForm.Get("code")
+	is.mu.Lock()
+	g, ok := is.codes[code]
+	delete(is.codes, code)
+	login := is.login
+	is.mu.Unlock()
+	sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
+	switch {
+	case !ok, g.client != r.PostForm.Get("client_id"), g.redirect != r.PostForm.Get("redirect_uri"):
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+		return
+	case base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge:
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "PKCE verification failed"})
+		return
+	}
+	resource := g.resource
+	if resource == "" {
+		resource = r.PostForm.Get("resource")
+	}
+	claims := map[string]any{}
+	for k, v := range login {
+		claims[k] = v
+	}
+	now := time.Now()
+	claims["iss"], claims["aud"], claims["iat"], claims["exp"] = is.URL(), resource, now.Unix(), now.Add(time.Hour).Unix()
+	claims["client_id"] = g.client
+	if g.scope != "" {
+		claims["scope"] = g.scope
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"access_token": is.Sign(claims), "token_type": "Bearer", "expires_in": 3600, "scope": g.scope})
+}
+
+func contains(list []string, s string) bool {
+	for _, e := range list {
+		if e == s {
+			return true
+		}
+	}
+	return false
+}
+
+func random() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return strings.TrimRight(base64.RawURLEncoding.EncodeToString(b), "=")
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(code)
+	_ = json.NewEncoder(w).Encode(v)
+}

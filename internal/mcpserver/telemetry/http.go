@@ -75,8 +75,9 @@ func (t *Telemetry) Capture(next http.Handler, limit int64) http.Handler {
 }
 
 // Authentication wraps an authentication middleware: a request it refuses (401, 403
-// for an OAuth token without a required scope, or 429 once the client's failed attempts or the account's rate are spent) is an
-// audit event with the client's address. Nothing of the presented token is in it.
+// for an OAuth token without a required scope, or 429 once the client's failed
+// attempts or the account's rate are spent) is an audit event with the client's
+// address. Nothing of the presented token is in it.
 func (t *Telemetry) Authentication(authn func(http.Handler) http.Handler) func(http.Handler) http.Handler {
 	if t == nil || t.audit == nil {
 		return authn

@@ -141,6 +141,10 @@ type Account struct {
 	// KubeServiceAccount is the Kubernetes ServiceAccount in Namespace the account acts
 	// as (its own or the manager's default); empty: none.
 	KubeServiceAccount string
+	// Clients are the MCP clients it declares, MaxTools the most tools it is served
+	// (0: as its clients take).
+	Clients  []string
+	MaxTools int
 }
 
 // Snapshot is one immutable version of the catalog. Never modify a snapshot that has

@@ -33,6 +33,13 @@ const (
 	SurfaceBoth        = "both"
 )
 
+// Client limits (see package tool): DefaultClientPrefix is Claude Code's for a server
+// named "sandbar"; DefaultMaxTools is Cursor's limit, the strictest of the common clients.
+const (
+	DefaultClientPrefix = tool.DefaultClientPrefix
+	DefaultMaxTools     = 40
+)
+
 // NameStyle spells tool names (see package tool).
 type NameStyle = tool.NameStyle
 
@@ -50,6 +57,13 @@ type Options struct {
 	ToolSurface string
 	// NameStyle spells tool names.
 	NameStyle NameStyle
+	// ClientPrefix is what clients put before a tool's name (Claude Code:
+	// mcp__<server>__); a per-class tool whose name with it is longer than 64
+	// characters is not served.
+	ClientPrefix string
+	// DefaultMaxTools is the most tools an account that declares no clients (and no
+	// spec.maxTools) is served with its per-class tools (0: no limit).
+	DefaultMaxTools int
 	// AllowedOrigins are browser origins (scheme://host[:port]) allowed to call the
 	// endpoint; other cross-origin browser requests get 403.
 	AllowedOrigins []string
@@ -109,6 +123,12 @@ func (o Options) Validate() error {
 	}
 	if o.RateLimit < 0 || (o.RateLimit > 0 && o.RateBurst < 1) {
 		return errors.New("--mcp-rate-limit must be >= 0, and --mcp-rate-burst >= 1 with a limit")
+	}
+	if o.DefaultMaxTools < 0 {
+		return errors.New("--default-max-tools must be >= 0 (0: no limit)")
+	}
+	if len(o.ClientPrefix) >= tool.MaxClientName {
+		return fmt.Errorf("--client-tool-prefix must be shorter than %d characters", tool.MaxClientName)
 	}
 	if err := o.validateLimits(); err != nil {
 		return err

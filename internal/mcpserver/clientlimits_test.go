@@ -1,0 +1,222 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver_test
+
+// Clients drop what exceeds their limits without telling anyone: a tool name longer
+// than 64 characters with the client's prefix, an input schema over 16 KiB, tools past
+// the count a client takes. The server keeps within them, serves the operational verbs
+// instead, and the status of the Class or ServiceAccount says so.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
+)
+
+// zorpClass creates a concrete zorp class (which the sample account may edit) with one
+// optional slot of a property of its own, and waits until the catalog serves it.
+func zorpClass(t *testing.T, kind string, prop metav1alpha1.PropertySpec) *metav1alpha1.Class {
+	t.Helper()
+	g := NewWithT(t)
+	ctx := context.Background()
+	p := &metav1alpha1.Property{ObjectMeta: metav1.ObjectMeta{Name: "lim." + strings.ToLower(kind)}, Spec: prop}
+	c := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: "zorp." + strings.ToLower(kind)}, Spec: metav1alpha1.ClassSpec{
+		Prefix: "zorp", Kind: kind, Slots: []metav1alpha1.SlotRef{{Property: p.Name}},
+	}}
+	g.Expect(k8s.Create(ctx, p)).To(Succeed())
+	g.Expect(k8s.Create(ctx, c)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), c); _ = k8s.Delete(context.Background(), p) })
+	g.Eventually(func() bool {
+		cl := store.Load().Classes[c.Name]
+		return cl != nil && cl.Servable()
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(), "class %s is served", c.Name)
+	return c
+}
+
+// clientLimits is the ClientLimits condition of an object, once it is written.
+func clientLimits(t *testing.T, obj client.Object, conds func() []metav1.Condition) *metav1.Condition {
+	t.Helper()
+	var cond *metav1.Condition
+	NewWithT(t).Eventually(func() *metav1.Condition {
+		if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(obj), obj); err != nil {
+			return nil
+		}
+		cond = meta.FindStatusCondition(conds(), metav1alpha1.ConditionClientLimits)
+		return cond
+	}).WithTimeout(timeout).WithPolling(poll).ShouldNot(BeNil(), "%s has a ClientLimits condition", obj.GetName())
+	return cond
+}
+
+// withheldClassIsServedThroughEntityCreate checks what a client sees of a class whose
+// own tool clients would drop: the Class's condition, no tool of its own in tools/list
+// (both name styles, and the per-class surface keeps the operational verbs for it),
+// and sandbar_entity_create creates its instances.
+func withheldClassIsServedThroughEntityCreate(t *testing.T, c *metav1alpha1.Class, reason string, attrs map[string]any) {
+	g := NewWithT(t)
+	var cond *metav1.Condition
+	g.Eventually(func() string {
+		cond = clientLimits(t, c, func() []metav1.Condition { return c.Status.Conditions })
+		return cond.Reason
+	}).WithTimeout(timeout).WithPolling(poll).Should(Equal(reason))
+	own := "sandbar_class_zorp_" + c.Spec.Kind
+	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(cond.Message).To(And(ContainSubstring("is not served"), ContainSubstring("sandbar_entity_create"),
+		ContainSubstring("zorp/"+c.Spec.Kind)))
+	ready := meta.FindStatusCondition(c.Status.Conditions, metav1alpha1.ConditionReady)
+	g.Expect(ready.Message).To(ContainSubstring("is not served"), "kubectl get classes -o wide shows it")
+
+	cs := connect(t, mcpURL, token, nil)
+	tools := listTools(t, cs)
+	g.Expect(tools).To(HaveKey("sandbar_class_zorp_SpaceBoot"), "other classes keep their tools")
+	for name := range tools {
+		g.Expect(name).NotTo(HavePrefix(own[:min(len(own), 40)]), "no tool of the class is listed")
+	}
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: own, Arguments: map[string]any{}})
+	g.Expect(err).To(HaveOccurred(), "its tool is not served")
+
+	dotted := listTools(t, connect(t, serve(t, mcpserver.Options{NameStyle: mcpserver.StyleDotted}), token, nil))
+	g.Expect(dotted).To(HaveKey("sandbar.class.zorp.SpaceBoot"))
+	g.Expect(dotted).NotTo(HaveKey("sandbar.class.zorp." + c.Spec.Kind))
+	perClass := listTools(t, connect(t, serve(t, mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass}), token, nil))
+	g.Expect(perClass).To(HaveKey("sandbar_class_zorp_SpaceBoot"))
+	g.Expect(perClass).To(HaveKey("sandbar_entity_create"), "the class stays reachable on a per-class surface")
+
+	name := unique("withheld")
+	res = callTool(t, cs, "sandbar_entity_create", map[string]any{"class": "zorp/" + c.Spec.Kind,
+		"attributes": attrs, "metadata": map[string]any{"name": name}})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	g.Expect(text(res)).To(ContainSubstring(name))
+}
+
+func TestClassWhoseToolNameIsTooLongForClaudeCodeIsServedThroughEntityCreate(t *testing.T) {
+	// sandbar_class_zorp_<Kind>: 56 characters; with mcp__sandbar__, 70.
+	kind := "ClientLimitsKindWithAVeryLongName" + strings.ToUpper(rand.String(4))
+	c := zorpClass(t, kind, metav1alpha1.PropertySpec{Range: metav1alpha1.RangeString})
+	withheldClassIsServedThroughEntityCreate(t, c, metav1alpha1.ReasonNameTooLong, map[string]any{strings.ToLower(kind): "x"})
+}
+
+func TestClassWhoseInputSchemaExceeds16KiBIsServedThroughEntityCreate(t *testing.T) {
+	// One keyword slot with 256 long values: about 20 KB of input schema.
+	var values []string
+	for i := range 256 {
+		values = append(values, fmt.Sprintf("value-%03d-%s", i, strings.Repeat("x", 64)))
+	}
+	kind := "Huge" + strings.ToUpper(rand.String(4))
+	c := zorpClass(t, kind, metav1alpha1.PropertySpec{Range: metav1alpha1.RangeKeyword, Enum: values})
+	withheldClassIsServedThroughEntityCreate(t, c, metav1alpha1.ReasonSchemaTooLarge, map[string]any{})
+}
+
+func TestClassesWithinClientLimitsSayHowTheirToolMeasures(t *testing.T) {
+	boot := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: "zorp.spaceboot"}}
+	cond := clientLimits(t, boot, func() []metav1.Condition { return boot.Status.Conditions })
+	g := NewWithT(t)
+	g.Expect(cond.Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(cond.Reason).To(Equal(metav1alpha1.ReasonWithinClientLimits))
+	g.Expect(cond.Message).To(ContainSubstring("sandbar_class_zorp_SpaceBoot fits every client"))
+}
+
+// An account whose client takes fewer tools than the per-class tools would bring is
+// served the operational verbs instead, in tools/list and tools/call alike, and its
+// status says so; an account that declares no such client keeps the per-class tools.
+func TestAccountOfCursorPastItsToolLimitIsServedOperationalVerbs(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	// The 40 operational verbs are as many as Cursor takes; the samples' four concrete
+	// classes would push the account past it.
+	ns, name := unique("cursor"), unique("cursor")
+	sa := &metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: metav1alpha1.ServiceAccountSpec{ServiceName: name, ServiceAccountName: "agent",
+			APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: name + "-key"}, Clients: []string{"cursor", "claude-code"}}}
+	objs := []client.Object{
+		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent"}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent-editor"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "sandbar-instance-editor"},
+			Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "agent", Namespace: ns}}},
+		sa,
+	}
+	for _, o := range objs {
+		g.Expect(k8s.Create(ctx, o)).To(Succeed())
+	}
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), objs[0]) })
+	tok := issueWhenReady(t, ns, name)
+
+	var cond *metav1.Condition
+	g.Eventually(func() string {
+		cond = clientLimits(t, sa, func() []metav1.Condition { return sa.Status.Conditions })
+		return cond.Reason
+	}).WithTimeout(timeout).WithPolling(poll).Should(Equal(metav1alpha1.ReasonTooManyTools))
+	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(cond.Message).To(And(MatchRegexp(`would see 4[4-9] tools, more than the 40 its clients take \(cursor\)`),
+		ContainSubstring("served 40 tools"), ContainSubstring("operational verbs")))
+
+	cs := connect(t, mcpURL, tok, nil)
+	tools := listTools(t, cs)
+	g.Expect(tools).To(HaveLen(40))
+	g.Expect(tools).To(HaveKey("sandbar_entity_create"))
+	g.Expect(tools).NotTo(HaveKey("sandbar_class_zorp_SpaceBoot"))
+	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Cursor", "metadata": map[string]any{"name": unique("cursor")}})
+	g.Expect(res.IsError).To(BeTrue())
+	g.Expect(text(res)).To(And(ContainSubstring("not served to this account"), ContainSubstring("sandbar_entity_create"),
+		ContainSubstring(`"zorp/SpaceBoot"`)))
+	g.Expect(boots(t, ns)).To(BeEmpty(), "nothing was created")
+	res = callTool(t, cs, "sandbar_entity_create", map[string]any{"class": "zorp/SpaceBoot",
+		"attributes": map[string]any{"name": "Cursor"}, "metadata": map[string]any{"name": unique("cursor")}})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	g.Expect(boots(t, ns)).To(HaveLen(1))
+
+	// The sample account declares no clients, and the suite's default is no limit.
+	g.Expect(listTools(t, connect(t, mcpURL, token, nil))).To(HaveKey("sandbar_class_zorp_SpaceBoot"))
+	claude := &metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude"}}
+	g.Expect(clientLimits(t, claude, func() []metav1.Condition { return claude.Status.Conditions }).Reason).
+		To(Equal(metav1alpha1.ReasonWithinClientLimits))
+}
+
+// The clients a ServiceAccount may declare are the clients whose limits the server knows.
+func TestDeclarableClientsAreTheKnownClients(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testenv.RepoRoot(), "config", "crd", "bases", "meta.sandbar.dev_serviceaccounts.yaml"))
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	var crd apiextensionsv1.CustomResourceDefinition
+	NewWithT(t).Expect(yaml.Unmarshal(raw, &crd)).To(Succeed())
+	var enum []string
+	for _, v := range crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["clients"].Items.Schema.Enum {
+		var s string
+		NewWithT(t).Expect(json.Unmarshal(v.Raw, &s)).To(Succeed())
+		enum = append(enum, s)
+	}
+	NewWithT(t).Expect(enum).To(ConsistOf(tool.ClientNames()))
+}

@@ -46,11 +46,17 @@ func TestChartPassesClientLimitsToTheManager(t *testing.T) {
 			find(t, decode(t, string(out)), "Deployment.apps sandbar-system/sandbar").Object, &dep)).To(Succeed())
 		return dep.Spec.Template.Spec.Containers[0].Args
 	}
-	g.Expect(args()).To(ContainElements("--client-tool-prefix=mcp__sandbar__", "--default-max-tools=40"))
-	g.Expect(args("--set", "clientLimits.toolPrefix=mcp__acme__", "--set", "clientLimits.defaultMaxTools=128")).
-		To(ContainElements("--client-tool-prefix=mcp__acme__", "--default-max-tools=128"))
+	g.Expect(args()).To(ContainElements("--client-tool-prefix=mcp__sandbar__", "--default-max-tools=40",
+		"--max-result-bytes=65536", "--max-result-items=100"))
+	g.Expect(args("--set", "clientLimits.toolPrefix=mcp__acme__", "--set", "clientLimits.defaultMaxTools=128",
+		"--set", "clientLimits.maxResultBytes=1048576", "--set", "clientLimits.maxResultItems=0")).
+		To(ContainElements("--client-tool-prefix=mcp__acme__", "--default-max-tools=128",
+			"--max-result-bytes=1048576", "--max-result-items=0"))
 
 	out, err := exec.Command(helm, "template", "sandbar", chart, "--set", "clientLimits.defaultMaxTools=-1").CombinedOutput()
 	g.Expect(err).To(HaveOccurred(), "values.schema.json refuses a negative limit")
 	g.Expect(string(out)).To(ContainSubstring("/clientLimits/defaultMaxTools"))
+	out, err = exec.Command(helm, "template", "sandbar", chart, "--set", "clientLimits.maxResultBytes=100").CombinedOutput()
+	g.Expect(err).To(HaveOccurred(), "values.schema.json refuses a byte bound smaller than one item")
+	g.Expect(string(out)).To(ContainSubstring("/clientLimits/maxResultBytes"))
 }

@@ -27,6 +27,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -219,4 +220,93 @@ func TestDeclarableClientsAreTheKnownClients(t *testing.T) {
 		enum = append(enum, s)
 	}
 	NewWithT(t).Expect(enum).To(ConsistOf(tool.ClientNames()))
+}
+
+// A result longer than the server's byte bound comes in parts no longer than the
+// bound, each with a note and the token of the next; the parts joined are the result
+// a server without the bound gives, byte for byte.
+func TestResultPastTheByteBoundIsCutWithAContinuationThatGivesTheRest(t *testing.T) {
+	g := NewWithT(t)
+	var values []string
+	for i := range 256 {
+		values = append(values, fmt.Sprintf("colour-%03d-%s", i, strings.Repeat("y", 48)))
+	}
+	c := zorpClass(t, "Palette"+strings.ToUpper(rand.String(4)), metav1alpha1.PropertySpec{Range: metav1alpha1.RangeKeyword, Enum: values})
+	args := map[string]any{"class": "zorp/" + c.Spec.Kind}
+	whole := text(callTool(t, connect(t, mcpURL, token, nil), "sandbar_class_describe", args))
+	g.Expect(len(whole)).To(BeNumerically(">", 16<<10))
+
+	const bound = 4096
+	cs := connect(t, serve(t, mcpserver.Options{MaxResultBytes: bound}), token, nil)
+	continueArg := regexp.MustCompile(`"resultContinue": "([A-Za-z0-9_-]+)"`)
+	joined, parts := "", 0
+	for {
+		res := callTool(t, cs, "sandbar_class_describe", args)
+		g.Expect(res.IsError).To(BeFalse(), text(res))
+		g.Expect(res.Content).To(HaveLen(2), "a part and a note")
+		part, note := res.Content[0].(*mcp.TextContent).Text, res.Content[1].(*mcp.TextContent).Text
+		g.Expect(len(part)).To(BeNumerically("<=", bound))
+		joined += part
+		parts++
+		m := continueArg.FindStringSubmatch(note)
+		if m == nil {
+			g.Expect(note).To(ContainSubstring("the end of the result"))
+			break
+		}
+		g.Expect(note).To(ContainSubstring("result cut: bytes"))
+		args = map[string]any{"class": "zorp/" + c.Spec.Kind, "resultContinue": m[1]}
+	}
+	g.Expect(parts).To(BeNumerically(">", 4))
+	g.Expect(joined).To(Equal(whole), "nothing lost, nothing repeated")
+
+	res := callTool(t, cs, "sandbar_class_describe", map[string]any{"class": "zorp/SpaceBoot", "resultContinue": args["resultContinue"]})
+	g.Expect(res.IsError).To(BeTrue(), "a token of another result is refused, not spliced")
+	g.Expect(text(res)).To(ContainSubstring("the result changed since it was cut"))
+}
+
+// Lists come in pages of at most the server's page size, each with a continue token;
+// the pages together are the whole list.
+func TestListsComeInPagesWithAContinueToken(t *testing.T) {
+	g := NewWithT(t)
+	classesOf := func(res *mcp.CallToolResult) ([]string, string) {
+		var out struct {
+			Classes []struct {
+				Class string `json:"class"`
+			} `json:"classes"`
+			Continue string `json:"continue"`
+			Total    int    `json:"total"`
+		}
+		g.Expect(json.Unmarshal([]byte(text(res)), &out)).To(Succeed(), text(res))
+		var names []string
+		for _, c := range out.Classes {
+			names = append(names, c.Class)
+		}
+		return names, out.Continue
+	}
+	all, next := classesOf(callTool(t, connect(t, mcpURL, token, nil), "sandbar_schema_classes", map[string]any{}))
+	g.Expect(next).To(BeEmpty())
+	g.Expect(len(all)).To(BeNumerically(">=", 5))
+
+	cs := connect(t, serve(t, mcpserver.Options{MaxResultItems: 2}), token, nil)
+	var paged []string
+	args := map[string]any{}
+	for {
+		res := callTool(t, cs, "sandbar_schema_classes", args)
+		g.Expect(res.IsError).To(BeFalse(), text(res))
+		names, next := classesOf(res)
+		g.Expect(len(names)).To(BeNumerically("<=", 2))
+		paged = append(paged, names...)
+		if next == "" {
+			break
+		}
+		g.Expect(text(res)).To(ContainSubstring(`pass \"continue\" for the next page`))
+		args = map[string]any{"continue": next}
+	}
+	g.Expect(paged).To(Equal(all))
+
+	names, _ := classesOf(callTool(t, cs, "sandbar_schema_classes", map[string]any{"limit": 1}))
+	g.Expect(names).To(HaveLen(1), "a smaller limit")
+	res := callTool(t, cs, "sandbar_schema_classes", map[string]any{"continue": "not-a-token"})
+	g.Expect(res.IsError).To(BeTrue())
+	g.Expect(text(res)).To(ContainSubstring(`"continue" is not a token this server gave out`))
 }

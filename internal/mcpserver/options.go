@@ -38,6 +38,8 @@ const (
 const (
 	DefaultClientPrefix = tool.DefaultClientPrefix
 	DefaultMaxTools     = 40
+	DefaultResultBytes  = tool.DefaultResultBytes
+	DefaultResultItems  = tool.DefaultResultItems
 )
 
 // NameStyle spells tool names (see package tool).
@@ -61,6 +63,10 @@ type Options struct {
 	// mcp__<server>__); a per-class tool whose name with it is longer than 64
 	// characters is not served.
 	ClientPrefix string
+	// MaxResultBytes bounds the text of one tool result and MaxResultItems the items
+	// of one page of a list (0: no bound); see tool.Bounds.
+	MaxResultBytes int
+	MaxResultItems int
 	// DefaultMaxTools is the most tools an account that declares no clients (and no
 	// spec.maxTools) is served with its per-class tools (0: no limit).
 	DefaultMaxTools int
@@ -123,6 +129,12 @@ func (o Options) Validate() error {
 	}
 	if o.RateLimit < 0 || (o.RateLimit > 0 && o.RateBurst < 1) {
 		return errors.New("--mcp-rate-limit must be >= 0, and --mcp-rate-burst >= 1 with a limit")
+	}
+	if o.MaxResultBytes != 0 && o.MaxResultBytes < tool.MinResultBytes {
+		return fmt.Errorf("--max-result-bytes must be 0 (no bound) or at least %d", tool.MinResultBytes)
+	}
+	if o.MaxResultItems < 0 {
+		return errors.New("--max-result-items must be >= 0 (0: no bound)")
 	}
 	if o.DefaultMaxTools < 0 {
 		return errors.New("--default-max-tools must be >= 0 (0: no limit)")

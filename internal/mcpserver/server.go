@@ -250,6 +250,7 @@ func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no authenticated account"}
 		}
 		return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Session: req.Session,
-			ProgressToken: req.Params.GetProgressToken()}, nil
+			ProgressToken: req.Params.GetProgressToken(),
+			Bounds:        tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems}}, nil
 	}
 }

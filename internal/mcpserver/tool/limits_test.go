@@ -17,8 +17,10 @@ limitations under the License.
 package tool
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -52,5 +54,37 @@ func TestMeasureCountsThePrefixAndTheSchemaAsSent(t *testing.T) {
 	fit = Measure(&mcp.Tool{Name: name + "K", InputSchema: map[string]any{"description": strings.Repeat("x", MaxSchemaBytes)}}, DefaultClientPrefix)
 	if !fit.NameTooLong() || !fit.SchemaTooLarge() || !strings.Contains(fit.Problems(DefaultClientPrefix), "65 characters") {
 		t.Errorf("one character more, and a schema over 16 KiB: %+v %s", fit, fit.Problems(DefaultClientPrefix))
+	}
+}
+
+func TestBoundCutsOnCharacterBoundariesAndJoinsWhole(t *testing.T) {
+	whole := strings.Repeat("ä€x", 3000) // multi-byte characters across every cut
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: whole}}}
+	d := &Def{Spec: Spec{ReadOnly: true}}
+	joined := ""
+	var w *window
+	for i := 0; ; i++ {
+		out, err := bound(res, d, "t", MinResultBytes, w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part := out.Content[0].(*mcp.TextContent).Text
+		if len(part) > MinResultBytes || !utf8.ValidString(part) {
+			t.Fatalf("part %d: %d bytes, valid UTF-8 %v", i, len(part), utf8.ValidString(part))
+		}
+		joined += part
+		note := out.Content[1].(*mcp.TextContent).Text
+		if strings.Contains(note, "the end of the result") {
+			break
+		}
+		token := note[strings.Index(note, `": "`)+4:]
+		token = token[:strings.Index(token, `"`)]
+		w, _, err = readContinue(json.RawMessage(`{"resultContinue":"` + token + `"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if joined != whole {
+		t.Errorf("the parts joined are not the whole result")
 	}
 }

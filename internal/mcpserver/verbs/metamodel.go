@@ -31,6 +31,12 @@ type classArgs struct {
 	Class string `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
 }
 
+type classListArgs struct {
+	Class    string `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
+	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
+	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
+}
+
 type subclassOfArgs struct {
 	Class string `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
 	Of    string `json:"of" jsonschema:"The class it may inherit from, as prefix/Kind."`
@@ -50,12 +56,16 @@ type propertyArgs struct {
 func (e *Env) schemaVerbs() []*tool.Def {
 	return []*tool.Def{
 		tool.Verb(tool.Spec{Group: "schema", Name: "classes", Title: "List classes", ReadOnly: true, Idempotent: true,
-			Description: "List every class of the metamodel: ident, description, abstract, parents, whether it is ready. Start here."},
-			func(_ context.Context, c *tool.Call, _ noArgs) (any, error) { return listClasses(c.Snap), nil }),
+			Description: "List every class of the metamodel: ident, description, abstract, parents, whether it is ready. Start here. Paged: {limit?, continue?}."},
+			func(_ context.Context, c *tool.Call, in listArgs) (any, error) {
+				out := map[string]any{}
+				return out, page(c, classList(c.Snap), in, "classes", out)
+			}),
 		tool.Verb(tool.Spec{Group: "schema", Name: "properties", Title: "List properties", ReadOnly: true, Idempotent: true,
-			Description: "List every Property (slot definition): field, range, cardinality, constraints, and the classes that use it."},
-			func(_ context.Context, c *tool.Call, _ noArgs) (any, error) {
-				return map[string]any{"properties": propertyViews(c.Snap)}, nil
+			Description: "List every Property (slot definition): field, range, cardinality, constraints, and the classes that use it. Paged: {limit?, continue?}."},
+			func(_ context.Context, c *tool.Call, in listArgs) (any, error) {
+				out := map[string]any{}
+				return out, page(c, propertyViews(c.Snap), in, "properties", out)
 			}),
 		tool.Verb(tool.Spec{Group: "schema", Name: "datatypes", Title: "List datatypes", ReadOnly: true, Idempotent: true,
 			Description: "List the ranges a slot can have and the JSON each one takes in tool arguments."},
@@ -77,28 +87,35 @@ func (e *Env) classVerbs() []*tool.Def {
 				return view(c.Snap, cl), nil
 			}).Patch(enum("class", classes(false)))
 	}
+	// list is a verb that lists something of one class, a page at a time.
+	list := func(name, title, desc, key string, items func(snap *catalog.Snapshot, cl *catalog.Class) []any) *tool.Def {
+		return tool.Verb(tool.Spec{Group: "class", Name: name, Title: title, Description: desc + " Paged: {class, limit?, continue?}.",
+			ReadOnly: true, Idempotent: true},
+			func(_ context.Context, c *tool.Call, in classListArgs) (any, error) {
+				cl, err := class(c, in.Class)
+				if err != nil {
+					return nil, err
+				}
+				out := map[string]any{"class": cl.Ident()}
+				return out, page(c, items(c.Snap, cl), listArgs{Limit: in.Limit, Continue: in.Continue}, key, out)
+			}).Patch(enum("class", classes(false)))
+	}
 	return []*tool.Def{
 		describe("describe", "Describe a class",
 			"Everything about one class: its slots (field, type, required, constraints, where inherited from), parents, ancestors, subclasses and the Kubernetes API of its instances.",
 			func(snap *catalog.Snapshot, cl *catalog.Class) any { return ClassView(snap, cl) }),
-		describe("slots", "Slots of a class", "The effective slots of a class, inherited ones included, with their JSON Schema.",
-			func(_ *catalog.Snapshot, cl *catalog.Class) any {
-				return map[string]any{"class": cl.Ident(), "slots": slotViews(cl.Slots)}
-			}),
-		describe("direct-slots", "Direct slots of a class", "The slots a class declares itself, without inherited ones.",
-			func(_ *catalog.Snapshot, cl *catalog.Class) any {
-				return map[string]any{"class": cl.Ident(), "slots": slotViews(directSlots(cl))}
-			}),
-		describe("required-slots", "Required slots of a class", "The slots every instance of a class must have.",
-			func(_ *catalog.Snapshot, cl *catalog.Class) any {
-				return map[string]any{"class": cl.Ident(), "required": nonNil(cl.Required)}
-			}),
+		list("slots", "Slots of a class", "The effective slots of a class, inherited ones included, with their JSON Schema.", "slots",
+			func(_ *catalog.Snapshot, cl *catalog.Class) []any { return anys(slotViews(cl.Slots)) }),
+		list("direct-slots", "Direct slots of a class", "The slots a class declares itself, without inherited ones.", "slots",
+			func(_ *catalog.Snapshot, cl *catalog.Class) []any { return anys(slotViews(directSlots(cl))) }),
+		list("required-slots", "Required slots of a class", "The slots every instance of a class must have.", "required",
+			func(_ *catalog.Snapshot, cl *catalog.Class) []any { return anys(cl.Required) }),
 		tool.Verb(tool.Spec{Group: "class", Name: "instances", Title: "Instances of a class", ReadOnly: true, Idempotent: true,
 			Description: "List instances of a class and its subclasses (same arguments as sandbar_entity_find)."},
 			e.find, findConstraints...).Patch(enum("class", classes(false))),
-		describe("subclasses", "Subclasses of a class", "Every class that inherits, directly or not, from a class.",
-			func(snap *catalog.Snapshot, cl *catalog.Class) any {
-				return map[string]any{"class": cl.Ident(), "subclasses": idents(snap, snap.Subclasses(cl.Name))}
+		list("subclasses", "Subclasses of a class", "Every class that inherits, directly or not, from a class.", "subclasses",
+			func(snap *catalog.Snapshot, cl *catalog.Class) []any {
+				return anys(idents(snap, snap.Subclasses(cl.Name)))
 			}),
 		describe("parents", "Parents of a class", "The direct parents and all ancestors of a class.",
 			func(snap *catalog.Snapshot, cl *catalog.Class) any {
@@ -148,7 +165,16 @@ func (e *Env) codecVerbs() []*tool.Def {
 	}
 }
 
-func listClasses(snap *catalog.Snapshot) any {
+// anys is a list as items of a page.
+func anys[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+func classList(snap *catalog.Snapshot) []map[string]any {
 	var out []map[string]any
 	for _, name := range snap.ClassNames() {
 		cl := snap.Classes[name]
@@ -166,7 +192,7 @@ func listClasses(snap *catalog.Snapshot) any {
 		}
 		out = append(out, v)
 	}
-	return map[string]any{"classes": nonNil(out)}
+	return out
 }
 
 func directSlots(cl *catalog.Class) []catalog.Slot {

@@ -106,8 +106,8 @@ func withheldClassIsServedThroughEntityCreate(t *testing.T, c *metav1alpha1.Clas
 	for name := range tools {
 		g.Expect(name).NotTo(HavePrefix(own[:min(len(own), 40)]), "no tool of the class is listed")
 	}
-	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: own, Arguments: map[string]any{}})
-	g.Expect(err).To(HaveOccurred(), "its tool is not served")
+	_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: own, Arguments: map[string]any{}})
+	g.Expect(err).To(MatchError(ContainSubstring("unknown tool")), "its tool is not served")
 
 	dotted := listTools(t, connect(t, serve(t, mcpserver.Options{NameStyle: mcpserver.StyleDotted}), token, nil))
 	g.Expect(dotted).To(HaveKey("sandbar.class.zorp.SpaceBoot"))
@@ -117,7 +117,7 @@ func withheldClassIsServedThroughEntityCreate(t *testing.T, c *metav1alpha1.Clas
 	g.Expect(perClass).To(HaveKey("sandbar_entity_create"), "the class stays reachable on a per-class surface")
 
 	name := unique("withheld")
-	res = callTool(t, cs, "sandbar_entity_create", map[string]any{"class": "zorp/" + c.Spec.Kind,
+	res := callTool(t, cs, "sandbar_entity_create", map[string]any{"class": "zorp/" + c.Spec.Kind,
 		"attributes": attrs, "metadata": map[string]any{"name": name}})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 	g.Expect(text(res)).To(ContainSubstring(name))

@@ -310,3 +310,72 @@ func TestListsComeInPagesWithAContinueToken(t *testing.T) {
 	g.Expect(res.IsError).To(BeTrue())
 	g.Expect(text(res)).To(ContainSubstring(`"continue" is not a token this server gave out`))
 }
+
+// A task's result past the byte bound: tasks/result, which has no way to ask for
+// more, gives the first part and names the verb that gives the rest; that verb gives
+// the whole result in parts, joined equal to what a server without the bound gives.
+func TestTaskResultPastTheByteBoundNamesWhereTheRestIs(t *testing.T) {
+	g := NewWithT(t)
+	kind := "Essay" + strings.ToUpper(rand.String(4))
+	c := zorpClass(t, kind, metav1alpha1.PropertySpec{Range: metav1alpha1.RangeString})
+	main := connect(t, mcpURL, token, nil)
+	for i := range 12 {
+		res := callTool(t, main, "sandbar_entity_create", map[string]any{"class": "zorp/" + c.Spec.Kind,
+			"attributes": map[string]any{strings.ToLower(kind): strings.Repeat(fmt.Sprintf("essay %d. ", i), 60)}})
+		g.Expect(res.IsError).To(BeFalse(), text(res))
+	}
+
+	const bound = 4096
+	url := serve(t, mcpserver.Options{MaxResultBytes: bound})
+	s := newRawSession(t, url, token)
+	res := s.call("tools/call", map[string]any{"name": "sandbar_project_export",
+		"arguments": map[string]any{"class": "zorp/" + c.Spec.Kind}, "task": map[string]any{}})
+	g.Expect(res.Error).To(BeNil())
+	var created struct {
+		Task map[string]any `json:"task"`
+	}
+	g.Expect(json.Unmarshal(res.Result, &created)).To(Succeed())
+	id := created.Task["taskId"].(string)
+	g.Eventually(func() any {
+		got, _ := s.task("tasks/get", id)
+		return got["status"]
+	}).WithTimeout(timeout).WithPolling(poll).Should(Equal("completed"))
+
+	var cut struct {
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		StructuredContent any `json:"structuredContent"`
+	}
+	g.Expect(json.Unmarshal(s.call("tasks/result", map[string]any{"taskId": id}).Result, &cut)).To(Succeed())
+	g.Expect(cut.Content).To(HaveLen(2))
+	g.Expect(len(cut.Content[0].Text)).To(BeNumerically("<=", bound))
+	g.Expect(cut.StructuredContent).To(BeNil(), "the whole result does not ride along")
+	g.Expect(cut.Content[1].Text).To(And(ContainSubstring("result cut"),
+		ContainSubstring(`sandbar_tasks_result with {"taskId": "`+id+`"}`)))
+
+	whole := text(callTool(t, main, "sandbar_tasks_result", map[string]any{"taskId": id}))
+	g.Expect(len(whole)).To(BeNumerically(">", 2*bound))
+	cs := connect(t, url, token, nil)
+	continueArg := regexp.MustCompile(`"resultContinue": "([A-Za-z0-9_-]+)"`)
+	args := map[string]any{"taskId": id}
+	joined := ""
+	for {
+		res := callTool(t, cs, "sandbar_tasks_result", args)
+		g.Expect(res.IsError).To(BeFalse(), text(res))
+		joined += res.Content[0].(*mcp.TextContent).Text
+		m := continueArg.FindStringSubmatch(res.Content[1].(*mcp.TextContent).Text)
+		if m == nil {
+			break
+		}
+		args = map[string]any{"taskId": id, "resultContinue": m[1]}
+	}
+	g.Expect(joined).To(Equal(whole))
+	var out struct {
+		Result struct {
+			Items []any `json:"items"`
+		} `json:"result"`
+	}
+	g.Expect(json.Unmarshal([]byte(joined), &out)).To(Succeed())
+	g.Expect(out.Result.Items).To(HaveLen(12), "every instance, nothing lost")
+}

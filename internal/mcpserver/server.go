@@ -129,7 +129,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	guard := access.NewGuard(&s.served, opts.NameStyle, opts.DefaultMaxTools)
 	s.sessions = access.NewSessions(store, cl.Client, anonymous)
 	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, s.prompts.Workflow)
-	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes)
+	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes, opts.MaxResultBytes, tool.Encode(opts.NameStyle, "sandbar.tasks.result"))
 	if err != nil {
 		return nil, err
 	}

@@ -133,3 +133,19 @@ func bound(res *mcp.CallToolResult, d *Def, name string, max int, w *window) (*m
 }
 
 func must(b []byte, _ error) []byte { return b }
+
+// Cut bounds a result that has no way to ask for the rest (tasks/result): one whose
+// text exceeds max (0: no bound) becomes its first max bytes and the note that
+// note(shown, total) gives, which says where the whole result is.
+func Cut(res *mcp.CallToolResult, max int, note func(shown, total int) string) *mcp.CallToolResult {
+	text := Text(res)
+	if max <= 0 || len(text) <= max {
+		return res
+	}
+	end := max
+	for end > 0 && !utf8.RuneStart(text[end]) {
+		end--
+	}
+	return &mcp.CallToolResult{IsError: res.IsError,
+		Content: []mcp.Content{&mcp.TextContent{Text: text[:end]}, &mcp.TextContent{Text: note(end, len(text))}}}
+}

@@ -18,6 +18,7 @@ package verbs
 
 import (
 	"context"
+	"sort"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -51,6 +52,12 @@ type instanceOfArgs struct {
 
 type propertyArgs struct {
 	Property string `json:"property" jsonschema:"The name of the Property."`
+}
+
+type propertyListArgs struct {
+	Property string `json:"property" jsonschema:"The name of the Property."`
+	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
+	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
 }
 
 func (e *Env) schemaVerbs() []*tool.Def {
@@ -147,7 +154,15 @@ func (e *Env) propertyVerbs() []*tool.Def {
 			}).Patch(enum("property", propertyNames))
 	}
 	return []*tool.Def{
-		prop("domain", "Classes with a property", "The classes that declare a Property and the classes that have it by inheritance.", domain),
+		tool.Verb(tool.Spec{Group: "property", Name: "domain", Title: "Classes with a property", ReadOnly: true, Idempotent: true,
+			Description: "The classes that declare a Property and the classes that have it by inheritance. Paged: {property, limit?, continue?}."},
+			func(_ context.Context, c *tool.Call, in propertyListArgs) (any, error) {
+				p, ok := c.Snap.Properties[in.Property]
+				if !ok {
+					return nil, tool.Fail("unknown property %q; sandbar_schema_properties lists them", in.Property)
+				}
+				return domain(c, p, listArgs{Limit: in.Limit, Continue: in.Continue})
+			}).Patch(enum("property", propertyNames)),
 		prop("range", "Range of a property", "The value type of a Property, its constraints and its JSON Schema.",
 			func(_ *catalog.Snapshot, p *catalog.Property) any { return slotView(p.Slot) }),
 		prop("cardinality", "Cardinality of a property", "Whether a Property holds one value or a list.",
@@ -214,22 +229,41 @@ func datatypes() any {
 	return map[string]any{"datatypes": out, "cardinality": "many wraps the schema in an array"}
 }
 
-func domain(snap *catalog.Snapshot, p *catalog.Property) any {
-	declared, inherited := []string{}, []string{}
+// domain is one page of the classes that have a property: those that declare it,
+// then those that inherit it.
+func domain(c *tool.Call, p *catalog.Property, in listArgs) (any, error) {
+	type user struct {
+		Class     string `json:"class"`
+		Inherited bool   `json:"inherited"`
+	}
+	snap := c.Snap
+	var users []user
 	for _, name := range snap.ClassNames() {
 		cl := snap.Classes[name]
 		for _, s := range cl.Slots {
 			if s.Property != p.Name {
 				continue
 			}
-			if s.From == cl.Name {
-				declared = append(declared, cl.Ident())
-			} else {
-				inherited = append(inherited, cl.Ident())
-			}
+			users = append(users, user{cl.Ident(), s.From != cl.Name})
 		}
 	}
-	return map[string]any{"property": p.Name, "declaredBy": declared, "inheritedBy": inherited}
+	// Declaring classes first, each group in the catalog's order.
+	sort.SliceStable(users, func(i, j int) bool { return !users[i].Inherited && users[j].Inherited })
+	out := map[string]any{"property": p.Name}
+	if err := page(c, users, in, "classes", out); err != nil {
+		return nil, err
+	}
+	declared, inherited := []string{}, []string{}
+	for _, u := range out["classes"].([]user) {
+		if u.Inherited {
+			inherited = append(inherited, u.Class)
+		} else {
+			declared = append(declared, u.Class)
+		}
+	}
+	delete(out, "classes")
+	out["declaredBy"], out["inheritedBy"] = declared, inherited
+	return out, nil
 }
 
 func subclassOf(_ context.Context, c *tool.Call, in subclassOfArgs) (any, error) {

@@ -44,6 +44,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
@@ -378,4 +379,44 @@ func TestTaskResultPastTheByteBoundNamesWhereTheRestIs(t *testing.T) {
 	}
 	g.Expect(json.Unmarshal([]byte(joined), &out)).To(Succeed())
 	g.Expect(out.Result.Items).To(HaveLen(12), "every instance, nothing lost")
+}
+
+// A credential in a result that is cut where the cut falls inside it: the result is
+// redacted before it is cut, so neither part carries half of it.
+func TestCutFallingInsideACredentialLeaksNoHalf(t *testing.T) {
+	g := NewWithT(t)
+	leak, key := leakedToken(t)
+	// The description puts the key past the smallest bound.
+	c := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: "zorp.cutleak" + rand.String(4)}, Spec: metav1alpha1.ClassSpec{
+		Prefix: "zorp", Kind: "CutLeak" + strings.ToUpper(rand.String(4)), Abstract: true,
+		Description: strings.Repeat("filler ", 560) + leak + " ends here.",
+	}}
+	g.Expect(k8s.Create(context.Background(), c)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), c) })
+	args := map[string]any{"class": "zorp/" + c.Spec.Kind}
+	var whole string
+	g.Eventually(func() string {
+		whole = text(callTool(t, connect(t, mcpURL, token, nil), "sandbar_class_describe", args))
+		return whole
+	}).WithTimeout(timeout).WithPolling(poll).Should(ContainSubstring(redact.Redacted))
+	// Where the key stands in the text before redaction, and a bound that cuts it in two.
+	at := strings.Index(whole, redact.Redacted)
+	bound := at + len(leak)/2
+	g.Expect(bound).To(BeNumerically(">=", tool.MinResultBytes), "the key stands past the smallest bound")
+
+	cs := connect(t, serve(t, mcpserver.Options{MaxResultBytes: bound}), token, nil)
+	continueArg := regexp.MustCompile(`"resultContinue": "([A-Za-z0-9_-]+)"`)
+	joined := ""
+	for {
+		res := callTool(t, cs, "sandbar_class_describe", args)
+		part := res.Content[0].(*mcp.TextContent).Text
+		g.Expect(part).NotTo(Or(ContainSubstring(key[:len(key)/2]), ContainSubstring(key[len(key)/2:])), "no half of the key")
+		joined += part
+		m := continueArg.FindStringSubmatch(res.Content[1].(*mcp.TextContent).Text)
+		if m == nil {
+			break
+		}
+		args = map[string]any{"class": "zorp/" + c.Spec.Kind, "resultContinue": m[1]}
+	}
+	g.Expect(joined).To(Equal(whole))
 }

@@ -251,6 +251,6 @@ func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error
 		}
 		return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Session: req.Session,
 			ProgressToken: req.Params.GetProgressToken(),
-			Bounds:        tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems}}, nil
+			Bounds:        tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}}, nil
 	}
 }

@@ -38,6 +38,7 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
@@ -274,7 +275,7 @@ func (a *Adapter) register(server *mcp.Server) error {
 		if err != nil {
 			return nil, rpcError(err)
 		}
-		res := tool.Cut(process.ResultOf(proc), a.maxBytes, func(shown, total int) string {
+		res := tool.Cut(process.ResultOf(proc), tool.Bounds{Bytes: a.maxBytes, Scrub: redact.String}, func(shown, total int) string {
 			return fmt.Sprintf("[result cut: the first %d of %d bytes (the server's bound on a result). %s with {\"taskId\": %q} "+
 				"gives the whole result, in parts]", shown, total, a.resultTool, proc.Name)
 		})

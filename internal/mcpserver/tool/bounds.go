@@ -38,6 +38,9 @@ type Bounds struct {
 	Bytes int
 	// Items bounds the items of one page of a list (0: no bound).
 	Items int
+	// Scrub, when set, redacts a result's text before it is cut, so that no
+	// credential is split across two parts where redaction would miss both halves.
+	Scrub func(string) string
 }
 
 // Default bounds: 64 KiB of JSON is about 22,000 tokens, within Claude Code's default
@@ -96,8 +99,11 @@ func readContinue(raw json.RawMessage) (*window, json.RawMessage, error) {
 // bound cuts a result whose text exceeds the byte bound: the window w asks for (the
 // first when nil), then a note that says what was cut and, for a read-only tool, the
 // token of the next window. A result that fits is returned as it is.
-func bound(res *mcp.CallToolResult, d *Def, name string, max int, w *window) (*mcp.CallToolResult, error) {
-	text := Text(res)
+func bound(res *mcp.CallToolResult, d *Def, name string, b Bounds, w *window) (*mcp.CallToolResult, error) {
+	max, text := b.Bytes, Text(res)
+	if b.Scrub != nil && (w != nil || (max > 0 && len(text) > max)) {
+		text = b.Scrub(text)
+	}
 	if w == nil && (max <= 0 || len(text) <= max) {
 		return res, nil
 	}
@@ -135,12 +141,17 @@ func bound(res *mcp.CallToolResult, d *Def, name string, max int, w *window) (*m
 func must(b []byte, _ error) []byte { return b }
 
 // Cut bounds a result that has no way to ask for the rest (tasks/result): one whose
-// text exceeds max (0: no bound) becomes its first max bytes and the note that
-// note(shown, total) gives, which says where the whole result is.
-func Cut(res *mcp.CallToolResult, max int, note func(shown, total int) string) *mcp.CallToolResult {
-	text := Text(res)
+// text exceeds the byte bound becomes its first part (of the scrubbed text) and the
+// note that note(shown, total) gives, which says where the whole result is.
+func Cut(res *mcp.CallToolResult, b Bounds, note func(shown, total int) string) *mcp.CallToolResult {
+	max, text := b.Bytes, Text(res)
 	if max <= 0 || len(text) <= max {
 		return res
+	}
+	if b.Scrub != nil {
+		if text = b.Scrub(text); len(text) <= max {
+			return &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+		}
 	}
 	end := max
 	for end > 0 && !utf8.RuneStart(text[end]) {

@@ -64,7 +64,7 @@ func TestBoundCutsOnCharacterBoundariesAndJoinsWhole(t *testing.T) {
 	joined := ""
 	var w *window
 	for i := 0; ; i++ {
-		out, err := bound(res, d, "t", MinResultBytes, w)
+		out, err := bound(res, d, "t", Bounds{Bytes: MinResultBytes}, w)
 		if err != nil {
 			t.Fatal(err)
 		}

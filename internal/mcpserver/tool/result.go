@@ -94,7 +94,7 @@ func Handler(d *Def, name string, call func(*mcp.CallToolRequest) (*Call, error)
 		}
 		var res *mcp.CallToolResult
 		if err == nil {
-			res, err = bound(JSONResult(out), d, name, c.Bounds.Bytes, w)
+			res, err = bound(JSONResult(out), d, name, c.Bounds, w)
 		}
 		var de *DomainError
 		var rpc *jsonrpc.Error

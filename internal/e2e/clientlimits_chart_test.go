@@ -26,6 +26,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
@@ -53,7 +54,18 @@ func TestChartPassesClientLimitsToTheManager(t *testing.T) {
 		To(ContainElements("--client-tool-prefix=mcp__acme__", "--default-max-tools=128",
 			"--max-result-bytes=1048576", "--max-result-items=0"))
 
-	out, err := exec.Command(helm, "template", "sandbar", chart, "--set", "clientLimits.defaultMaxTools=-1").CombinedOutput()
+	// The bootstrap account declares its clients.
+	out, err := exec.Command(helm, "template", "sandbar", chart, "--namespace", "sandbar-system",
+		"--set", "bootstrap.enabled=true", "--set", "bootstrap.clients={cursor,claude-code}").CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
+	var admin metav1alpha1.ServiceAccount
+	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
+		find(t, decode(t, string(out)), "ServiceAccount.meta.sandbar.dev sandbar-system/admin").Object, &admin)).To(Succeed())
+	g.Expect(admin.Spec.Clients).To(Equal([]string{"cursor", "claude-code"}))
+	out, err = exec.Command(helm, "template", "sandbar", chart, "--set", "bootstrap.clients={netscape}").CombinedOutput()
+	g.Expect(err).To(HaveOccurred(), "values.schema.json refuses an unknown client:\n%s", out)
+
+	out, err = exec.Command(helm, "template", "sandbar", chart, "--set", "clientLimits.defaultMaxTools=-1").CombinedOutput()
 	g.Expect(err).To(HaveOccurred(), "values.schema.json refuses a negative limit")
 	g.Expect(string(out)).To(ContainSubstring("/clientLimits/defaultMaxTools"))
 	out, err = exec.Command(helm, "template", "sandbar", chart, "--set", "clientLimits.maxResultBytes=100").CombinedOutput()

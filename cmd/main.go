@@ -76,6 +76,10 @@ func run() int {
 	flag.StringVar(&mcpOpts.BindAddress, "mcp-bind-address", ":8080", "Address of the MCP server (/mcp, /healthz, /readyz).")
 	flag.StringVar(&mcpOpts.ToolSurface, "tool-surface", mcpserver.SurfaceBoth, "Tools to serve: operational (verbs with the class as argument), per-class (one create tool per class) or both.")
 	flag.StringVar(&nameStyle, "tool-name-style", string(mcpserver.StyleUnderscore), "Tool names: underscore (sandbar_entity_create; accepted by every client) or dotted (sandbar.entity.create).")
+	flag.StringVar(&mcpOpts.ClientPrefix, "client-tool-prefix", mcpserver.DefaultClientPrefix, "What MCP clients put before a tool's name (Claude Code: mcp__<server>__); a per-class tool whose name with it exceeds 64 characters is not served, and its Class says so.")
+	flag.IntVar(&mcpOpts.DefaultMaxTools, "default-max-tools", mcpserver.DefaultMaxTools, "Most tools an MCP ServiceAccount that declares no spec.clients is served before it gets the operational verbs instead of per-class tools (0: no limit; 40 is Cursor's limit, the strictest common client's).")
+	flag.IntVar(&mcpOpts.MaxResultBytes, "max-result-bytes", mcpserver.DefaultResultBytes, "Longest text of one tool result; a longer one is cut, with a note and, for read-only tools, a token for the next part (0: no bound; the default, 64 KiB of JSON, is about 22,000 tokens, within Claude Code's 25,000).")
+	flag.IntVar(&mcpOpts.MaxResultItems, "max-result-items", mcpserver.DefaultResultItems, "Most items in one page of a list (classes, properties, slots, workflows, processes); more are given with a continue token (0: no bound).")
 	flag.StringVar(&origins, "mcp-allowed-origins", "", "Comma-separated browser origins allowed to call /mcp (as https://app.example.com); other cross-origin browser requests get 403.")
 	flag.Float64Var(&mcpOpts.RateLimit, "mcp-rate-limit", 20, "Requests per second each ServiceAccount may make (0: unlimited).")
 	flag.IntVar(&mcpOpts.RateBurst, "mcp-rate-burst", 60, "Requests a ServiceAccount may make in a burst.")
@@ -110,6 +114,12 @@ func run() int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	clientCheck, err := mcpserver.NewClientCheck(mcpOpts)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	sandbarOpts.ClientLimits = clientCheck
 
 	restConfig := ctrl.GetConfigOrDie()
 	if qps != 0 {

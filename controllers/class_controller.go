@@ -40,6 +40,8 @@ type ClassReconciler struct {
 	// APIReader reads past the cache, which holds only the CRDs Sandbar generated.
 	APIReader client.Reader
 	Recorder  events.EventRecorder
+	// ClientLimits, when set, measures the class's own tool (the ClientLimits condition).
+	ClientLimits ClientLimits
 }
 
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=classes,verbs=get;list;watch;update;patch

@@ -25,7 +25,7 @@ import (
 )
 
 // classStatus computes a Class's status from its resolution and its instance API.
-func classStatus(class *metav1alpha1.Class, resolved *catalog.Class, api instanceAPIOutcome) metav1alpha1.ClassStatus {
+func classStatus(class *metav1alpha1.Class, resolved *catalog.Class, api instanceAPIOutcome, limits ClientLimits) metav1alpha1.ClassStatus {
 	st := metav1alpha1.ClassStatus{
 		ObservedGeneration: class.Generation,
 		Ancestors:          resolved.Ancestors,
@@ -76,6 +76,18 @@ func classStatus(class *metav1alpha1.Class, resolved *catalog.Class, api instanc
 		conds.remove(metav1alpha1.ConditionInstanceAPIEstablished)
 	}
 
+	// A concrete class has its own tool: clients must take it, or the class is
+	// reached through the operational verbs, and the condition says so.
+	if limits != nil && !class.Spec.Abstract && resolved.Problem == nil {
+		v := limits.Class(resolved)
+		conds.set(metav1alpha1.ConditionClientLimits, v.Reason == metav1alpha1.ReasonWithinClientLimits, v.Reason, v.Message)
+		if isOK := v.Reason == metav1alpha1.ReasonWithinClientLimits; !isOK && ready.Reason == metav1alpha1.ReasonReady {
+			ready = &catalog.Problem{Reason: ready.Reason, Message: ready.Message + "; " + v.Message}
+		}
+	} else {
+		conds.remove(metav1alpha1.ConditionClientLimits)
+	}
+
 	isReady := ready.Reason == metav1alpha1.ReasonReady
 	conds.set(metav1alpha1.ConditionReady, isReady, ready.Reason, ready.Message)
 	st.Conditions = conds.list
@@ -95,7 +107,7 @@ func readyMessage(class *metav1alpha1.Class, api instanceAPIOutcome) string {
 
 func (r *ClassReconciler) writeStatus(ctx context.Context, class *metav1alpha1.Class, resolved *catalog.Class, api instanceAPIOutcome) error {
 	orig := class.DeepCopy()
-	class.Status = classStatus(class, resolved, api)
+	class.Status = classStatus(class, resolved, api, r.ClientLimits)
 	return patchStatus(ctx, r.Client, r.Recorder, class, orig, orig.Status, class.Status,
 		orig.Status.Conditions, class.Status.Conditions)
 }

@@ -27,8 +27,11 @@ import (
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	crevent "sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/manager"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
@@ -40,6 +43,12 @@ import (
 type ServiceAccountReconciler struct {
 	client.Client
 	Recorder events.EventRecorder
+	// ClientLimits, when set, counts the tools the account is served of the catalog in
+	// Store against the most its clients take (the ClientLimits condition); accounts
+	// are checked again whenever the catalog changes.
+	ClientLimits          ClientLimits
+	Store                 *catalog.Store
+	DefaultServiceAccount string
 }
 
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=serviceaccounts,verbs=get;list;watch
@@ -58,6 +67,13 @@ func (r *ServiceAccountReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 	orig := sa.DeepCopy()
 	sa.Status = serviceAccountStatus(&sa, secretProblem, r.serviceNameConflict(ctx, &sa))
+	if r.ClientLimits != nil && r.Store != nil {
+		// The account as its spec says now, against the classes the catalog serves.
+		v := r.ClientLimits.Account(r.Store.Load(), catalog.AccountOf(&sa, r.DefaultServiceAccount))
+		conds := newConditions(sa.Status.Conditions, sa.Generation)
+		conds.set(metav1alpha1.ConditionClientLimits, v.Reason == metav1alpha1.ReasonWithinClientLimits, v.Reason, v.Message)
+		sa.Status.Conditions = conds.list
+	}
 	return ctrl.Result{}, patchStatus(ctx, r.Client, r.Recorder, &sa, orig, orig.Status, sa.Status,
 		orig.Status.Conditions, sa.Status.Conditions)
 }
@@ -132,7 +148,20 @@ func serviceAccountStatus(sa *metav1alpha1.ServiceAccount, secret, conflict *cat
 // SetupWithManager registers the reconciler: an account is reconciled again when its
 // Secret changes or another account claims or frees its service name.
 func (r *ServiceAccountReconciler) SetupWithManager(mgr ctrl.Manager) error {
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr)
+	if r.ClientLimits != nil && r.Store != nil {
+		// The tools an account is served follow the catalog: every account is checked
+		// again when a new snapshot is published.
+		changes := make(chan crevent.GenericEvent, 1)
+		if err := mgr.Add(manager.RunnableFunc(func(ctx context.Context) error {
+			return followCatalog(ctx, r.Store, changes)
+		})); err != nil {
+			return err
+		}
+		b = b.WatchesRawSource(source.Channel(changes, handler.EnqueueRequestsFromMapFunc(
+			func(ctx context.Context, _ client.Object) []reconcile.Request { return r.all(ctx) })))
+	}
+	return b.
 		For(&metav1alpha1.ServiceAccount{}).
 		Watches(&corev1.Secret{}, handler.EnqueueRequestsFromMapFunc(
 			func(ctx context.Context, o client.Object) []reconcile.Request {
@@ -145,4 +174,35 @@ func (r *ServiceAccountReconciler) SetupWithManager(mgr ctrl.Manager) error {
 					o.(*metav1alpha1.ServiceAccount).Spec.ServiceName)
 			})).
 		Complete(r)
+}
+
+// all are requests for every ServiceAccount.
+func (r *ServiceAccountReconciler) all(ctx context.Context) []reconcile.Request {
+	var list metav1alpha1.ServiceAccountList
+	if err := r.List(ctx, &list); err != nil {
+		ctrl.LoggerFrom(ctx).Error(err, "listing ServiceAccounts")
+		return nil
+	}
+	out := make([]reconcile.Request, 0, len(list.Items))
+	for _, sa := range list.Items {
+		out = append(out, reconcile.Request{NamespacedName: client.ObjectKeyFromObject(&sa)})
+	}
+	return out
+}
+
+// followCatalog sends an event on changes for each snapshot the store publishes; one
+// waiting event stands for any number of snapshots.
+func followCatalog(ctx context.Context, store *catalog.Store, changes chan<- crevent.GenericEvent) error {
+	for {
+		_, changed := store.Watch()
+		select {
+		case changes <- crevent.GenericEvent{Object: &metav1alpha1.ServiceAccount{}}:
+		default:
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-changed:
+		}
+	}
 }

@@ -79,6 +79,19 @@ type Options struct {
 	// unless its spec.ttlSecondsAfterFinished says otherwise (as a Job's does). Zero
 	// keeps finished processes until they are deleted.
 	FinishedProcessTTL time.Duration
+	// ClientLimits measures what the MCP server serves against what MCP clients
+	// accept (mcpserver.NewClientCheck, with the server's options); nil: Classes and
+	// ServiceAccounts get no ClientLimits condition.
+	ClientLimits ClientLimits
+}
+
+// ClientLimits measures what the MCP server serves against what MCP clients accept.
+// Each verdict's reason is ReasonWithinClientLimits when it fits.
+type ClientLimits interface {
+	// Class is the verdict on a concrete class's own create tool.
+	Class(c *catalog.Class) catalog.Problem
+	// Account is the verdict on how many tools an account is served of a snapshot.
+	Account(snap *catalog.Snapshot, acct *catalog.Account) catalog.Problem
 }
 
 // NewManager makes a manager with Sandbar's scheme and cache (unless opts sets
@@ -113,9 +126,10 @@ func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store, o Option
 	c := mgr.GetClient()
 	for _, r := range []interface{ SetupWithManager(ctrl.Manager) error }{
 		&PropertyReconciler{Client: c, Recorder: rec},
-		&ClassReconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec},
+		&ClassReconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, ClientLimits: o.ClientLimits},
 		&WorkflowDefinitionReconciler{Client: c, Recorder: rec},
-		&ServiceAccountReconciler{Client: c, Recorder: rec},
+		&ServiceAccountReconciler{Client: c, Recorder: rec, ClientLimits: o.ClientLimits, Store: store,
+			DefaultServiceAccount: o.DefaultServiceAccount},
 		&CatalogReconciler{Reader: c, Store: store, DefaultServiceAccount: o.DefaultServiceAccount},
 		&WorkflowProcessReconciler{Client: c, Recorder: rec, Store: store, Identities: ids, FinishedTTL: o.FinishedProcessTTL},
 	} {

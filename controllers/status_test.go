@@ -109,7 +109,7 @@ func TestClassStatus(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			class := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: "zorp.spaceboot", Generation: 3},
 				Spec: metav1alpha1.ClassSpec{Abstract: tc.abstract}}
-			st := classStatus(class, tc.resolved, tc.api)
+			st := classStatus(class, tc.resolved, tc.api, nil)
 			if st.ObservedGeneration != 3 {
 				t.Errorf("observedGeneration = %d", st.ObservedGeneration)
 			}

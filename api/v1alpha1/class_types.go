@@ -214,7 +214,7 @@ type ClassStatus struct {
 	// +optional
 	InstanceAPI *InstanceAPIStatus `json:"instanceAPI,omitempty"`
 
-	// conditions: ReferencesResolved, NameConflict, InstanceAPIEstablished and Ready.
+	// conditions: ReferencesResolved, NameConflict, InstanceAPIEstablished, ClientLimits and Ready.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -234,6 +234,7 @@ type ClassStatus struct {
 // +kubebuilder:printcolumn:name="Instance API",type=string,JSONPath=`.status.instanceAPI.crdName`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Clients",type=string,JSONPath=`.status.conditions[?(@.type=="ClientLimits")].reason`
 // +kubebuilder:printcolumn:name="Parents",type=string,priority=1,JSONPath=`.spec.parents`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

@@ -29,6 +29,10 @@ const (
 	// ConditionNameConflict is True when another object already claims the same name
 	// (a generated CRD, a service name).
 	ConditionNameConflict = "NameConflict"
+	// ConditionClientLimits is True when what the MCP server serves of the object fits
+	// what MCP clients accept: a Class's own tool (its name with the clients' prefix,
+	// its input schema), an account's number of tools (the most its clients take).
+	ConditionClientLimits = "ClientLimits"
 	// ConditionSecretResolved is True when a ServiceAccount's key hash can be read.
 	ConditionSecretResolved = "SecretResolved"
 )
@@ -61,6 +65,11 @@ const (
 	ReasonInvalidHash       = "InvalidHash"
 	ReasonInactive          = "Inactive"
 	ReasonUnknownDefinition = "UnknownDefinition"
+	// ClientLimits reasons.
+	ReasonWithinClientLimits = "WithinClientLimits"
+	ReasonNameTooLong        = "NameTooLong"
+	ReasonSchemaTooLarge     = "SchemaTooLarge"
+	ReasonTooManyTools       = "TooManyTools"
 )
 
 // Labels and annotations set on objects Sandbar generates or reads.

@@ -102,6 +102,24 @@ type ServiceAccountSpec struct {
 	// never widen it.
 	// +optional
 	Permissions Permissions `json:"permissions,omitempty"`
+
+	// clients are the MCP clients that use the account. The account is served at most
+	// as many tools as the strictest of them takes (cursor 40, vscode 128, claude-ai
+	// and claude-desktop 256; the others declare no limit): past it, the operational
+	// verbs, which take the class as an argument, instead of one tool per class.
+	// When empty, the manager's --default-max-tools (chart value
+	// mcp.defaultMaxTools) applies.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Enum=claude-ai;claude-desktop;claude-code;codex;cursor;vscode;mcp-inspector
+	Clients []string `json:"clients,omitempty"`
+
+	// maxTools is the most tools the account is served, whatever its clients.
+	// +optional
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=10000
+	MaxTools *int32 `json:"maxTools,omitempty"`
 }
 
 // ServiceAccountStatus is the observed state of a ServiceAccount.
@@ -110,7 +128,7 @@ type ServiceAccountStatus struct {
 	// +optional
 	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
 
-	// conditions: SecretResolved, NameConflict and Ready.
+	// conditions: SecretResolved, NameConflict, ClientLimits and Ready.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -129,6 +147,7 @@ type ServiceAccountStatus struct {
 // +kubebuilder:printcolumn:name="Read-only",type=boolean,priority=1,JSONPath=`.spec.permissions.readOnly`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
+// +kubebuilder:printcolumn:name="Clients",type=string,JSONPath=`.status.conditions[?(@.type=="ClientLimits")].reason`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type ServiceAccount struct {

@@ -121,22 +121,33 @@ func Build(in Inputs) *Snapshot {
 		if _, taken := s.Accounts[sa.Spec.ServiceName]; taken {
 			continue
 		}
-		kubeSA := sa.Spec.ServiceAccountName
-		if kubeSA == "" {
-			kubeSA = in.DefaultServiceAccount
-		}
-		s.Accounts[sa.Spec.ServiceName] = &Account{
-			KubeServiceAccount: kubeSA,
-			Namespace:          sa.Namespace,
-			Name:               sa.Name,
-			ServiceName:        sa.Spec.ServiceName,
-			PrincipalName:      sa.Spec.PrincipalName,
-			Active:             sa.Spec.Active == nil || *sa.Spec.Active,
-			Ready:              meta.IsStatusConditionTrue(sa.Status.Conditions, metav1alpha1.ConditionReady),
-			Permissions:        sa.Spec.Permissions,
-		}
+		s.Accounts[sa.Spec.ServiceName] = AccountOf(sa, in.DefaultServiceAccount)
 	}
 	return s
+}
+
+// AccountOf is the public part of a ServiceAccount; an account that names no
+// Kubernetes ServiceAccount acts as defaultServiceAccount.
+func AccountOf(sa *metav1alpha1.ServiceAccount, defaultServiceAccount string) *Account {
+	kubeSA := sa.Spec.ServiceAccountName
+	if kubeSA == "" {
+		kubeSA = defaultServiceAccount
+	}
+	a := &Account{
+		KubeServiceAccount: kubeSA,
+		Namespace:          sa.Namespace,
+		Name:               sa.Name,
+		ServiceName:        sa.Spec.ServiceName,
+		PrincipalName:      sa.Spec.PrincipalName,
+		Active:             sa.Spec.Active == nil || *sa.Spec.Active,
+		Ready:              meta.IsStatusConditionTrue(sa.Status.Conditions, metav1alpha1.ConditionReady),
+		Permissions:        sa.Spec.Permissions,
+		Clients:            sa.Spec.Clients,
+	}
+	if sa.Spec.MaxTools != nil {
+		a.MaxTools = int(*sa.Spec.MaxTools)
+	}
+	return a
 }
 
 // Older orders objects that claim the same name: the one created first keeps it, ties

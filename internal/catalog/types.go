@@ -146,6 +146,10 @@ type Account struct {
 	// this user and these groups. Empty for ServiceAccounts.
 	User   string
 	Groups []string
+	// Clients are the MCP clients it declares, MaxTools the most tools it is served
+	// (0: as its clients take).
+	Clients  []string
+	MaxTools int
 }
 
 // Snapshot is one immutable version of the catalog. Never modify a snapshot that has

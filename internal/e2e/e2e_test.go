@@ -174,8 +174,11 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 
 	// helm install into the API server: the release the manager runs with, by Helm 4.
 	// Secrets granted only in the release's namespace: the narrowest RBAC the chart has.
+	// The account's client, an SDK client like MCP Inspector, takes every tool, so it
+	// is served the per-class tools.
 	run(helm4, "install", release, chart, "--namespace", namespace, "--create-namespace",
-		"--set", "bootstrap.enabled=true", "--set", "replicaCount=1", "--set", "rbac.apiKeyNamespaces={"+namespace+"}")
+		"--set", "bootstrap.enabled=true", "--set", "replicaCount=1", "--set", "rbac.apiKeyNamespaces={"+namespace+"}",
+		"--set", "bootstrap.clients={mcp-inspector}")
 	// A second release beside it, by Helm 3 (the CRDs are there already, which Helm
 	// leaves alone); its upgrade keeps its bootstrap key too.
 	run(helm3, "install", release3, chart, "--namespace", namespace3, "--create-namespace",
@@ -307,7 +310,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 
 	// An upgrade keeps the bootstrap key, with either Helm.
 	run(helm4, "upgrade", release, chart, "--namespace", namespace, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1",
-		"--set", "rbac.apiKeyNamespaces={"+namespace+"}")
+		"--set", "rbac.apiKeyNamespaces={"+namespace+"}", "--set", "bootstrap.clients={mcp-inspector}")
 	var after corev1.Secret
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: release + "-admin-key"}, &after)).To(Succeed())
 	g.Expect(after.Data["api-key"]).To(Equal(key.Data["api-key"]), "helm upgrade (Helm 4) keeps the bootstrap key")

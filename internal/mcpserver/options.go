@@ -35,6 +35,15 @@ const (
 	SurfaceBoth        = "both"
 )
 
+// Client limits (see package tool): DefaultClientPrefix is Claude Code's for a server
+// named "sandbar"; DefaultMaxTools is Cursor's limit, the strictest of the common clients.
+const (
+	DefaultClientPrefix = tool.DefaultClientPrefix
+	DefaultMaxTools     = 40
+	DefaultResultBytes  = tool.DefaultResultBytes
+	DefaultResultItems  = tool.DefaultResultItems
+)
+
 // NameStyle spells tool names (see package tool).
 type NameStyle = tool.NameStyle
 
@@ -52,6 +61,17 @@ type Options struct {
 	ToolSurface string
 	// NameStyle spells tool names.
 	NameStyle NameStyle
+	// ClientPrefix is what clients put before a tool's name (Claude Code:
+	// mcp__<server>__); a per-class tool whose name with it is longer than 64
+	// characters is not served.
+	ClientPrefix string
+	// MaxResultBytes bounds the text of one tool result and MaxResultItems the items
+	// of one page of a list (0: no bound); see tool.Bounds.
+	MaxResultBytes int
+	MaxResultItems int
+	// DefaultMaxTools is the most tools an account that declares no clients (and no
+	// spec.maxTools) is served with its per-class tools (0: no limit).
+	DefaultMaxTools int
 	// AllowedOrigins are browser origins (scheme://host[:port]) allowed to call the
 	// endpoint; other cross-origin browser requests get 403.
 	AllowedOrigins []string
@@ -118,6 +138,18 @@ func (o Options) Validate() error {
 	}
 	if o.RateLimit < 0 || (o.RateLimit > 0 && o.RateBurst < 1) {
 		return errors.New("--mcp-rate-limit must be >= 0, and --mcp-rate-burst >= 1 with a limit")
+	}
+	if o.MaxResultBytes != 0 && o.MaxResultBytes < tool.MinResultBytes {
+		return fmt.Errorf("--max-result-bytes must be 0 (no bound) or at least %d", tool.MinResultBytes)
+	}
+	if o.MaxResultItems < 0 {
+		return errors.New("--max-result-items must be >= 0 (0: no bound)")
+	}
+	if o.DefaultMaxTools < 0 {
+		return errors.New("--default-max-tools must be >= 0 (0: no limit)")
+	}
+	if len(o.ClientPrefix) >= tool.MaxClientName {
+		return fmt.Errorf("--client-tool-prefix must be shorter than %d characters", tool.MaxClientName)
 	}
 	if err := o.validateLimits(); err != nil {
 		return err

@@ -75,10 +75,10 @@ type Server struct {
 	ready     atomic.Bool
 	processes *process.Service
 	verbs     *verbs.Env
-	// operational are the operational verbs, declared once.
-	operational []*tool.Def
-	resources   *resources.Service
-	prompts     *prompts.Service
+	// plan says which tools a snapshot asks for.
+	plan      *planner
+	resources *resources.Service
+	prompts   *prompts.Service
 	// sessions close the sessions of locked-out accounts.
 	sessions  *access.Sessions
 	informers cache.Informers
@@ -95,6 +95,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, store: store, informers: cl.Informers, fingerprints: map[string]string{}}
+	var err error
 	var anonymous *catalog.Account
 	if opts.NoAuth {
 		anonymous = access.NoAuthAccount(opts.NoAuthNamespace)
@@ -104,11 +105,8 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	ids := identity.New(cl.Connection, anonymous)
 	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids, opts.Limits())
 	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle}
-	s.operational = s.verbs.All()
-	for _, d := range s.operational {
-		if err := d.Err(); err != nil {
-			return nil, err
-		}
+	if s.plan, err = newPlanner(opts, s.verbs); err != nil {
+		return nil, err
 	}
 
 	// The handlers below reach the resources service, made once the SDK server is.
@@ -129,10 +127,10 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})
 	s.prompts = prompts.New(s.mcp, store, opts.NameStyle)
-	guard := access.NewGuard(&s.served, opts.NameStyle)
+	guard := access.NewGuard(&s.served, opts.NameStyle, opts.DefaultMaxTools)
 	s.sessions = access.NewSessions(store, cl.Client, anonymous)
 	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, s.prompts.Workflow)
-	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes)
+	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes, opts.MaxResultBytes, tool.Encode(opts.NameStyle, "sandbar.tasks.result"))
 	if err != nil {
 		return nil, err
 	}
@@ -249,47 +247,22 @@ func (s *Server) follow(ctx context.Context) {
 	}
 }
 
-// defs are the tools a snapshot asks for: the operational verbs and one create
-// tool per concrete class, as the tool surface says.
-func (s *Server) defs(snap *catalog.Snapshot) []*tool.Def {
-	var defs []*tool.Def
-	if s.opts.ToolSurface != SurfacePerClass {
-		defs = append(defs, s.operational...)
-	}
-	if s.opts.ToolSurface != SurfaceOperational {
-		for _, name := range snap.ClassNames() {
-			if c := snap.Classes[name]; c.Servable() {
-				defs = append(defs, s.verbs.ClassTool(c))
-			}
-		}
-	}
-	return defs
-}
-
 // syncTools serves the tools of a snapshot, adding only those that changed.
 func (s *Server) syncTools(snap *catalog.Snapshot) {
-	type change struct {
-		def  *tool.Def
-		tool *mcp.Tool
-	}
+	entries, withheld := s.plan.tools(snap)
 	next := map[string]tool.Info{}
 	fingerprints := map[string]string{}
-	var changed []change
-	for _, d := range s.defs(snap) {
-		t := d.Tool(s.opts.NameStyle, snap)
-		fp, _ := json.Marshal(t)
-		info := tool.Info{Canonical: d.Canonical(), ReadOnly: d.ReadOnly, LongRunning: d.LongRunning, Explicit: d.Explicit}
-		if d.PerAccount() {
-			info.Schema = func(acct *catalog.Account) any { return d.InputSchemaFor(snap, acct) }
-		}
-		next[t.Name] = info
-		fingerprints[t.Name] = string(fp)
-		if s.fingerprints[t.Name] != string(fp) {
-			changed = append(changed, change{d, t})
+	var changed []entry
+	for _, e := range entries {
+		fp, _ := json.Marshal(e.tool)
+		next[e.tool.Name] = e.info
+		fingerprints[e.tool.Name] = string(fp)
+		if s.fingerprints[e.tool.Name] != string(fp) {
+			changed = append(changed, e)
 		}
 	}
 	// The table first: clients list again when the SDK tells them of a new tool.
-	s.served.Replace(next)
+	s.served.Replace(next, withheld)
 	for _, c := range changed {
 		s.mcp.AddTool(c.tool, tool.Handler(c.def, c.tool.Name, s.call(c.tool.Name)))
 	}
@@ -313,6 +286,7 @@ func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no authenticated account"}
 		}
 		return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Session: req.Session,
-			ProgressToken: req.Params.GetProgressToken()}, nil
+			ProgressToken: req.Params.GetProgressToken(),
+			Bounds:        tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}}, nil
 	}
 }

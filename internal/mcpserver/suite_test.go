@@ -78,7 +78,15 @@ func run(m *testing.M) int {
 	mgrConfig.QPS = -1
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	mgr, st, err := controllers.NewManager(ctx, mgrConfig, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}}, controllers.Options{})
+	// The reconcilers measure tools as a server with the suite's default options serves them.
+	check, err := mcpserver.NewClientCheck(mcpserver.Options{ToolSurface: mcpserver.SurfaceBoth,
+		NameStyle: mcpserver.StyleUnderscore, ClientPrefix: mcpserver.DefaultClientPrefix})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	mgr, st, err := controllers.NewManager(ctx, mgrConfig, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}},
+		controllers.Options{ClientLimits: check})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -90,6 +98,9 @@ func run(m *testing.M) int {
 		}
 		if opts.NameStyle == "" {
 			opts.NameStyle = mcpserver.StyleUnderscore
+		}
+		if opts.ClientPrefix == "" {
+			opts.ClientPrefix = mcpserver.DefaultClientPrefix
 		}
 		opts.Version = "test"
 		opts.BindAddress = "127.0.0.1:0"

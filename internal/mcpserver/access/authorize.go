@@ -132,18 +132,26 @@ const (
 type Guard struct {
 	served *tool.Table
 	style  tool.NameStyle
+	// maxTools is the tool limit of accounts that declare no clients (0: none).
+	maxTools int
 }
 
-// NewGuard guards the tools of served, whose names are spelt in style.
-func NewGuard(served *tool.Table, style tool.NameStyle) *Guard {
-	return &Guard{served: served, style: style}
+// NewGuard guards the tools of served, whose names are spelt in style; an account
+// that declares no clients takes at most maxTools tools (0: no limit).
+func NewGuard(served *tool.Table, style tool.NameStyle, maxTools int) *Guard {
+	return &Guard{served: served, style: style, maxTools: maxTools}
+}
+
+// Budget is what the account is served of the tools served now.
+func (g *Guard) Budget(acct *catalog.Account) Budget {
+	return Plan(acct, g.served.All(), len(g.served.Withheld()) > 0, g.maxTools)
 }
 
 // May says whether the account may call the verb of a canonical name, as served now.
 func (g *Guard) May(acct *catalog.Account, canonical string) bool {
 	name := tool.Encode(g.style, canonical)
 	info, ok := g.served.Lookup(name)
-	return ok && MayCall(acct, name, info)
+	return ok && MayCall(acct, name, info) && g.Budget(acct).Shows(info)
 }
 
 // Refusal is the JSON-RPC answer to a method the account's permissions do not allow,
@@ -170,9 +178,10 @@ func (g *Guard) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			list := res.(*mcp.ListToolsResult)
 			out := *list
 			out.Tools = list.Tools[:0:0]
+			budget := g.Budget(acct)
 			for _, t := range list.Tools {
 				info, ok := g.served.Lookup(t.Name)
-				if !ok || !MayCall(acct, t.Name, info) {
+				if !ok || !MayCall(acct, t.Name, info) || !budget.Shows(info) {
 					continue
 				}
 				if info.Schema != nil {
@@ -197,6 +206,16 @@ func (g *Guard) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				}
 				return tool.ErrorResult(fmt.Sprintf(
 					"forbidden: this account's permissions do not allow the tool %q (see tools/list for the tools it may call)", name)), nil
+			}
+			if budget := g.Budget(acct); !budget.Shows(info) {
+				tool.Count(name, "forbidden")
+				if info.Fallback {
+					return tool.ErrorResult(fmt.Sprintf("the tool %q is not served to this account: it is served each class's own create tool "+
+						"(see tools/list)", name)), nil
+				}
+				return tool.ErrorResult(fmt.Sprintf("the tool %q is not served to this account: with the per-class tools it would see %d tools, "+
+					"more than the %d its clients take (%s); call %s with {\"class\": %q} instead",
+					name, budget.Would, budget.Limit, budget.Client, tool.Encode(g.style, "sandbar.entity.create"), info.Class)), nil
 			}
 		case "prompts/list":
 			if !g.May(acct, PromptsVerb) {

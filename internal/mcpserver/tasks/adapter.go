@@ -38,6 +38,7 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
@@ -148,12 +149,17 @@ func Capture(next http.Handler, limit int64) http.Handler {
 type Adapter struct {
 	served    *tool.Table
 	processes *process.Service
+	// maxBytes bounds the text of a tasks/result (0: no bound); resultTool is the
+	// served name of the verb that gives a longer one in parts.
+	maxBytes   int
+	resultTool string
 }
 
 // New registers the tasks/* methods on a server; add Middleware to its receiving
-// middleware.
-func New(server *mcp.Server, served *tool.Table, processes *process.Service) (*Adapter, error) {
-	a := &Adapter{served: served, processes: processes}
+// middleware. A tasks/result longer than maxBytes (0: no bound) is cut, and its note
+// names resultTool, which gives the whole result in parts.
+func New(server *mcp.Server, served *tool.Table, processes *process.Service, maxBytes int, resultTool string) (*Adapter, error) {
+	a := &Adapter{served: served, processes: processes, maxBytes: maxBytes, resultTool: resultTool}
 	return a, a.register(server)
 }
 
@@ -269,7 +275,10 @@ func (a *Adapter) register(server *mcp.Server) error {
 		if err != nil {
 			return nil, rpcError(err)
 		}
-		res := process.ResultOf(proc)
+		res := tool.Cut(process.ResultOf(proc), tool.Bounds{Bytes: a.maxBytes, Scrub: redact.String}, func(shown, total int) string {
+			return fmt.Sprintf("[result cut: the first %d of %d bytes (the server's bound on a result). %s with {\"taskId\": %q} "+
+				"gives the whole result, in parts]", shown, total, a.resultTool, proc.Name)
+		})
 		// The receiving middleware redacts it, as every answer.
 		out := &toolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
 		out.Meta = map[string]any{relatedTaskKey: map[string]any{"taskId": proc.Name}}

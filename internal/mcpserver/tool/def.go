@@ -60,6 +60,8 @@ type Call struct {
 	// Session and ProgressToken let long-running calls report progress.
 	Session       *mcp.ServerSession
 	ProgressToken any
+	// Bounds limit the result (see Bounds).
+	Bounds Bounds
 }
 
 // SchemaPatch adjusts an input schema for a catalog snapshot (the enums of class,
@@ -101,6 +103,9 @@ func Verb[In any](spec Spec, run func(ctx context.Context, c *Call, in In) (any,
 		return &Def{Spec: spec, err: fmt.Errorf("tool %s.%s: arguments %T: %w", spec.Group, spec.Name, *new(In), err)}
 	}
 	simplify(s)
+	if spec.ReadOnly {
+		addContinueArg(s)
+	}
 	for _, c := range constraints {
 		if err := c(s); err != nil {
 			return &Def{Spec: spec, err: fmt.Errorf("tool %s.%s: %w", spec.Group, spec.Name, err)}

@@ -84,8 +84,17 @@ func Handler(d *Def, name string, call func(*mcp.CallToolRequest) (*Call, error)
 		defer func() { duration.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
 		c, err := call(req)
 		var out any
+		var w *window
+		args := req.Params.Arguments
+		if err == nil && d.ReadOnly {
+			w, args, err = readContinue(args)
+		}
 		if err == nil {
-			out, err = d.Run(ctx, c, req.Params.Arguments)
+			out, err = d.Run(ctx, c, args)
+		}
+		var res *mcp.CallToolResult
+		if err == nil {
+			res, err = bound(JSONResult(out), d, name, c.Bounds, w)
 		}
 		var de *DomainError
 		var rpc *jsonrpc.Error
@@ -106,7 +115,7 @@ func Handler(d *Def, name string, call func(*mcp.CallToolRequest) (*Call, error)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error; the server log has the details"}
 		}
 		Count(name, "ok")
-		return JSONResult(out), nil
+		return res, nil
 	}
 }
 

@@ -34,6 +34,12 @@ type Info struct {
 	// Schema, when set, is the input schema tools/list shows an account (one whose
 	// enums depend on what the account may use); nil: the served schema.
 	Schema func(acct *catalog.Account) any
+	// Class is the class (its name) whose own create tool this is; empty for the
+	// operational verbs.
+	Class string
+	// Fallback tools are served only to accounts that need them in place of per-class
+	// tools (Table.Fallback): the operational verbs of a per-class tool surface.
+	Fallback bool
 }
 
 // Table is the tools a server serves now, by served name. The catalog sync writes
@@ -41,6 +47,8 @@ type Info struct {
 type Table struct {
 	mu    sync.RWMutex
 	tools map[string]Info
+	// withheld are the classes whose own tool clients would drop, so it is not served.
+	withheld []string
 }
 
 // Lookup finds a served tool.
@@ -51,9 +59,25 @@ func (t *Table) Lookup(name string) (Info, bool) {
 	return i, ok
 }
 
-// Replace makes the table the given tools.
-func (t *Table) Replace(tools map[string]Info) {
+// Replace makes the table the given tools, and records the classes whose own tool
+// is withheld.
+func (t *Table) Replace(tools map[string]Info, withheld []string) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	t.tools = tools
+	t.tools, t.withheld = tools, withheld
+}
+
+// All is every served tool by name. The map is never changed (Replace swaps it):
+// read it, do not write it.
+func (t *Table) All() map[string]Info {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.tools
+}
+
+// Withheld are the classes whose own tool is not served, because clients would drop it.
+func (t *Table) Withheld() []string {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.withheld
 }

@@ -386,14 +386,14 @@ scan:
 					delete(v, "attributes")
 					v["source"] = md
 				}
-				b, _ := json.Marshal(v)
-				if int64(len(items)) == limit || (size+len(b) > maxFindBytes && len(items) > 0) {
+				n := itemBytes(v)
+				if int64(len(items)) == limit || (size+n > byteBudget(c, maxFindBytes) && len(items) > 0) {
 					// The next call reads this page again and skips what it returned.
 					next = encodeCursor(cur)
 					break scan
 				}
 				items = append(items, v)
-				size += len(b)
+				size += n
 				cur.After = u.GetName()
 			}
 			cur.Continue, cur.After = list.GetContinue(), ""

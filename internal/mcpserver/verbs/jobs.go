@@ -106,15 +106,15 @@ func (e *Env) validationVerbs() []*tool.Def {
 				return resultView(p)
 			}),
 		tool.Verb(tool.Spec{Group: "validation", Name: "history", Title: "Validation history", ReadOnly: true, Idempotent: true,
-			Description: "This account's validations, newest first."},
-			func(ctx context.Context, c *tool.Call, _ noArgs) (any, error) {
+			Description: "This account's validations, newest first. Paged: {limit?, continue?}."},
+			func(ctx context.Context, c *tool.Call, in listArgs) (any, error) {
 				procs, err := e.Processes.Select(ctx, c.Account, func(p *metav1alpha1.WorkflowProcess) bool {
 					return p.Spec.Definition == builtin.Validate
 				}, true)
 				if err != nil {
 					return nil, err
 				}
-				return processList(procs), nil
+				return processList(c, procs, in)
 			}),
 	}
 }

@@ -18,6 +18,7 @@ package verbs
 
 import (
 	"context"
+	"sort"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -29,6 +30,12 @@ type noArgs struct{}
 
 type classArgs struct {
 	Class string `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
+}
+
+type classListArgs struct {
+	Class    string `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
+	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
+	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
 }
 
 type subclassOfArgs struct {
@@ -47,15 +54,25 @@ type propertyArgs struct {
 	Property string `json:"property" jsonschema:"The name of the Property."`
 }
 
+type propertyListArgs struct {
+	Property string `json:"property" jsonschema:"The name of the Property."`
+	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
+	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
+}
+
 func (e *Env) schemaVerbs() []*tool.Def {
 	return []*tool.Def{
 		tool.Verb(tool.Spec{Group: "schema", Name: "classes", Title: "List classes", ReadOnly: true, Idempotent: true,
-			Description: "List every class of the metamodel: ident, description, abstract, parents, whether it is ready. Start here."},
-			func(_ context.Context, c *tool.Call, _ noArgs) (any, error) { return listClasses(c.Snap), nil }),
+			Description: "List every class of the metamodel: ident, description, abstract, parents, whether it is ready. Start here. Paged: {limit?, continue?}."},
+			func(_ context.Context, c *tool.Call, in listArgs) (any, error) {
+				out := map[string]any{}
+				return out, page(c, classList(c.Snap), in, "classes", out)
+			}),
 		tool.Verb(tool.Spec{Group: "schema", Name: "properties", Title: "List properties", ReadOnly: true, Idempotent: true,
-			Description: "List every Property (slot definition): field, range, cardinality, constraints, and the classes that use it."},
-			func(_ context.Context, c *tool.Call, _ noArgs) (any, error) {
-				return map[string]any{"properties": propertyViews(c.Snap)}, nil
+			Description: "List every Property (slot definition): field, range, cardinality, constraints, and the classes that use it. Paged: {limit?, continue?}."},
+			func(_ context.Context, c *tool.Call, in listArgs) (any, error) {
+				out := map[string]any{}
+				return out, page(c, propertyViews(c.Snap), in, "properties", out)
 			}),
 		tool.Verb(tool.Spec{Group: "schema", Name: "datatypes", Title: "List datatypes", ReadOnly: true, Idempotent: true,
 			Description: "List the ranges a slot can have and the JSON each one takes in tool arguments."},
@@ -77,28 +94,35 @@ func (e *Env) classVerbs() []*tool.Def {
 				return view(c.Snap, cl), nil
 			}).Patch(enum("class", classes(false)))
 	}
+	// list is a verb that lists something of one class, a page at a time.
+	list := func(name, title, desc, key string, items func(snap *catalog.Snapshot, cl *catalog.Class) []any) *tool.Def {
+		return tool.Verb(tool.Spec{Group: "class", Name: name, Title: title, Description: desc + " Paged: {class, limit?, continue?}.",
+			ReadOnly: true, Idempotent: true},
+			func(_ context.Context, c *tool.Call, in classListArgs) (any, error) {
+				cl, err := class(c, in.Class)
+				if err != nil {
+					return nil, err
+				}
+				out := map[string]any{"class": cl.Ident()}
+				return out, page(c, items(c.Snap, cl), listArgs{Limit: in.Limit, Continue: in.Continue}, key, out)
+			}).Patch(enum("class", classes(false)))
+	}
 	return []*tool.Def{
 		describe("describe", "Describe a class",
 			"Everything about one class: its slots (field, type, required, constraints, where inherited from), parents, ancestors, subclasses and the Kubernetes API of its instances.",
 			func(snap *catalog.Snapshot, cl *catalog.Class) any { return ClassView(snap, cl) }),
-		describe("slots", "Slots of a class", "The effective slots of a class, inherited ones included, with their JSON Schema.",
-			func(_ *catalog.Snapshot, cl *catalog.Class) any {
-				return map[string]any{"class": cl.Ident(), "slots": slotViews(cl.Slots)}
-			}),
-		describe("direct-slots", "Direct slots of a class", "The slots a class declares itself, without inherited ones.",
-			func(_ *catalog.Snapshot, cl *catalog.Class) any {
-				return map[string]any{"class": cl.Ident(), "slots": slotViews(directSlots(cl))}
-			}),
-		describe("required-slots", "Required slots of a class", "The slots every instance of a class must have.",
-			func(_ *catalog.Snapshot, cl *catalog.Class) any {
-				return map[string]any{"class": cl.Ident(), "required": nonNil(cl.Required)}
-			}),
+		list("slots", "Slots of a class", "The effective slots of a class, inherited ones included, with their JSON Schema.", "slots",
+			func(_ *catalog.Snapshot, cl *catalog.Class) []any { return anys(slotViews(cl.Slots)) }),
+		list("direct-slots", "Direct slots of a class", "The slots a class declares itself, without inherited ones.", "slots",
+			func(_ *catalog.Snapshot, cl *catalog.Class) []any { return anys(slotViews(directSlots(cl))) }),
+		list("required-slots", "Required slots of a class", "The slots every instance of a class must have.", "required",
+			func(_ *catalog.Snapshot, cl *catalog.Class) []any { return anys(cl.Required) }),
 		tool.Verb(tool.Spec{Group: "class", Name: "instances", Title: "Instances of a class", ReadOnly: true, Idempotent: true,
 			Description: "List instances of a class and its subclasses (same arguments as sandbar_entity_find)."},
 			e.find, findConstraints...).Patch(enum("class", classes(false))),
-		describe("subclasses", "Subclasses of a class", "Every class that inherits, directly or not, from a class.",
-			func(snap *catalog.Snapshot, cl *catalog.Class) any {
-				return map[string]any{"class": cl.Ident(), "subclasses": idents(snap, snap.Subclasses(cl.Name))}
+		list("subclasses", "Subclasses of a class", "Every class that inherits, directly or not, from a class.", "subclasses",
+			func(snap *catalog.Snapshot, cl *catalog.Class) []any {
+				return anys(idents(snap, snap.Subclasses(cl.Name)))
 			}),
 		describe("parents", "Parents of a class", "The direct parents and all ancestors of a class.",
 			func(snap *catalog.Snapshot, cl *catalog.Class) any {
@@ -130,7 +154,15 @@ func (e *Env) propertyVerbs() []*tool.Def {
 			}).Patch(enum("property", propertyNames))
 	}
 	return []*tool.Def{
-		prop("domain", "Classes with a property", "The classes that declare a Property and the classes that have it by inheritance.", domain),
+		tool.Verb(tool.Spec{Group: "property", Name: "domain", Title: "Classes with a property", ReadOnly: true, Idempotent: true,
+			Description: "The classes that declare a Property and the classes that have it by inheritance. Paged: {property, limit?, continue?}."},
+			func(_ context.Context, c *tool.Call, in propertyListArgs) (any, error) {
+				p, ok := c.Snap.Properties[in.Property]
+				if !ok {
+					return nil, tool.Fail("unknown property %q; sandbar_schema_properties lists them", in.Property)
+				}
+				return domain(c, p, listArgs{Limit: in.Limit, Continue: in.Continue})
+			}).Patch(enum("property", propertyNames)),
 		prop("range", "Range of a property", "The value type of a Property, its constraints and its JSON Schema.",
 			func(_ *catalog.Snapshot, p *catalog.Property) any { return slotView(p.Slot) }),
 		prop("cardinality", "Cardinality of a property", "Whether a Property holds one value or a list.",
@@ -148,7 +180,16 @@ func (e *Env) codecVerbs() []*tool.Def {
 	}
 }
 
-func listClasses(snap *catalog.Snapshot) any {
+// anys is a list as items of a page.
+func anys[T any](xs []T) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+func classList(snap *catalog.Snapshot) []map[string]any {
 	var out []map[string]any
 	for _, name := range snap.ClassNames() {
 		cl := snap.Classes[name]
@@ -166,7 +207,7 @@ func listClasses(snap *catalog.Snapshot) any {
 		}
 		out = append(out, v)
 	}
-	return map[string]any{"classes": nonNil(out)}
+	return out
 }
 
 func directSlots(cl *catalog.Class) []catalog.Slot {
@@ -188,22 +229,41 @@ func datatypes() any {
 	return map[string]any{"datatypes": out, "cardinality": "many wraps the schema in an array"}
 }
 
-func domain(snap *catalog.Snapshot, p *catalog.Property) any {
-	declared, inherited := []string{}, []string{}
+// domain is one page of the classes that have a property: those that declare it,
+// then those that inherit it.
+func domain(c *tool.Call, p *catalog.Property, in listArgs) (any, error) {
+	type user struct {
+		Class     string `json:"class"`
+		Inherited bool   `json:"inherited"`
+	}
+	snap := c.Snap
+	var users []user
 	for _, name := range snap.ClassNames() {
 		cl := snap.Classes[name]
 		for _, s := range cl.Slots {
 			if s.Property != p.Name {
 				continue
 			}
-			if s.From == cl.Name {
-				declared = append(declared, cl.Ident())
-			} else {
-				inherited = append(inherited, cl.Ident())
-			}
+			users = append(users, user{cl.Ident(), s.From != cl.Name})
 		}
 	}
-	return map[string]any{"property": p.Name, "declaredBy": declared, "inheritedBy": inherited}
+	// Declaring classes first, each group in the catalog's order.
+	sort.SliceStable(users, func(i, j int) bool { return !users[i].Inherited && users[j].Inherited })
+	out := map[string]any{"property": p.Name}
+	if err := page(c, users, in, "classes", out); err != nil {
+		return nil, err
+	}
+	declared, inherited := []string{}, []string{}
+	for _, u := range out["classes"].([]user) {
+		if u.Inherited {
+			inherited = append(inherited, u.Class)
+		} else {
+			declared = append(declared, u.Class)
+		}
+	}
+	delete(out, "classes")
+	out["declaredBy"], out["inheritedBy"] = declared, inherited
+	return out, nil
 }
 
 func subclassOf(_ context.Context, c *tool.Call, in subclassOfArgs) (any, error) {

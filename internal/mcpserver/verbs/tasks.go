@@ -155,13 +155,14 @@ func (e *Env) started(ctx context.Context, c *tool.Call, definition string, inpu
 // noProgress says why a call with a progress token gets no progress notifications.
 const noProgress = "no progress notifications: this account (or the server) already follows as many tasks as it may; poll with sandbar_tasks_get"
 
-// processList is processes as the listing verbs show them.
-func processList(procs []*metav1alpha1.WorkflowProcess) any {
-	out := []map[string]any{}
+// processList is one page of processes as the listing verbs show them.
+func processList(c *tool.Call, procs []*metav1alpha1.WorkflowProcess, in listArgs) (any, error) {
+	views := []map[string]any{}
 	for _, p := range procs {
-		out = append(out, taskView(p))
+		views = append(views, taskView(p))
 	}
-	return map[string]any{"processes": out}
+	out := map[string]any{}
+	return out, page(c, views, in, "processes", out)
 }
 
 // workflowOf is the workflow of a process in a snapshot (nil once it is gone).

@@ -54,18 +54,27 @@ type transitionArgs struct {
 
 type activeArgs struct {
 	Workflow string `json:"workflow,omitempty" jsonschema:"Only processes of this workflow."`
+	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
+	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
+}
+
+type historyArgs struct {
+	TaskID   string `json:"taskId" jsonschema:"The task id (from the call that started it)."`
+	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
+	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
 }
 
 func (e *Env) workflowVerbs() []*tool.Def {
 	return []*tool.Def{
 		tool.Verb(tool.Spec{Group: "workflow", Name: "find", Title: "Find workflows", ReadOnly: true, Idempotent: true,
-			Description: "The workflow definitions: states, transitions, terminal states, cancellation."},
-			func(_ context.Context, c *tool.Call, _ noArgs) (any, error) {
-				out := []map[string]any{}
+			Description: "The workflow definitions: states, transitions, terminal states, cancellation. Paged: {limit?, continue?}."},
+			func(_ context.Context, c *tool.Call, in listArgs) (any, error) {
+				views := []map[string]any{}
 				for _, n := range c.Snap.WorkflowNames() {
-					out = append(out, WorkflowView(c.Snap.Workflows[n]))
+					views = append(views, WorkflowView(c.Snap.Workflows[n]))
 				}
-				return map[string]any{"workflows": out}, nil
+				out := map[string]any{}
+				return out, page(c, views, in, "workflows", out)
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "define", Title: "Define a workflow", Idempotent: true, Explicit: true,
 			Description: "Create or replace a workflow definition: {name, spec: {initial, states: [{name, terminal?}], transitions: [{name, from: [...], to}], subjectClass?, description?, namespaces?}}. " +
@@ -110,16 +119,17 @@ func (e *Env) workflowVerbs() []*tool.Def {
 				return stateView(p, workflowOf(c.Snap, p)), nil
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "process-history", Title: "History of a process", ReadOnly: true, Idempotent: true,
-			Description: "Every step of a process: from, to, transition, who, when, why: {taskId}."},
-			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+			Description: "Every step of a process: from, to, transition, who, when, why: {taskId}. Paged: {limit?, continue?}."},
+			func(ctx context.Context, c *tool.Call, in historyArgs) (any, error) {
 				p, err := e.freshTask(ctx, c, in.TaskID)
 				if err != nil {
 					return nil, err
 				}
-				return map[string]any{"taskId": p.Name, "workflow": p.Spec.Definition, "history": nonNil(p.Status.History)}, nil
+				out := map[string]any{"taskId": p.Name, "workflow": p.Spec.Definition}
+				return out, page(c, p.Status.History, listArgs{Limit: in.Limit, Continue: in.Continue}, "history", out)
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "active-processes", Title: "Active processes", ReadOnly: true, Idempotent: true,
-			Description: "This account's processes that have not ended: {workflow?}."},
+			Description: "This account's processes that have not ended: {workflow?}. Paged: {limit?, continue?}."},
 			func(ctx context.Context, c *tool.Call, in activeArgs) (any, error) {
 				procs, err := e.Processes.Select(ctx, c.Account, func(p *metav1alpha1.WorkflowProcess) bool {
 					return !workflow.Terminal(&p.Status) && (in.Workflow == "" || p.Spec.Definition == in.Workflow)
@@ -127,7 +137,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 				if err != nil {
 					return nil, err
 				}
-				return processList(procs), nil
+				return processList(c, procs, listArgs{Limit: in.Limit, Continue: in.Continue})
 			}),
 	}
 }

@@ -1,0 +1,157 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
+)
+
+// entry is one tool a snapshot asks for: its definition, the tool as served and
+// what the rest of the server knows of it.
+type entry struct {
+	def  *tool.Def
+	tool *mcp.Tool
+	info tool.Info
+}
+
+// planner says which tools a snapshot asks for. The server serves by it and the
+// reconcilers report by it (ClientCheck), so both see the same names and schemas.
+type planner struct {
+	opts  Options
+	verbs *verbs.Env
+	// operational are the operational verbs, declared once.
+	operational []*tool.Def
+}
+
+func newPlanner(opts Options, env *verbs.Env) (*planner, error) {
+	p := &planner{opts: opts, verbs: env, operational: env.All()}
+	for _, d := range p.operational {
+		if err := d.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return p, nil
+}
+
+func (p *planner) entry(d *tool.Def, snap *catalog.Snapshot) entry {
+	t := d.Tool(p.opts.NameStyle, snap)
+	info := tool.Info{Canonical: d.Canonical(), ReadOnly: d.ReadOnly, LongRunning: d.LongRunning, Explicit: d.Explicit}
+	if d.PerAccount() {
+		info.Schema = func(acct *catalog.Account) any { return d.InputSchemaFor(snap, acct) }
+	}
+	return entry{def: d, tool: t, info: info}
+}
+
+// classTool is a class's own create tool as served, and how it measures against
+// what clients accept.
+func (p *planner) classTool(c *catalog.Class, snap *catalog.Snapshot) (entry, tool.Fit) {
+	e := p.entry(p.verbs.ClassTool(c), snap)
+	e.info.Class = c.Ident()
+	return e, tool.Measure(e.tool, p.opts.ClientPrefix)
+}
+
+// tools are the tools a snapshot asks for, as the tool surface says, and the
+// classes (idents) whose own tool clients would drop, which is therefore not served.
+// A per-class surface keeps the operational verbs as fallbacks, served to the
+// accounts that need them in place of per-class tools.
+func (p *planner) tools(snap *catalog.Snapshot) ([]entry, []string) {
+	var out []entry
+	var withheld []string
+	if p.opts.ToolSurface != SurfaceOperational {
+		for _, name := range snap.ClassNames() {
+			c := snap.Classes[name]
+			if !c.Servable() {
+				continue
+			}
+			e, fit := p.classTool(c, snap)
+			if !fit.OK() {
+				withheld = append(withheld, c.Ident())
+				continue
+			}
+			out = append(out, e)
+		}
+	}
+	ops := make([]entry, 0, len(p.operational))
+	for _, d := range p.operational {
+		e := p.entry(d, snap)
+		e.info.Fallback = p.opts.ToolSurface == SurfacePerClass
+		ops = append(ops, e)
+	}
+	sort.Strings(withheld)
+	return append(ops, out...), withheld
+}
+
+// ClientCheck measures what an MCP server with the same options serves against what
+// clients accept, for the status of Classes and ServiceAccounts. It uses the code
+// that builds the served tools: the names and schemas it measures are those served.
+type ClientCheck struct{ plan *planner }
+
+// NewClientCheck checks for a server with these options.
+func NewClientCheck(opts Options) (*ClientCheck, error) {
+	p, err := newPlanner(opts, &verbs.Env{Style: opts.NameStyle})
+	if err != nil {
+		return nil, err
+	}
+	return &ClientCheck{plan: p}, nil
+}
+
+// Class is the verdict on a concrete class's own create tool: its reason is
+// ReasonWithinClientLimits, ReasonNameTooLong or ReasonSchemaTooLarge.
+func (c *ClientCheck) Class(cl *catalog.Class) catalog.Problem {
+	e, fit := c.plan.classTool(cl, nil)
+	style, prefix := c.plan.opts.NameStyle, c.plan.opts.ClientPrefix
+	if fit.OK() {
+		msg := fmt.Sprintf("its tool %s fits every client: %d characters with the prefix %q (at most %d), an input schema of %d bytes (at most %d)",
+			e.tool.Name, fit.NameLength, prefix, tool.MaxClientName, fit.SchemaBytes, tool.MaxSchemaBytes)
+		if c.plan.opts.ToolSurface == SurfaceOperational {
+			msg += "; the server serves no per-class tools (tool surface operational)"
+		}
+		return catalog.Problem{Reason: metav1alpha1.ReasonWithinClientLimits, Message: msg}
+	}
+	reason := metav1alpha1.ReasonSchemaTooLarge
+	if fit.NameTooLong() {
+		reason = metav1alpha1.ReasonNameTooLong
+	}
+	return catalog.Problem{Reason: reason, Message: fmt.Sprintf(
+		"the tool %s is not served, because clients would drop it: %s; create instances with %s and {\"class\": %q}",
+		e.tool.Name, fit.Problems(prefix), tool.Encode(style, "sandbar.entity.create"), cl.Ident())}
+}
+
+// Account is the verdict on what an account is served of a snapshot's tools against
+// the most tools its clients take: ReasonWithinClientLimits or ReasonTooManyTools.
+func (c *ClientCheck) Account(snap *catalog.Snapshot, acct *catalog.Account) catalog.Problem {
+	entries, withheld := c.plan.tools(snap)
+	table := make(map[string]tool.Info, len(entries))
+	for _, e := range entries {
+		table[e.tool.Name] = e.info
+	}
+	b := access.Plan(acct, table, len(withheld) > 0, c.plan.opts.DefaultMaxTools)
+	reason := metav1alpha1.ReasonWithinClientLimits
+	if !b.Fits() {
+		reason = metav1alpha1.ReasonTooManyTools
+	}
+	return catalog.Problem{Reason: reason, Message: b.Describe()}
+}

@@ -1,0 +1,98 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package verbs
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+)
+
+// Lists come in pages, so that no client cuts a result without saying so: at most
+// the server's page size (tool.Bounds.Items) and, together, within its byte bound;
+// the continue token of a page gives the next one.
+
+// listArgs are the paging arguments of a verb that lists.
+type listArgs struct {
+	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
+	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
+}
+
+// pageCursor is where the next page starts.
+type pageCursor struct {
+	Offset int `json:"o"`
+}
+
+// headroom is room left in the byte bound for what a result holds besides its items.
+const headroom = 2 << 10
+
+// byteBudget is how many bytes of items a result may hold: the server's bound less
+// headroom, or fallback when it sets none (or a larger one).
+func byteBudget(c *tool.Call, fallback int) int {
+	if b := c.Bounds.Bytes - headroom; c.Bounds.Bytes > 0 && (fallback <= 0 || b < fallback) {
+		return b
+	}
+	return fallback
+}
+
+// itemBytes is an item's size as it appears in a result's text (indented JSON).
+func itemBytes(v any) int {
+	b, _ := json.MarshalIndent(v, "    ", "  ")
+	return len(b) + 6
+}
+
+// page puts one page of items into out under key, with "total", and "continue" and
+// a "note" when more remain.
+func page[T any](c *tool.Call, items []T, in listArgs, key string, out map[string]any) error {
+	start := 0
+	if in.Continue != "" {
+		var cur pageCursor
+		b, err := base64.RawURLEncoding.DecodeString(in.Continue)
+		if err != nil || json.Unmarshal(b, &cur) != nil || cur.Offset <= 0 {
+			return tool.BadArgs("argument \"continue\" is not a token this server gave out")
+		}
+		start = min(cur.Offset, len(items))
+	}
+	limit := len(items)
+	if n := c.Bounds.Items; n > 0 {
+		limit = n
+	}
+	if in.Limit > 0 && int(in.Limit) < limit {
+		limit = int(in.Limit)
+	}
+	budget := byteBudget(c, 0)
+	end, size := start, 0
+	for end < len(items) && end-start < limit {
+		if budget > 0 {
+			size += itemBytes(items[end])
+			if size > budget && end > start {
+				break
+			}
+		}
+		end++
+	}
+	out[key] = nonNil(items[start:end])
+	out["total"] = len(items)
+	if end < len(items) {
+		b, _ := json.Marshal(pageCursor{Offset: end})
+		out["continue"] = base64.RawURLEncoding.EncodeToString(b)
+		out["note"] = fmt.Sprintf("items %d to %d of %d; pass \"continue\" for the next page", start+1, end, len(items))
+	}
+	return nil
+}

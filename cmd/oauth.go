@@ -41,5 +41,6 @@ func bindOAuthFlags(fs *flag.FlagSet, c *access.OAuthConfig) {
 	fs.StringVar(&c.GroupsClaim, "oauth-groups-claim", access.DefaultGroupsClaim, "Claim holding the groups (a list or one string).")
 	fs.StringVar(&c.GroupsPrefix, "oauth-groups-prefix", access.DefaultGroupsPrefix, "Prefix of the Kubernetes group names (\"-\": none).")
 	fs.StringVar(&c.Namespace, "oauth-namespace", "default", "Namespace where an OAuth user's tools act by default and its processes live.")
+	fs.Func("oauth-clients", "Comma-separated MCP clients OAuth users come with, as a ServiceAccount's spec.clients: they bound the tools served (default claude-ai, 256 tools).", list(&c.Clients))
 	fs.Func("oauth-tools", "Comma-separated tool globs an OAuth user may see and call (default: every tool; RBAC decides the reach).", list(&c.Tools))
 }

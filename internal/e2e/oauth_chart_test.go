@@ -101,6 +101,7 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 			"--oauth-groups-claim=groups",
 			"--oauth-groups-prefix=oidc:",
 			"--oauth-namespace=default",
+			"--oauth-clients=claude-ai",
 		}), helm)
 		g.Expect(paths(objs, "sandbar-oauth")).To(Equal([]string{
 			"sandbar.example.com/oauth/mcp", "sandbar.example.com/.well-known/oauth-protected-resource/oauth/mcp"}), helm)

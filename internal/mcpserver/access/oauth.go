@@ -40,6 +40,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
 // WellKnownResource is where Protected Resource Metadata (RFC 9728) is served: this
@@ -91,6 +92,10 @@ type OAuthConfig struct {
 	// Tools are the tools an OAuth user may see and call (globs, as a
 	// ServiceAccount's permissions.tools); nil: every tool. RBAC decides the reach.
 	Tools []string
+	// Clients are the MCP clients OAuth users come with (tool.Clients), which bound
+	// the tools they are served as a ServiceAccount's spec.clients do; nil:
+	// claude-ai, the hosted connectors this route is for.
+	Clients []string
 	// HTTPClient fetches discovery and keys; nil: a client with a 10 s timeout.
 	HTTPClient *http.Client
 }
@@ -118,8 +123,14 @@ func (c OAuthConfig) WithDefaults() OAuthConfig {
 	if len(c.SigningAlgs) == 0 {
 		c.SigningAlgs = []string{oidc.RS256, oidc.ES256}
 	}
+	if len(c.Clients) == 0 {
+		c.Clients = []string{DefaultOAuthClient}
+	}
 	return c
 }
+
+// DefaultOAuthClient is the client OAuth users are taken to come with.
+const DefaultOAuthClient = "claude-ai"
 
 // Validate checks the configuration (with its defaults), with messages that name the flags.
 func (c OAuthConfig) Validate() error {
@@ -127,6 +138,11 @@ func (c OAuthConfig) Validate() error {
 		return nil
 	}
 	c = c.WithDefaults()
+	for _, name := range c.Clients {
+		if _, ok := tool.Clients[name]; !ok {
+			return fmt.Errorf("--oauth-clients: unknown client %q (known: %s)", name, strings.Join(tool.ClientNames(), ", "))
+		}
+	}
 	if u, err := url.Parse(c.IssuerURL); err != nil || (u.Scheme != "https" && !loopbackURL(u)) || u.Host == "" {
 		return fmt.Errorf("--oauth-issuer-url must be an https URL, not %q", c.IssuerURL)
 	}
@@ -362,6 +378,7 @@ func (o *OAuth) account(user string, groups []string) *catalog.Account {
 		// Every namespace: RBAC decides where the user reaches, as kubectl would.
 		Permissions: metav1alpha1.Permissions{Tools: tools, Namespaces: []string{"*"}},
 		User:        user, Groups: groups,
+		Clients: o.cfg.Clients,
 	}
 }
 

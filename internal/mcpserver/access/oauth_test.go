@@ -20,6 +20,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
 // An OAuth user's account name goes where account names go (process owners,
@@ -73,11 +75,30 @@ func TestOAuthConfigIsChecked(t *testing.T) {
 		"HMAC":                     func(c *OAuthConfig) { c.SigningAlgs = []string{"HS256"} },
 		"system: prefix":           func(c *OAuthConfig) { c.UsernamePrefix = "system:" },
 		"host with a port":         func(c *OAuthConfig) { c.Host, c.ResourceURL = "mcp.example.com:443", "https://mcp.example.com/mcp" },
+		"unknown client":           func(c *OAuthConfig) { c.Clients = []string{"claude-ai", "netscape"} },
 	} {
 		c := ok
 		edit(&c)
 		if err := c.Validate(); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
+	}
+}
+
+func TestOAuthUsersComeWithTheHostedConnectorsToolLimit(t *testing.T) {
+	o, err := NewOAuth(OAuthConfig{IssuerURL: "https://idp.example.com", ResourceURL: "https://sandbar.example.com/oauth/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit, client := tool.ToolLimit(o.account("oidc:alice", nil), 40); limit != 256 || client != "claude-ai" {
+		t.Errorf("an OAuth user's tool limit is %d (%s), want claude.ai's 256", limit, client)
+	}
+	o, err = NewOAuth(OAuthConfig{IssuerURL: "https://idp.example.com", ResourceURL: "https://sandbar.example.com/oauth/mcp",
+		Clients: []string{"claude-ai", "vscode"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if limit, client := tool.ToolLimit(o.account("oidc:alice", nil), 40); limit != 128 || client != "vscode" {
+		t.Errorf("with vscode declared, the limit is %d (%s), want 128 (vscode)", limit, client)
 	}
 }

@@ -111,6 +111,17 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
 			objs["ClusterRole.rbac.authorization.k8s.io sandbar-oauth-impersonator"].Object, &role)).To(Succeed())
 		g.Expect(role.Rules).To(Equal([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"users", "groups"}, Verbs: []string{"impersonate"}}}))
+		// The kustomize install grants the same (config/oauth), to its own manager.
+		kustomized, err := testenv.Objects(filepath.Join(testenv.RepoRoot(), "config", "oauth", "impersonate.yaml"))
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(kustomized).To(HaveLen(2))
+		var kRole rbacv1.ClusterRole
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(kustomized[0].Object, &kRole)).To(Succeed())
+		g.Expect(kRole.Rules).To(Equal(role.Rules), "config/oauth and the chart differ")
+		var kBinding rbacv1.ClusterRoleBinding
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(kustomized[1].Object, &kBinding)).To(Succeed())
+		g.Expect(kBinding.RoleRef.Name).To(Equal(kRole.Name))
+		g.Expect(kBinding.Subjects).To(Equal([]rbacv1.Subject{{Kind: "ServiceAccount", Name: "sandbar-controller-manager", Namespace: "sandbar-system"}}))
 
 		// route host: /mcp and the metadata on the OAuth host.
 		objs, args = objects("oauth.issuerURL=https://login.microsoftonline.com/tenant/v2.0", "oauth.route=host", "oauth.host=mcp-oauth.example.com",

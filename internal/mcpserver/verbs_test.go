@@ -255,6 +255,11 @@ func TestEveryVerbAnswers(t *testing.T) {
 			check: func(g Gomega, out map[string]any) {
 				g.Expect(out["task"]).To(HaveKeyWithValue("status", "cancelled"))
 			}},
+		{verb: "sandbar_entity_delete", args: func() map[string]any {
+			return map[string]any{"class": "zorp/SpaceBoot", "name": boot + "-2"}
+		}, check: func(g Gomega, out map[string]any) {
+			g.Expect(out).To(And(HaveKeyWithValue("deleted", true), HaveKeyWithValue("name", boot+"-2"), HaveKey("uid")))
+		}},
 	}
 
 	listed := map[string]bool{}

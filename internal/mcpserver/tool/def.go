@@ -45,8 +45,9 @@ type Spec struct {
 	Idempotent  bool
 	// LongRunning tools start a WorkflowProcess; they may run as MCP tasks.
 	LongRunning bool
-	// Explicit tools change what other accounts see or run (workflow definitions):
-	// an account may call one only if its permissions name it, never through a glob.
+	// Explicit tools change what other accounts see or run (workflow definitions) or
+	// cannot be undone (deleting an instance): an account may call one only if its
+	// permissions name it, never through a glob.
 	Explicit bool
 }
 

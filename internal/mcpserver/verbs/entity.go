@@ -89,6 +89,14 @@ type updateArgs struct {
 	ResourceVersion string         `json:"resourceVersion,omitempty" jsonschema:"Fail unless the instance is still at this version (from find or create)."`
 }
 
+type deleteArgs struct {
+	Class           string `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
+	Name            string `json:"name" jsonschema:"Name of the instance."`
+	Namespace       string `json:"namespace,omitempty" jsonschema:"Namespace; defaults to the account's own."`
+	ResourceVersion string `json:"resourceVersion,omitempty" jsonschema:"Delete only if the instance is still at this version (from find, create or update)."`
+	DryRun          bool   `json:"dryRun,omitempty" jsonschema:"Check that the delete would be allowed, without deleting anything (a server-side dry run)."`
+}
+
 func (e *Env) entityVerbs() []*tool.Def {
 	formats := tool.OneOf("format", "json", "markdown")
 	return []*tool.Def{
@@ -104,6 +112,12 @@ func (e *Env) entityVerbs() []*tool.Def {
 		tool.Verb(tool.Spec{Group: "entity", Name: "update", Title: "Update an instance", Destructive: true,
 			Description: "Change slots of an instance with a merge patch: {class, name, attributes: {slot: value or null to remove}, resourceVersion?}. With resourceVersion the update fails if the instance changed since."},
 			e.update).Patch(enum("class", classes(true))),
+		// Granted only by name (Explicit): a delete cannot be undone. So an account
+		// granted "*" still sees no more than the 40 tools of the strictest client (Cursor).
+		tool.Verb(tool.Spec{Group: "entity", Name: "delete", Title: "Delete an instance", Destructive: true, Idempotent: true, Explicit: true,
+			Description: "Delete an instance permanently: {class, name, namespace?, resourceVersion?, dryRun?}. There is no undo. " +
+				"With resourceVersion the delete fails if the instance changed since; with dryRun nothing is deleted, the answer says whether it would be."},
+			e.delete).Patch(enum("class", classes(true))),
 		tool.Verb(tool.Spec{Group: "entity", Name: "validate", Title: "Validate attributes", ReadOnly: true, Idempotent: true,
 			Description: "Check attributes against a class without saving anything (a server-side dry run): {class, attributes, metadata?}."},
 			func(ctx context.Context, c *tool.Call, in createArgs) (any, error) { return e.create(ctx, c, in, true) },
@@ -507,6 +521,83 @@ func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, err
 		return nil, apiFailure(err, cl, in.Name)
 	}
 	return EntityView(cl, u), nil
+}
+
+// delete removes an instance, as the caller: RBAC decides. It reads the instance first
+// so that the answer names exactly what was deleted (its uid is a precondition of the
+// delete), and a given resourceVersion is a precondition too.
+func (e *Env) delete(ctx context.Context, c *tool.Call, in deleteArgs) (any, error) {
+	if in.Name == "" {
+		return nil, tool.BadArgs("name is empty: give the name of the instance to delete")
+	}
+	cl, err := class(c, in.Class)
+	if err != nil {
+		return nil, err
+	}
+	if err := concrete(c.Snap, cl); err != nil {
+		return nil, err
+	}
+	tool.NoteInstance(ctx, cl.Name, in.Namespace, in.Name)
+	ns, err := access.Namespace(c.Account, in.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	tool.NoteInstance(ctx, cl.Name, ns, in.Name)
+	kc, err := e.as(c)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(cl.GVK())
+	if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: in.Name}, u); err != nil {
+		return nil, e.deleteFailure(err, cl, ns, in.Name, in.ResourceVersion)
+	}
+	if in.ResourceVersion != "" && in.ResourceVersion != u.GetResourceVersion() {
+		return nil, e.staleVersion(cl, ns, in.Name, in.ResourceVersion)
+	}
+	uid := u.GetUID()
+	pre := client.Preconditions{UID: &uid}
+	if in.ResourceVersion != "" {
+		pre.ResourceVersion = &in.ResourceVersion
+	}
+	opts := []client.DeleteOption{pre}
+	if in.DryRun {
+		opts = append(opts, client.DryRunAll)
+	}
+	if err := kc.Delete(ctx, u, opts...); err != nil {
+		return nil, e.deleteFailure(err, cl, ns, in.Name, in.ResourceVersion)
+	}
+	out := map[string]any{"class": cl.Ident(), "namespace": ns, "name": in.Name, "uid": string(uid),
+		"resourceVersion": u.GetResourceVersion(), "deleted": !in.DryRun}
+	switch {
+	case in.DryRun:
+		out["dryRun"] = true
+		out["message"] = "the delete would be allowed; nothing was deleted"
+	case len(u.GetFinalizers()) > 0:
+		out["finalizers"] = u.GetFinalizers()
+		out["message"] = "the instance is being deleted; the API server removes it once its finalizers are done"
+	}
+	return out, nil
+}
+
+// deleteFailure says what a refused delete means; nothing was deleted.
+func (e *Env) deleteFailure(err error, cl *catalog.Class, ns, name, rv string) error {
+	switch {
+	case apierrors.IsNotFound(err):
+		return tool.Fail("no %s named %q in namespace %q; nothing was deleted; %s lists them",
+			cl.Ident(), name, ns, tool.Encode(e.Style, "sandbar.entity.find"))
+	case apierrors.IsConflict(err) && rv != "":
+		return e.staleVersion(cl, ns, name, rv)
+	case apierrors.IsConflict(err):
+		return tool.Fail("conflict: the %s %q in namespace %q was replaced while it was being deleted; nothing was deleted; retry",
+			cl.Ident(), name, ns)
+	}
+	return apiFailure(err, cl, name)
+}
+
+func (e *Env) staleVersion(cl *catalog.Class, ns, name, rv string) error {
+	return tool.Fail("conflict: the %s %q in namespace %q changed since resourceVersion %q; nothing was deleted; "+
+		"read it again (%s) and retry with its current resourceVersion", cl.Ident(), name, ns, rv, tool.Encode(e.Style, "sandbar.entity.find"))
 }
 
 func (e *Env) instanceOf(ctx context.Context, c *tool.Call, in instanceOfArgs) (any, error) {

@@ -27,9 +27,12 @@ import (
 	"github.com/go-logr/logr/funcr"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 )
 
@@ -239,4 +242,49 @@ func TestWaitingForATaskReportsProgress(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(text(res)).To(ContainSubstring("has not ended yet"))
 	g.Eventually(progress).WithTimeout(timeout).Should(Receive(HaveField("ProgressToken", "wait-1")))
+}
+
+// A task's change of workflow state reaches the session that started it as
+// notifications/message, with the process's status message redacted as every
+// message the server sends.
+func TestTaskStateMessagesAreRedacted(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	leak, key := leakedToken(t)
+	cs, got := loggingClient(t, mcpURL, "info")
+	id := taskID(t, startOrder(t, cs, map[string]any{}, nil))
+	t.Cleanup(func() {
+		_, _ = cs.CallTool(ctx, &mcp.CallToolParams{Name: "sandbar_tasks_cancel", Arguments: map[string]any{"taskId": id}})
+	})
+
+	var p metav1alpha1.WorkflowProcess
+	g.Eventually(func() string {
+		_ = k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: id}, &p)
+		return p.Status.State
+	}).WithTimeout(timeout).WithPolling(poll).Should(Equal("pending"))
+	g.Eventually(func() error {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: id}, &p); err != nil {
+			return err
+		}
+		p.Status.State, p.Status.StatusMessage, p.Status.Progress = "confirmed", "confirmed with "+leak, nil
+		return k8s.Status().Update(ctx, &p)
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+
+	// The first message says it is pending; then comes the one of the change above.
+	var confirmed map[string]any
+	g.Eventually(func() map[string]any {
+		for confirmed == nil {
+			select {
+			case m := <-got:
+				if data, _ := m.Data.(map[string]any); data["taskId"] == id && data["state"] == "confirmed" {
+					confirmed = data
+				}
+			default:
+				return nil
+			}
+		}
+		return confirmed
+	}).WithTimeout(timeout).WithPolling(poll).NotTo(BeNil())
+	g.Expect(confirmed).To(HaveKeyWithValue("statusMessage", "confirmed with "+redact.Redacted))
+	noKey(g, key, confirmed, "notifications/message")
 }

@@ -102,6 +102,7 @@ func run() int {
 	flag.StringVar(&otlpEndpoint, "otlp-endpoint", "", "Base URL of an OTLP/HTTP collector (as http://otel-collector:4318) that receives the MCP server's traces and metrics; empty: the standard OTEL_EXPORTER_OTLP_ENDPOINT if set, else none are exported.")
 	flag.StringVar(&auditLog, "audit-log", "stdout", "Where audit events go, as JSON lines (one per call that changes something, one per refusal): stdout (the manager logs to stderr), stderr, a file path, or off.")
 	flag.BoolVar(&auditArgs, "audit-include-arguments", false, "Put each audited tool call's arguments, redacted, in its audit event.")
+	flag.StringVar(&mcpOpts.RequestLog, "mcp-request-log", "failures", "A line per MCP request in the manager's log (request id, account, method, tool, duration, outcome; never arguments or results): failures (errors and refusals at info, the rest at debug: --zap-log-level=debug shows them), all (every request at info) or off.")
 	opts.BindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))

@@ -61,12 +61,13 @@ func TestChartTelemetryValues(t *testing.T) {
 			}
 
 			byDefault := args()
-			g.Expect(byDefault).To(ContainElements("--audit-log=stdout", "--audit-include-arguments=false"))
+			g.Expect(byDefault).To(ContainElements("--audit-log=stdout", "--audit-include-arguments=false", "--mcp-request-log=failures"))
 			g.Expect(strings.Join(byDefault, " ")).NotTo(ContainSubstring("--otlp-endpoint"), "nothing is exported by default")
 
 			g.Expect(args("telemetry.otlpEndpoint=http://otel-collector.observability:4318", "telemetry.auditLog=off",
-				"telemetry.auditIncludeArguments=true")).To(ContainElements(
-				"--otlp-endpoint=http://otel-collector.observability:4318", "--audit-log=off", "--audit-include-arguments=true"))
+				"telemetry.auditIncludeArguments=true", "telemetry.requestLog=all")).To(ContainElements(
+				"--otlp-endpoint=http://otel-collector.observability:4318", "--audit-log=off", "--audit-include-arguments=true",
+				"--mcp-request-log=all"))
 
 			out, err := template("telemetry.otlpEndpoint=otel-collector:4318")
 			g.Expect(err).To(HaveOccurred(), "an endpoint needs its scheme")
@@ -74,6 +75,9 @@ func TestChartTelemetryValues(t *testing.T) {
 			out, err = template("telemetry.auditLog=/var/log/audit.jsonl")
 			g.Expect(err).To(HaveOccurred(), "the root file system is read-only: no file path")
 			g.Expect(out).To(ContainSubstring("/telemetry/auditLog"))
+			out, err = template("telemetry.requestLog=everything")
+			g.Expect(err).To(HaveOccurred(), "the request log is failures, all or off")
+			g.Expect(out).To(ContainSubstring("/telemetry/requestLog"))
 		})
 	}
 }

@@ -93,6 +93,10 @@ type Options struct {
 	// Telemetry traces, measures and audits the requests (nil: none). Whoever makes
 	// it shuts it down.
 	Telemetry *telemetry.Telemetry
+	// RequestLog is what the manager's log gets of MCP requests, a line each:
+	// failures ("" too: errors and refusals at Info, the rest at V(1)), all (every
+	// one at Info) or off.
+	RequestLog string
 
 	// What one account may make the server hold (0: no limit; the flags set them).
 	// MaxProcessesPerAccount bounds the WorkflowProcesses an account holds, running
@@ -141,6 +145,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxResultBytes != 0 && o.MaxResultBytes < tool.MinResultBytes {
 		return fmt.Errorf("--max-result-bytes must be 0 (no bound) or at least %d", tool.MinResultBytes)
+	}
+	if _, err := telemetry.NewRequestLog(o.RequestLog); err != nil {
+		return err
 	}
 	if o.MaxResultItems < 0 {
 		return errors.New("--max-result-items must be >= 0 (0: no bound)")

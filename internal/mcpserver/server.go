@@ -41,6 +41,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tasks"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
@@ -82,6 +83,8 @@ type Server struct {
 	// sessions close the sessions of locked-out accounts.
 	sessions  *access.Sessions
 	informers cache.Informers
+	// requests logs every request, to the logger Serve is given.
+	requests *telemetry.RequestLog
 
 	// served is what tools/list offers now; fingerprints (touched by the catalog
 	// sync only) tell which tools changed.
@@ -130,6 +133,10 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	guard := access.NewGuard(&s.served, opts.NameStyle, opts.DefaultMaxTools)
 	s.sessions = access.NewSessions(store, cl.Client, anonymous)
 	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, s.prompts.Workflow)
+	if s.requests, err = telemetry.NewRequestLog(opts.RequestLog); err != nil {
+		return nil, err
+	}
+	tel := opts.Telemetry.WithRequestLog(s.requests)
 	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes, opts.MaxResultBytes, tool.Encode(opts.NameStyle, "sandbar.tasks.result"))
 	if err != nil {
 		return nil, err
@@ -140,7 +147,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// Tasks adapter see every request and the account first. What the server sends
 	// on its own (progress, list changes, resource updates) reaches a session only
 	// while its account may have it, and passes redaction on the sending side.
-	s.mcp.AddReceivingMiddleware(opts.Telemetry.Middleware(&s.served), redact.Middleware, s.sessions.Middleware,
+	s.mcp.AddReceivingMiddleware(tel.Middleware(&s.served), redact.Middleware, s.sessions.Middleware,
 		taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware)
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
 
@@ -156,7 +163,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		// keeps list_changed notifications for clients without an open GET stream.
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
-	transport := opts.Telemetry.Capture(tasks.Capture(streamable, opts.MaxRequestBytes), opts.MaxRequestBytes)
+	transport := tel.Capture(tasks.Capture(streamable, opts.MaxRequestBytes), opts.MaxRequestBytes)
 	e.Handle("/mcp", transport)
 	if opts.OAuth.Enabled() {
 		if err := serveOAuth(e, opts.OAuth, authn, opts.Telemetry.Authentication, transport); err != nil {
@@ -212,6 +219,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("MCP server: no-auth mode on %s, which is not loopback", ln.Addr())
 	}
 	log := ctrl.LoggerFrom(ctx).WithName("mcp")
+	s.requests.SetLogger(log)
 	if err := s.processes.Watch(ctx); err != nil {
 		return fmt.Errorf("MCP server: watching processes: %w", err)
 	}

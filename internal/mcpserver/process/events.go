@@ -90,18 +90,35 @@ func (s *Service) Watch(ctx context.Context) error {
 		return err
 	}
 	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc:    s.events.notify,
-		UpdateFunc: func(_, o any) { s.events.notify(o) },
-		DeleteFunc: s.events.notify,
+		AddFunc: s.events.notify,
+		UpdateFunc: func(old, o any) {
+			s.events.notify(o)
+			s.announcer.changed(old, o)
+		},
+		DeleteFunc: func(o any) {
+			s.events.notify(o)
+			s.announcer.gone(o)
+		},
 	})
 	return err
 }
 
-// Follow sends notifications/progress on a session for a process, until it ends,
-// the session closes, or an hour passes. Without a progress token it does nothing.
-// It reports false when it cannot follow: the account, or the server, follows as
-// many processes as Limits allow; the client can poll the task instead.
+// Follow follows a process the session just started: it tells the session of the
+// process's changes of state by notifications/message (see announcer), and, with a
+// progress token, sends notifications/progress until the process ends, the session
+// closes, or an hour passes. It reports false when it cannot send progress: the
+// account, or the server, follows as many processes as Limits allow; the client can
+// poll the task instead.
 func (s *Service) Follow(session *mcp.ServerSession, token any, acct *catalog.Account, id string) bool {
+	if session != nil && acct != nil {
+		s.announcer.add(session, acct.Namespace+"/"+id)
+	}
+	return s.FollowFor(session, token, acct, id, followFor)
+}
+
+// FollowFor sends notifications/progress on a session for a process, as Follow, for
+// at most d.
+func (s *Service) FollowFor(session *mcp.ServerSession, token any, acct *catalog.Account, id string, d time.Duration) bool {
 	if session == nil || token == nil {
 		return true
 	}
@@ -113,7 +130,7 @@ func (s *Service) Follow(session *mcp.ServerSession, token any, acct *catalog.Ac
 		defer s.unfollow(acct)
 		// Not the request's context: the request has been answered and its stream
 		// closed; the notifications go on the session's standalone stream.
-		ctx, cancel := context.WithTimeout(context.Background(), followFor)
+		ctx, cancel := context.WithTimeout(context.Background(), min(d, followFor))
 		defer cancel()
 		last := ""
 		for {

@@ -32,6 +32,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -75,13 +76,16 @@ type Service struct {
 	ids *identity.Identities
 	// quota keeps each account within the limits.
 	quota *quota
+	// announcer tells sessions of their processes' changes of state.
+	announcer *announcer
 }
 
 // New makes the service, which keeps every account within limits. Call Watch before
 // waiting on processes.
 func New(store *catalog.Store, c client.Client, apiReader client.Reader, informers cache.Informers, ids *identity.Identities, limits Limits) *Service {
 	return &Service{store: store, client: c, apiReader: apiReader, informers: informers, ids: ids,
-		events: &events{waiters: map[string][]chan struct{}{}}, quota: newQuota(limits)}
+		events: &events{waiters: map[string][]chan struct{}{}}, quota: newQuota(limits),
+		announcer: &announcer{sessions: map[string][]*mcp.ServerSession{}}}
 }
 
 // may asks whether the account's Kubernetes identity may do verb on the

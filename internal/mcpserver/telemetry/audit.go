@@ -36,7 +36,9 @@ const (
 
 // Event is one audit event: one JSON line.
 type Event struct {
-	// Time is when the request ended, UTC; ID is unique to the event.
+	// Time is when the request ended, UTC; ID is unique to the event: for an MCP
+	// request, the server's id of it, as in the manager's request log and the tool
+	// result's _meta (dev.sandbar/requestId).
 	Time time.Time `json:"time"`
 	ID   string    `json:"id"`
 	// Outcome is allowed, denied or error; Reason says why it was denied (the refusal
@@ -85,7 +87,9 @@ type auditor struct {
 // write writes one event as a line; the line is written whole or not at all.
 func (a *auditor) write(e *Event) {
 	e.Time = time.Now().UTC()
-	e.ID = newID()
+	if e.ID == "" {
+		e.ID = newID()
+	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return

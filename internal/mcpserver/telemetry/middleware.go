@@ -66,6 +66,9 @@ const (
 	KeyInstance = "sandbar.instance"
 	KeyProcess  = "sandbar.process"
 	KeyOutcome  = "sandbar.outcome"
+	// KeyRequestID is the server's id of the request: the one in the request log,
+	// the audit event and the tool result's _meta.
+	KeyRequestID = "sandbar.request.id"
 )
 
 // toolError is error.type of a tools/call result with isError.
@@ -81,9 +84,10 @@ var methods = map[string]bool{
 	"tasks/get": true, "tasks/result": true, "tasks/list": true, "tasks/cancel": true,
 }
 
-// Middleware is the receiving middleware that traces, measures and audits every
-// request. Install it outermost, so that it sees the answer the client gets, from
-// whichever middleware made it. served tells the tools that change nothing.
+// Middleware is the receiving middleware that traces, measures, audits and logs
+// every request, under an id of the server's own, which a tools/call result carries
+// in its _meta. Install it outermost, so that it sees the answer the client gets,
+// from whichever middleware made it. served tells the tools that change nothing.
 func (t *Telemetry) Middleware(served *tool.Table) mcp.Middleware {
 	sessions := &sessionClock{open: map[*mcp.ServerSession]bool{}}
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -93,6 +97,7 @@ func (t *Telemetry) Middleware(served *tool.Table) mcp.Middleware {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			start := time.Now()
 			r := t.describe(method, req, served)
+			ctx = context.WithValue(ctx, requestIDKey{}, r.id)
 			ctx, subject := tool.WithSubject(ctx)
 			var span trace.Span
 			if t.tracing {
@@ -112,6 +117,14 @@ func (t *Telemetry) Middleware(served *tool.Table) mcp.Middleware {
 			if t.audit != nil && (o.denied || r.mutating || obj.Started) {
 				t.record(span, r, o, obj, req)
 			}
+			var proc processRef
+			if obj.ProcessName != "" {
+				proc = processRef(obj.ProcessNamespace + "/" + obj.ProcessName)
+			}
+			t.requests.line(r, o, proc, time.Since(start))
+			if err == nil {
+				stampResult(method, res, r.id)
+			}
 			return res, err
 		}
 	}
@@ -119,6 +132,8 @@ func (t *Telemetry) Middleware(served *tool.Table) mcp.Middleware {
 
 // request is what the middleware reads of a request before it is served.
 type request struct {
+	// id is the server's id of the request.
+	id                             string
 	method, tool, prompt, resource string
 	account                        string
 	acct                           *accountRef
@@ -145,7 +160,7 @@ func (r *request) spanName() string {
 }
 
 func (t *Telemetry) describe(method string, req mcp.Request, served *tool.Table) *request {
-	r := &request{method: method}
+	r := &request{id: newID(), method: method}
 	switch p := req.(type) {
 	case *mcp.CallToolRequest:
 		if p.Params != nil {
@@ -216,7 +231,7 @@ func (t *Telemetry) describe(method string, req mcp.Request, served *tool.Table)
 	if r.resource != "" {
 		r.attrs = append(r.attrs, attribute.String(keyResource, r.resource))
 	}
-	for _, kv := range [][2]string{{keySession, r.sessionID}, {keyProtocol, r.protocol}, {keyRequestID, r.requestID},
+	for _, kv := range [][2]string{{KeyRequestID, r.id}, {keySession, r.sessionID}, {keyProtocol, r.protocol}, {keyRequestID, r.requestID},
 		{keyClientAddress, r.client}, {KeyAccount, r.account}, {KeyUser, r.user}} {
 		if kv[1] != "" {
 			r.attrs = append(r.attrs, attribute.String(kv[0], kv[1]))
@@ -330,7 +345,7 @@ func (t *Telemetry) end(ctx context.Context, span trace.Span, r *request, o outc
 
 // record writes the audit event of a request.
 func (t *Telemetry) record(span trace.Span, r *request, o outcome, obj tool.Object, req mcp.Request) {
-	e := &Event{Outcome: Allowed, Method: r.method, Tool: r.tool, User: r.user, Client: r.client,
+	e := &Event{ID: r.id, Outcome: Allowed, Method: r.method, Tool: r.tool, User: r.user, Client: r.client,
 		RequestID: r.requestID, SessionID: r.sessionID}
 	switch {
 	case o.denied:

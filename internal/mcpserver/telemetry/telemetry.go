@@ -68,6 +68,8 @@ type Telemetry struct {
 	// tracing is true when spans and metrics are exported.
 	tracing bool
 	audit   *auditor
+	// requests is the request log (nil: none).
+	requests *RequestLog
 
 	shutdown []func(context.Context) error
 	flush    []func(context.Context) error
@@ -152,7 +154,7 @@ func exporting(endpoint string) bool {
 func (t *Telemetry) Exporting() bool { return t != nil && t.tracing }
 
 // on reports whether anything is recorded at all.
-func (t *Telemetry) on() bool { return t != nil && (t.tracing || t.audit != nil) }
+func (t *Telemetry) on() bool { return t != nil && (t.tracing || t.audit != nil || t.requests.on()) }
 
 // Flush exports the spans and metrics recorded so far.
 func (t *Telemetry) Flush(ctx context.Context) error {

@@ -61,7 +61,12 @@ func (e *Env) taskVerbs() []*tool.Def {
 				if err != nil {
 					return nil, err
 				}
-				return resultView(e.Processes.WaitFor(ctx, c.Account, p, time.Duration(in.WaitSeconds)*time.Second))
+				wait := time.Duration(in.WaitSeconds) * time.Second
+				if wait > 0 && !workflow.Terminal(&p.Status) {
+					// Progress while it waits, when the call carries a progress token.
+					e.Processes.FollowFor(c.Session, c.ProgressToken, c.Account, p.Name, wait)
+				}
+				return resultView(e.Processes.WaitFor(ctx, c.Account, p, wait))
 			}, tool.Between("waitSeconds", 0, 60)),
 		tool.Verb(tool.Spec{Group: "tasks", Name: "list", Title: "List tasks", ReadOnly: true, Idempotent: true,
 			Description: "This account's tasks, oldest first, 50 a page: {cursor?}."},

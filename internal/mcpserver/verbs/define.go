@@ -81,10 +81,10 @@ func definer(c *tool.Call) string { return c.Account.Namespace + "/" + c.Account
 // mayRedefine refuses to change an object that another account, or an admin, made.
 func mayRedefine(kind, name string, obj client.Object, me string) error {
 	owner := obj.GetAnnotations()[metav1alpha1.AnnotationDefinedBy]
-	switch {
-	case owner == me:
+	switch owner {
+	case me:
 		return nil
-	case owner == "":
+	case "":
 		return tool.Fail("forbidden: the %s %s was not defined through MCP (an admin made it with kubectl or Helm), so no account may change it here; "+
 			"choose another name, or ask a cluster admin to change it", kind, name)
 	}

@@ -41,10 +41,10 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
-// DefineWait is how long a define call waits for the reconcilers' verdict on what it
+// defineWait is how long a define call waits for the reconcilers' verdict on what it
 // wrote (within the call's own deadline) before it answers that it is still
 // reconciling.
-var DefineWait = 10 * time.Second
+const defineWait = 10 * time.Second
 
 type defineClassArgs struct {
 	Name string                 `json:"name" jsonschema:"The name of the Class object: lower case, dot-separated, as zorp.spaceboot."`
@@ -284,11 +284,11 @@ func (e *Env) defineClass(ctx context.Context, c *tool.Call, in defineClassArgs)
 	return e.awaitClass(ctx, obj, resolved, out), nil
 }
 
-// awaitClass waits, within DefineWait and the call's deadline, for the Class
+// awaitClass waits, within defineWait and the call's deadline, for the Class
 // reconciler's verdict on the generation just written, then for the catalog to serve
 // the class as resolved, and adds both to the answer.
 func (e *Env) awaitClass(ctx context.Context, written *metav1alpha1.Class, resolved *catalog.Class, out map[string]any) map[string]any {
-	ctx, cancel := context.WithTimeout(ctx, DefineWait)
+	ctx, cancel := context.WithTimeout(ctx, defineWait)
 	defer cancel()
 	out["generation"] = written.Generation
 	var ready *metav1.Condition
@@ -428,10 +428,10 @@ func hasSlot(cl *catalog.Class, property string) bool {
 	return false
 }
 
-// awaitProperty waits, within DefineWait and the call's deadline, for the Property
+// awaitProperty waits, within defineWait and the call's deadline, for the Property
 // reconciler's verdict on the generation just written.
 func (e *Env) awaitProperty(ctx context.Context, written *metav1alpha1.Property, out map[string]any) map[string]any {
-	ctx, cancel := context.WithTimeout(ctx, DefineWait)
+	ctx, cancel := context.WithTimeout(ctx, defineWait)
 	defer cancel()
 	out["generation"] = written.Generation
 	err := e.await(ctx, func(*catalog.Snapshot) bool {

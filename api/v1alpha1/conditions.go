@@ -88,8 +88,9 @@ const (
 	// AnnotationImportedBy on an instance names the import process (namespace/name)
 	// that last wrote it, and whether it created or updated it.
 	AnnotationImportedBy = "meta.sandbar.dev/imported-by"
-	// AnnotationDefinedBy on a WorkflowDefinition made through MCP names the account
-	// (namespace/name) that made it; only that account may change it through MCP.
+	// AnnotationDefinedBy on a WorkflowDefinition, Class or Property made through MCP
+	// names the account (namespace/name) that made it; only that account may change it
+	// through MCP.
 	AnnotationDefinedBy = "meta.sandbar.dev/defined-by"
 	// FinalizerInstanceAPI is set on Classes whose generated CRD is deleted with them.
 	FinalizerInstanceAPI = "meta.sandbar.dev/instance-api"

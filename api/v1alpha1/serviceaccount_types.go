@@ -41,9 +41,10 @@ type Permissions struct {
 	// tools are glob patterns (path.Match syntax) of the tool names the account may see
 	// and call; they also bound resources, prompts and completions through the tools
 	// that do the same. Defaults to every tool; an empty list allows none.
-	// A few tools change what every account sees (sandbar_workflow_define) or cannot be
-	// undone (sandbar_entity_delete): no glob grants them, not even "*"; the list must
-	// name them (sandbar_workflow_define or sandbar.workflow.define), and a readOnly
+	// A few tools change what every account sees (sandbar_workflow_define,
+	// sandbar_schema_define-class, sandbar_schema_define-property) or cannot be undone
+	// (sandbar_entity_delete): no glob grants them, not even "*"; the list must name
+	// them (as sandbar_workflow_define or sandbar.workflow.define), and a readOnly
 	// account never has them.
 	// +optional
 	// +listType=set

@@ -49,7 +49,7 @@ var allowed = map[string][]string{
 	"internal/mcpserver/telemetry": {"internal/identity", "internal/mcpserver/access", "internal/mcpserver/redact", "internal/mcpserver/tool"},
 	"internal/mcpserver/prompts":   {"api/v1alpha1", "internal/catalog", "internal/mcpserver/access", "internal/mcpserver/tool"},
 	"internal/mcpserver/tasks":     {"internal/workflow", "internal/mcpserver/access", "internal/mcpserver/process", "internal/mcpserver/redact", "internal/mcpserver/tool"},
-	"internal/mcpserver/verbs":     {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/codec", "internal/workflow", "internal/workflow/builtin", "internal/mcpserver/access", "internal/mcpserver/process", "internal/mcpserver/tool"},
+	"internal/mcpserver/verbs":     {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/instanceapi", "internal/codec", "internal/workflow", "internal/workflow/builtin", "internal/mcpserver/access", "internal/mcpserver/process", "internal/mcpserver/tool"},
 	"internal/mcpserver/resources": {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/codec", "internal/mcpserver/access", "internal/mcpserver/verbs"},
 	"internal/mcpserver":           {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/mcpserver/access", "internal/mcpserver/edge", "internal/mcpserver/process", "internal/mcpserver/prompts", "internal/mcpserver/redact", "internal/mcpserver/resources", "internal/mcpserver/tasks", "internal/mcpserver/telemetry", "internal/mcpserver/tool", "internal/mcpserver/verbs"},
 }

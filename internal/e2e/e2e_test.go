@@ -143,6 +143,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 			"ClusterRole.rbac.authorization.k8s.io sandbar-instance-viewer",
 			"ClusterRole.rbac.authorization.k8s.io sandbar-instance-editor",
 			"ClusterRole.rbac.authorization.k8s.io sandbar-workflow-author",
+			"ClusterRole.rbac.authorization.k8s.io sandbar-metamodel-author",
 			"ClusterRole.rbac.authorization.k8s.io sandbar-metrics-reader",
 			"ServiceAccount sandbar-system/sandbar-admin",
 			"RoleBinding.rbac.authorization.k8s.io sandbar-system/sandbar-admin",
@@ -156,6 +157,16 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 		g.Expect(find(t, objs, "Secret sandbar-system/sandbar-admin-hash").GetLabels()).To(
 			HaveKeyWithValue(metav1alpha1.LabelAPIKey, "true"), "the operator reads only labelled Secrets")
 		g.Expect(secretGrants(t, objs)).To(ConsistOf("ClusterRole sandbar-manager"), "%s: by default the ClusterRole reads Secrets", helm)
+
+		// The author roles grant what config/tenancy's do (they name no class prefixes).
+		tenancy, err := testenv.Objects(filepath.Join(testenv.RepoRoot(), "config", "tenancy", "roles.yaml"))
+		g.Expect(err).NotTo(HaveOccurred())
+		for _, author := range []string{"sandbar-workflow-author", "sandbar-metamodel-author"} {
+			var chartRole, kRole rbacv1.ClusterRole
+			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(find(t, objs, "ClusterRole.rbac.authorization.k8s.io "+author).Object, &chartRole)).To(Succeed())
+			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(find(t, tenancy, "ClusterRole.rbac.authorization.k8s.io "+author).Object, &kRole)).To(Succeed())
+			g.Expect(chartRole.Rules).To(Equal(kRole.Rules), "%s: config/tenancy and the chart differ on %s", helm, author)
+		}
 
 		// With rbac.apiKeyNamespaces, Secrets are granted only there, to the manager.
 		narrow := decode(t, run(helm, "template", release, chart, "--namespace", namespace, kubeVersion, "--set", "rbac.apiKeyNamespaces={team-a}"))

@@ -107,7 +107,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// identity; only the no-auth account (loopback only) acts as the manager.
 	ids := identity.New(cl.Connection, anonymous)
 	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids, opts.Limits())
-	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle}
+	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle, Metamodel: cl.Client, Catalog: store}
 	if s.plan, err = newPlanner(opts, s.verbs); err != nil {
 		return nil, err
 	}

@@ -60,6 +60,7 @@ func TestEveryVerbAnswers(t *testing.T) {
 		return false
 	}
 
+	deleteMetamodelAfter(t, []string{"every" + run + ".gauge"}, []string{"every" + run + ".gauge-depth"})
 	rows := []verbRow{
 		{verb: "sandbar_schema_classes", check: func(g Gomega, out map[string]any) {
 			g.Expect(containsClass(items(out, "classes"), "zorp/SpaceBoot")).To(BeTrue())
@@ -74,6 +75,19 @@ func TestEveryVerbAnswers(t *testing.T) {
 		}},
 		{verb: "sandbar_schema_datatypes", check: func(g Gomega, out map[string]any) {
 			g.Expect(items(out, "datatypes")).To(HaveLen(10))
+		}},
+		{verb: "sandbar_schema_define-property", args: func() map[string]any {
+			return map[string]any{"name": "every" + run + ".gauge-depth", "spec": map[string]any{"range": "integer"}}
+		}, check: func(g Gomega, out map[string]any) {
+			g.Expect(out["field"]).To(Equal("gaugeDepth"))
+			g.Expect(out["ready"]).To(HaveKeyWithValue("status", "True"))
+		}},
+		{verb: "sandbar_schema_define-class", args: func() map[string]any {
+			return map[string]any{"name": "every" + run + ".gauge", "spec": map[string]any{"prefix": "every" + run, "kind": "Gauge",
+				"slots": []any{map[string]any{"property": "every" + run + ".gauge-depth"}}}}
+		}, check: func(g Gomega, out map[string]any) {
+			g.Expect(out["ready"]).To(HaveKeyWithValue("status", "True"))
+			g.Expect(out["tool"]).To(HaveKeyWithValue("name", "sandbar_class_every"+run+"_Gauge"))
 		}},
 		{verb: "sandbar_entity_create", args: func() map[string]any {
 			return map[string]any{"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "Every-" + run, "tentacleCount": 3},

@@ -61,7 +61,7 @@ type propertyListArgs struct {
 }
 
 func (e *Env) schemaVerbs() []*tool.Def {
-	return []*tool.Def{
+	return append([]*tool.Def{
 		tool.Verb(tool.Spec{Group: "schema", Name: "classes", Title: "List classes", ReadOnly: true, Idempotent: true,
 			Description: "List every class of the metamodel: ident, description, abstract, parents, whether it is ready. Start here. Paged: {limit?, continue?}."},
 			func(_ context.Context, c *tool.Call, in listArgs) (any, error) {
@@ -80,7 +80,7 @@ func (e *Env) schemaVerbs() []*tool.Def {
 		tool.Verb(tool.Spec{Group: "schema", Name: "entities", Title: "Create several instances",
 			Description: "Create several instances at once: {entities: [{class, attributes, metadata?}]}. Each is reported on its own; one failure does not stop the others."},
 			e.createEntities, tool.MaxItems("entities", maxBatch)).Patch(enum("entities.class", classes(true))),
-	}
+	}, e.defineVerbs()...)
 }
 
 func (e *Env) classVerbs() []*tool.Def {

@@ -45,6 +45,11 @@ type Env struct {
 	Processes *process.Service
 	// Style spells the tool names the verbs mention.
 	Style tool.NameStyle
+	// Metamodel reads Classes, Properties and generated CRDs as the manager sees them
+	// (its cache), and Catalog is the catalog built from them: the define verbs
+	// resolve against them and wait on them.
+	Metamodel client.Reader
+	Catalog   *catalog.Store
 }
 
 // as is the client that acts as the caller.

@@ -1,0 +1,454 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package verbs
+
+// Schema evolution over MCP: sandbar_schema_define-class and define-property write
+// Class and Property objects as the account's Kubernetes identity (RBAC on the
+// metamodel kinds decides), with the API server's validation, the reconcilers'
+// conditions and the instance API's breaking-change guard, which is applied here
+// before anything is written.
+
+import (
+	"context"
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/instanceapi"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+)
+
+// defineWait is how long a define call waits for the reconcilers' verdict on what it
+// wrote (within the call's own deadline) before it answers that it is still
+// reconciling.
+const defineWait = 10 * time.Second
+
+type defineClassArgs struct {
+	Name string                 `json:"name" jsonschema:"The name of the Class object: lower case, dot-separated, as zorp.spaceboot."`
+	Spec metav1alpha1.ClassSpec `json:"spec" jsonschema:"The Class: prefix, kind (UpperCamelCase), description?, abstract?, parents? (names of Classes), slots? ([{property: a Property's name, required?}]), instanceAPI? ({plural?, shortNames?, enabled?, allowBreakingChanges?}), codec?."`
+	// DryRun validates and previews without writing.
+	DryRun bool `json:"dryRun,omitempty" jsonschema:"true: validate it (the API server's rules, references, breaking changes) and preview the class's create tool, without writing anything."`
+}
+
+type definePropertyArgs struct {
+	Name   string                    `json:"name" jsonschema:"The name of the Property object: lower case, dot-separated, as footwear.tentacle-count."`
+	Spec   metav1alpha1.PropertySpec `json:"spec" jsonschema:"The Property: range (string, integer, number, boolean, date-time, keyword, uuid, uri, ref, json), field?, cardinality? (one or many), description?, target? (the Class a ref points to), enum?, minimum?, maximum?, pattern?, maxLength?."`
+	DryRun bool                      `json:"dryRun,omitempty" jsonschema:"true: validate it (the API server's rules, references, breaking changes to the classes that use it) and preview its schema, without writing anything."`
+}
+
+func (e *Env) defineVerbs() []*tool.Def {
+	return []*tool.Def{
+		tool.Verb(tool.Spec{Group: "schema", Name: "define-class", Title: "Define a class", Idempotent: true, Explicit: true,
+			Description: "Create or change a Class of the metamodel: {name, spec: {prefix, kind, description?, abstract?, parents?, slots?: [{property, required?}], instanceAPI?}, dryRun?}. " +
+				"A concrete class becomes an instance API and a create tool; the answer has its Ready condition and the tool's input schema. " +
+				"A change that stored instances may not survive (a slot removed, retyped or newly required) is refused with the list, unless spec.instanceAPI.allowBreakingChanges. " +
+				"dryRun: true validates and previews without writing. Only the account that created a Class may change it; the Properties come first (sandbar_schema_define-property)."},
+			e.defineClass),
+		tool.Verb(tool.Spec{Group: "schema", Name: "define-property", Title: "Define a property", Idempotent: true, Explicit: true,
+			Description: "Create or change a Property (a typed slot Classes use): {name, spec: {range, field?, cardinality?, description?, target?, enum?, minimum?, maximum?, pattern?, maxLength?}, dryRun?}. " +
+				"The answer has its Ready condition and the JSON Schema of its values. A change that the instances of a class using it may not survive is refused with the list. " +
+				"dryRun: true validates and previews without writing. Only the account that created a Property may change it."},
+			e.defineProperty),
+	}
+}
+
+// definer is who writes a definition: the account, as namespace/name.
+func definer(c *tool.Call) string { return c.Account.Namespace + "/" + c.Account.Name }
+
+// mayRedefine refuses to change an object that another account, or an admin, made.
+func mayRedefine(kind, name string, obj client.Object, me string) error {
+	owner := obj.GetAnnotations()[metav1alpha1.AnnotationDefinedBy]
+	switch owner {
+	case me:
+		return nil
+	case "":
+		return tool.Fail("forbidden: the %s %s was not defined through MCP (an admin made it with kubectl or Helm), so no account may change it here; "+
+			"choose another name, or ask a cluster admin to change it", kind, name)
+	}
+	return tool.Fail("forbidden: the %s %s was defined by the account %s, and only that account may change it; "+
+		"choose another name, or ask the owner (or a cluster admin) to change it", kind, name, owner)
+}
+
+// write creates obj, or updates it when it exists, as the account: with dryRun the
+// API server validates it (schema, rules, admission) and stores nothing.
+func write(ctx context.Context, kc client.Client, kind string, obj client.Object, exists, dryRun bool) error {
+	var opts []client.CreateOption
+	var uopts []client.UpdateOption
+	if dryRun {
+		opts, uopts = append(opts, client.DryRunAll), append(uopts, client.DryRunAll)
+	}
+	var err error
+	if exists {
+		err = kc.Update(ctx, obj, uopts...)
+	} else {
+		err = kc.Create(ctx, obj, opts...)
+	}
+	switch {
+	case err == nil:
+		return nil
+	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
+		return tool.Fail("the API server refused the %s %s: %s; nothing was written", kind, obj.GetName(), apiMessage(err))
+	case apierrors.IsConflict(err), apierrors.IsAlreadyExists(err):
+		return tool.Fail("conflict: the %s %s changed while this call ran; nothing was written, call again", kind, obj.GetName())
+	}
+	return err
+}
+
+// metamodel is the Classes and Properties as the manager sees them (its cache), with
+// the object a call would write in place of its stored version.
+type metamodel struct {
+	classes    map[string]*metav1alpha1.Class
+	properties map[string]*metav1alpha1.Property
+}
+
+func (m metamodel) Class(name string) (*metav1alpha1.Class, bool) {
+	c, ok := m.classes[name]
+	return c, ok
+}
+
+func (m metamodel) Property(name string) (*metav1alpha1.Property, bool) {
+	p, ok := m.properties[name]
+	return p, ok
+}
+
+func (e *Env) metamodel(ctx context.Context) (metamodel, error) {
+	var cls metav1alpha1.ClassList
+	var props metav1alpha1.PropertyList
+	if err := e.Metamodel.List(ctx, &cls); err != nil {
+		return metamodel{}, err
+	}
+	if err := e.Metamodel.List(ctx, &props); err != nil {
+		return metamodel{}, err
+	}
+	m := metamodel{classes: map[string]*metav1alpha1.Class{}, properties: map[string]*metav1alpha1.Property{}}
+	for i := range cls.Items {
+		m.classes[cls.Items[i].Name] = &cls.Items[i]
+	}
+	for i := range props.Items {
+		m.properties[props.Items[i].Name] = &props.Items[i]
+	}
+	return m, nil
+}
+
+// breakingChanges is what the instance API guard would refuse of a class resolved
+// anew: the changes from the schema of its generated CRD, as stored, that stored
+// instances may not survive. None when the class has no generated CRD yet.
+func (e *Env) breakingChanges(ctx context.Context, cl *metav1alpha1.Class, resolved *catalog.Class) ([]string, error) {
+	enabled := cl.Spec.InstanceAPI.Enabled
+	if cl.Spec.Abstract || (enabled != nil && !*enabled) || resolved.Problem != nil {
+		return nil, nil
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	err := e.Metamodel.Get(ctx, client.ObjectKey{Name: catalog.NamesFor(resolved).CRDName}, &crd)
+	if apierrors.IsNotFound(err) || (err == nil && crd.Labels[metav1alpha1.LabelClass] != cl.Name) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range crd.Spec.Versions {
+		if v.Storage && v.Schema != nil {
+			return instanceapi.BreakingChanges(v.Schema.OpenAPIV3Schema, instanceapi.Schema(resolved)), nil
+		}
+	}
+	return nil, nil
+}
+
+// classTool is the create tool a resolved concrete class is served, as tools/list
+// shows it.
+func (e *Env) classTool(snap *catalog.Snapshot, cl *catalog.Class) map[string]any {
+	if cl.Abstract || cl.Problem != nil {
+		return nil
+	}
+	t := e.ClassTool(cl).Tool(e.Style, snap)
+	return map[string]any{"name": t.Name, "inputSchema": t.InputSchema}
+}
+
+// breakingFor is what the instance API guard would find of the named classes,
+// resolved anew against mm: the changes of each (by class), and those it would
+// refuse (the classes that do not allow breaking changes), one line a class.
+func (e *Env) breakingFor(ctx context.Context, mm metamodel, names []string) (map[string][]string, []string, error) {
+	breaking := map[string][]string{}
+	var refused []string
+	for _, name := range names {
+		cl, ok := mm.classes[name]
+		if !ok {
+			continue
+		}
+		changes, err := e.breakingChanges(ctx, cl, catalog.ResolveClass(cl, mm))
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(changes) == 0 {
+			continue
+		}
+		breaking[name] = changes
+		if !cl.Spec.InstanceAPI.AllowBreakingChanges {
+			refused = append(refused, fmt.Sprintf("class %s: %s", name, strings.Join(changes, ", ")))
+		}
+	}
+	return breaking, refused, nil
+}
+
+func problemView(p *catalog.Problem) map[string]any {
+	return map[string]any{"reason": p.Reason, "message": p.Message}
+}
+
+func refusedBreaking(kind, name string, changes []string) error {
+	return tool.Fail("refused: the change to the %s %s is breaking, stored instances may not survive it: %s. Nothing was written. "+
+		"Make the change compatible (a new slot optional, a field unchanged), or set spec.instanceAPI.allowBreakingChanges on the class to apply it",
+		kind, name, strings.Join(changes, "; "))
+}
+
+func (e *Env) defineClass(ctx context.Context, c *tool.Call, in defineClassArgs) (any, error) {
+	kc, err := e.as(c)
+	if err != nil {
+		return nil, err
+	}
+	me := definer(c)
+	var existing metav1alpha1.Class
+	err = kc.Get(ctx, client.ObjectKey{Name: in.Name}, &existing)
+	exists := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	obj := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: in.Name,
+		Annotations: map[string]string{metav1alpha1.AnnotationDefinedBy: me}}, Spec: in.Spec}
+	if exists {
+		if err := mayRedefine("Class", in.Name, &existing, me); err != nil {
+			return nil, err
+		}
+		obj = existing.DeepCopy()
+		obj.Spec = in.Spec
+	}
+	// The API server validates and defaults first (and RBAC decides), storing nothing.
+	dry := obj.DeepCopy()
+	if err := write(ctx, kc, "Class", dry, exists, true); err != nil {
+		return nil, err
+	}
+	mm, err := e.metamodel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mm.classes[in.Name] = dry
+	resolved := catalog.ResolveClass(dry, mm)
+	// The class and its subclasses have new schemas: each one's guard applies.
+	breaking, refused, err := e.breakingFor(ctx, mm, append([]string{in.Name}, c.Snap.Subclasses(in.Name)...))
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]any{"class": in.Name, "ident": resolved.Ident(), "created": !exists}
+	if resolved.Problem != nil {
+		out["problem"] = problemView(resolved.Problem)
+	}
+	if len(breaking) > 0 {
+		out["breakingChanges"] = breaking
+	}
+	if in.DryRun {
+		out["dryRun"] = true
+		out["valid"] = resolved.Problem == nil && len(refused) == 0
+		if t := e.classTool(c.Snap, resolved); t != nil {
+			out["tool"] = t
+		}
+		return out, nil
+	}
+	if len(refused) > 0 {
+		return nil, refusedBreaking("Class", in.Name, refused)
+	}
+	if err := write(ctx, kc, "Class", obj, exists, false); err != nil {
+		return nil, err
+	}
+	return e.awaitClass(ctx, obj, resolved, out), nil
+}
+
+// awaitClass waits, within defineWait and the call's deadline, for the Class
+// reconciler's verdict on the generation just written, then for the catalog to serve
+// the class as resolved, and adds both to the answer.
+func (e *Env) awaitClass(ctx context.Context, written *metav1alpha1.Class, resolved *catalog.Class, out map[string]any) map[string]any {
+	ctx, cancel := context.WithTimeout(ctx, defineWait)
+	defer cancel()
+	out["generation"] = written.Generation
+	var ready *metav1.Condition
+	err := e.await(ctx, func(snap *catalog.Snapshot) bool {
+		var now metav1alpha1.Class
+		if ready == nil {
+			if e.Metamodel.Get(ctx, client.ObjectKey{Name: written.Name}, &now) != nil || now.Status.ObservedGeneration < written.Generation {
+				return false
+			}
+			if ready = meta.FindStatusCondition(now.Status.Conditions, metav1alpha1.ConditionReady); ready == nil {
+				return false
+			}
+			out["ready"] = conditionView(ready)
+			// A new instance API takes a moment to be served: not a verdict yet.
+			if ready.Reason == metav1alpha1.ReasonEstablishing {
+				ready = nil
+				return false
+			}
+		}
+		if ready.Status != metav1.ConditionTrue {
+			return true
+		}
+		// Ready: the answer has the tool as the catalog now serves it.
+		cl := snap.Classes[written.Name]
+		if cl == nil || !cl.Ready || !reflect.DeepEqual(cl.Slots, resolved.Slots) {
+			return false
+		}
+		if t := e.classTool(snap, cl); t != nil && cl.Servable() {
+			out["tool"] = t
+		}
+		return true
+	})
+	if err != nil {
+		out["pending"] = fmt.Sprintf("the Class is still reconciling; %s shows its Ready condition and %s its tool once it is ready",
+			tool.Encode(e.Style, "sandbar.schema.classes"), tool.Encode(e.Style, "sandbar.class.describe"))
+	}
+	return out
+}
+
+// await calls done on every new catalog snapshot, and at least every quarter second
+// (the reconcilers' status changes need not change the catalog), until it is true or
+// ctx ends.
+func (e *Env) await(ctx context.Context, done func(*catalog.Snapshot) bool) error {
+	tick := time.NewTicker(250 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		snap, changed := e.Catalog.Watch()
+		if done(snap) {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-changed:
+		case <-tick.C:
+		}
+	}
+}
+
+func conditionView(c *metav1.Condition) map[string]any {
+	return map[string]any{"status": c.Status, "reason": c.Reason, "message": c.Message}
+}
+
+func (e *Env) defineProperty(ctx context.Context, c *tool.Call, in definePropertyArgs) (any, error) {
+	kc, err := e.as(c)
+	if err != nil {
+		return nil, err
+	}
+	me := definer(c)
+	var existing metav1alpha1.Property
+	err = kc.Get(ctx, client.ObjectKey{Name: in.Name}, &existing)
+	exists := err == nil
+	if err != nil && !apierrors.IsNotFound(err) {
+		return nil, err
+	}
+	obj := &metav1alpha1.Property{ObjectMeta: metav1.ObjectMeta{Name: in.Name,
+		Annotations: map[string]string{metav1alpha1.AnnotationDefinedBy: me}}, Spec: in.Spec}
+	if exists {
+		if err := mayRedefine("Property", in.Name, &existing, me); err != nil {
+			return nil, err
+		}
+		obj = existing.DeepCopy()
+		obj.Spec = in.Spec
+	}
+	// The API server validates and defaults (cardinality), and RBAC decides.
+	dry := obj.DeepCopy()
+	if err := write(ctx, kc, "Property", dry, exists, true); err != nil {
+		return nil, err
+	}
+	mm, err := e.metamodel(ctx)
+	if err != nil {
+		return nil, err
+	}
+	mm.properties[in.Name] = dry
+	slot := catalog.SlotOf(dry)
+	out := map[string]any{"property": in.Name, "field": slot.Field, "created": !exists, "schema": SlotJSONSchema(slot)}
+	if p := catalog.ValidateProperty(dry, mm); p != nil {
+		out["problem"] = problemView(p)
+	}
+	// Every class that has the property, and so whose instance API changes with it.
+	var users []string
+	for _, name := range c.Snap.ClassNames() {
+		if hasSlot(c.Snap.Classes[name], in.Name) {
+			users = append(users, name)
+		}
+	}
+	breaking, refused, err := e.breakingFor(ctx, mm, users)
+	if err != nil {
+		return nil, err
+	}
+	if len(breaking) > 0 {
+		out["breakingChanges"] = breaking
+	}
+	if in.DryRun {
+		out["dryRun"] = true
+		out["valid"] = out["problem"] == nil && len(refused) == 0
+		return out, nil
+	}
+	if len(refused) > 0 {
+		return nil, refusedBreaking("Property", in.Name, refused)
+	}
+	if err := write(ctx, kc, "Property", obj, exists, false); err != nil {
+		return nil, err
+	}
+	return e.awaitProperty(ctx, obj, out), nil
+}
+
+func hasSlot(cl *catalog.Class, property string) bool {
+	if cl == nil {
+		return false
+	}
+	for _, s := range cl.Slots {
+		if s.Property == property {
+			return true
+		}
+	}
+	return false
+}
+
+// awaitProperty waits, within defineWait and the call's deadline, for the Property
+// reconciler's verdict on the generation just written.
+func (e *Env) awaitProperty(ctx context.Context, written *metav1alpha1.Property, out map[string]any) map[string]any {
+	ctx, cancel := context.WithTimeout(ctx, defineWait)
+	defer cancel()
+	out["generation"] = written.Generation
+	err := e.await(ctx, func(*catalog.Snapshot) bool {
+		var now metav1alpha1.Property
+		if e.Metamodel.Get(ctx, client.ObjectKey{Name: written.Name}, &now) != nil || now.Status.ObservedGeneration < written.Generation {
+			return false
+		}
+		ready := meta.FindStatusCondition(now.Status.Conditions, metav1alpha1.ConditionReady)
+		if ready == nil {
+			return false
+		}
+		out["ready"] = conditionView(ready)
+		return true
+	})
+	if err != nil {
+		out["pending"] = fmt.Sprintf("the Property is still reconciling; %s shows it once it is ready",
+			tool.Encode(e.Style, "sandbar.schema.properties"))
+	}
+	return out
+}

@@ -62,7 +62,7 @@ const seedCurlBody = `{
 
 // plainPost posts a body with only the headers given (and the bearer token): no
 // Accept unless the headers name one.
-func plainPost(t *testing.T, url, body string, headers map[string]string) (*http.Response, []byte) {
+func plainPost(t *testing.T, url, body string, headers map[string]string) (reply, []byte) {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(body))
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
@@ -76,7 +76,7 @@ func plainPost(t *testing.T, url, body string, headers map[string]string) (*http
 	defer resp.Body.Close()
 	b, err := io.ReadAll(resp.Body)
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	return resp, b
+	return reply{StatusCode: resp.StatusCode, Header: resp.Header}, b
 }
 
 // The seed's curl example works as written: a POST without Accept (or with curl's
@@ -136,7 +136,7 @@ func TestSeedCurlGetsPlainJSON(t *testing.T) {
 			g.Expect(resp.StatusCode).To(Equal(http.StatusOK), string(body))
 			g.Expect(resp.Header.Get("Content-Type")).To(Equal("application/json"))
 			var rpcErr struct {
-				ID    int `json:"id"`
+				ID    int                 `json:"id"`
 				Error *struct{ Code int } `json:"error"`
 			}
 			g.Expect(json.Unmarshal(body, &rpcErr)).To(Succeed(), "the body is one JSON value: %s", body)
@@ -216,13 +216,12 @@ type legacyStream struct {
 	t        *testing.T
 	endpoint string
 	messages chan json.RawMessage
-	resp     *http.Response
 	id       atomic.Int64
 }
 
 // openLegacy opens a stream at a legacy SSE URL with a token ("" for none); it
 // returns the response when the server refuses.
-func openLegacy(t *testing.T, sseURL, tok string) (*legacyStream, *http.Response) {
+func openLegacy(t *testing.T, sseURL, tok string) (*legacyStream, reply) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -237,10 +236,10 @@ func openLegacy(t *testing.T, sseURL, tok string) (*legacyStream, *http.Response
 	if resp.StatusCode != http.StatusOK {
 		_, _ = io.ReadAll(resp.Body)
 		_ = resp.Body.Close()
-		return nil, resp
+		return nil, reply{StatusCode: resp.StatusCode, Header: resp.Header}
 	}
 	t.Cleanup(func() { _ = resp.Body.Close() })
-	s := &legacyStream{t: t, messages: make(chan json.RawMessage, 100), resp: resp}
+	s := &legacyStream{t: t, messages: make(chan json.RawMessage, 100)}
 	endpoint := make(chan string, 1)
 	go func() {
 		defer close(s.messages)
@@ -269,7 +268,17 @@ func openLegacy(t *testing.T, sseURL, tok string) (*legacyStream, *http.Response
 	case <-time.After(timeout):
 		t.Fatal("no endpoint event")
 	}
-	return s, resp
+	return s, reply{StatusCode: resp.StatusCode, Header: resp.Header}
+}
+
+// streamLegacy opens a stream that the server must accept.
+func streamLegacy(t *testing.T, sseURL, tok string) *legacyStream {
+	t.Helper()
+	s, r := openLegacy(t, sseURL, tok)
+	if s == nil {
+		t.Fatalf("opening the legacy stream %s: HTTP %d", sseURL, r.StatusCode)
+	}
+	return s
 }
 
 // post sends a message to the session's endpoint with a token.
@@ -331,7 +340,7 @@ func TestLegacySSEWithoutTokenGets401(t *testing.T) {
 	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
 	g.Expect(resp.Header.Get("WWW-Authenticate")).To(Equal(`Bearer realm="sandbar-mcp"`))
 
-	s, _ := openLegacy(t, legacyURL(mcpURL), token)
+	s := streamLegacy(t, legacyURL(mcpURL), token)
 	code, _ := s.post("", map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 	g.Expect(code).To(Equal(http.StatusUnauthorized))
 }
@@ -341,7 +350,7 @@ func TestLegacySSEWithoutTokenGets401(t *testing.T) {
 func TestLegacySSESessionRefusesAnotherAccountsToken(t *testing.T) {
 	g := NewWithT(t)
 	_, otherTok := newAccount(t, unique("intruder"), metav1alpha1.Permissions{})
-	s, _ := openLegacy(t, legacyURL(mcpURL), token)
+	s := streamLegacy(t, legacyURL(mcpURL), token)
 	s.initialize(token)
 
 	name := unique("hijack-boot")
@@ -363,7 +372,7 @@ func TestLegacySSESessionRefusesAnotherAccountsToken(t *testing.T) {
 func TestLegacySSEIsRateLimited(t *testing.T) {
 	g := NewWithT(t)
 	url := serve(t, mcpserver.Options{RateLimit: 0.01, RateBurst: 2})
-	s, _ := openLegacy(t, legacyURL(url), token)
+	s := streamLegacy(t, legacyURL(url), token)
 	res := s.call(token, "initialize", map[string]any{"protocolVersion": "2024-11-05", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "raw-sse", "version": "1"}})
 	g.Expect(res.Error).To(BeNil())
@@ -390,7 +399,7 @@ func TestLockedOutAccountsLegacyStreamStops(t *testing.T) {
 // tasks/get follows on the same stream.
 func TestLegacySSETaskAugmentedCall(t *testing.T) {
 	g := NewWithT(t)
-	s, _ := openLegacy(t, legacyURL(mcpURL), token)
+	s := streamLegacy(t, legacyURL(mcpURL), token)
 	s.initialize(token)
 	res := s.call(token, "tools/call", map[string]any{"name": "sandbar_project_export",
 		"arguments": map[string]any{"class": "zorp/SpaceBoot"}, "task": map[string]any{"ttl": 600000}})
@@ -458,7 +467,7 @@ func TestOAuthRouteServesLegacySSE(t *testing.T) {
 	_, resp := openLegacy(t, legacyURL(s.oauth), token)
 	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized), "an API key is not an OAuth access token")
 
-	raw, _ := openLegacy(t, legacyURL(s.oauth), s.token(alice, nil))
+	raw := streamLegacy(t, legacyURL(s.oauth), s.token(alice, nil))
 	code, body := raw.post(s.token(bob, nil), map[string]any{"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
 	g.Expect(code).To(Equal(http.StatusForbidden), body)
 }
@@ -471,7 +480,7 @@ func TestLegacySSECallsAreAudited(t *testing.T) {
 	_, resp := openLegacy(t, legacyURL(url), "")
 	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
 
-	s, _ := openLegacy(t, legacyURL(url), token)
+	s := streamLegacy(t, legacyURL(url), token)
 	s.initialize(token)
 	name := unique("audited-boot")
 	deleteBootLater(t, name)

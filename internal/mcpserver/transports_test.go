@@ -217,6 +217,8 @@ type legacyStream struct {
 	endpoint string
 	messages chan json.RawMessage
 	id       atomic.Int64
+	// others are the ids of the responses call passed over.
+	others []string
 }
 
 // openLegacy opens a stream at a legacy SSE URL with a token ("" for none); it
@@ -315,6 +317,9 @@ func (s *legacyStream) call(tok, method string, params any) rpcResponse {
 			}
 			if json.Unmarshal(m, &msg) == nil && string(msg.ID) == jsonNumber(float64(id)) {
 				return msg.rpcResponse
+			}
+			if len(msg.ID) > 0 {
+				s.others = append(s.others, string(msg.ID))
 			}
 		case <-deadline:
 			s.t.Fatalf("no response to %s", method)
@@ -501,4 +506,43 @@ func TestLegacySSECallsAreAudited(t *testing.T) {
 		g.Expect(refused).NotTo(BeNil(), raw)
 		g.Expect(refused.Reason).To(Equal("no bearer token"))
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}
+
+// The legacy transport keeps /mcp's edge: a loopback listener refuses other host
+// names (DNS rebinding), cross-origin browser posts get 403, and a body over the
+// limit gets 413; none of them reaches the session.
+func TestLegacySSEKeepsTheEdgeChecks(t *testing.T) {
+	g := NewWithT(t)
+	url := serve(t, mcpserver.Options{MaxRequestBytes: 4096})
+	req, err := http.NewRequest(http.MethodGet, legacyURL(url), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	req.Host = "rebound.example.com"
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	g.Expect(err).NotTo(HaveOccurred())
+	// A stream opened by mistake would not end: close it before reading.
+	g.Expect(resp.StatusCode).To(Equal(http.StatusForbidden), func() string { _ = resp.Body.Close(); return "a stream was opened" })
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	g.Expect(string(body)).To(ContainSubstring("invalid Host header"))
+
+	s := streamLegacy(t, legacyURL(url), token)
+	s.initialize(token)
+	cross, _ := http.NewRequest(http.MethodPost, s.endpoint, strings.NewReader(`{"jsonrpc":"2.0","id":50,"method":"tools/list"}`))
+	cross.Header.Set("Content-Type", "application/json")
+	cross.Header.Set("Authorization", "Bearer "+token)
+	cross.Header.Set("Origin", "https://evil.example.com")
+	cross.Header.Set("Sec-Fetch-Site", "cross-site")
+	resp, err = http.DefaultClient.Do(cross)
+	g.Expect(err).NotTo(HaveOccurred())
+	_ = resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusForbidden))
+
+	code, body2 := s.post(token, map[string]any{"jsonrpc": "2.0", "id": 51, "method": "tools/list", "params": map[string]any{"pad": strings.Repeat("x", 5000)}})
+	g.Expect(code).To(Equal(http.StatusRequestEntityTooLarge), body2)
+	// Neither reached the session: nothing answers them on the stream before the
+	// next call's answer.
+	res := s.call(token, "ping", map[string]any{})
+	g.Expect(res.Error).To(BeNil())
+	g.Expect(s.others).NotTo(ContainElements("50", "51"))
 }

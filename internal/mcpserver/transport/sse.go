@@ -26,8 +26,11 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -67,6 +70,12 @@ func NewSSE(server *mcp.Server, maxBody int64) *SSE {
 }
 
 func (h *SSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// DNS rebinding, as the SDK's handlers refuse it: on a loopback listener only
+	// loopback host names.
+	if local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && loopback(local.String()) && !loopback(r.Host) {
+		http.Error(w, fmt.Sprintf("Forbidden: invalid Host header %q", r.Host), http.StatusForbidden)
+		return
+	}
 	switch r.Method {
 	case http.MethodGet:
 		h.stream(w, r)
@@ -76,6 +85,19 @@ func (h *SSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Allow", "GET, POST")
 		http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
 	}
+}
+
+// loopback reports whether a host (with or without a port) is a loopback name.
+func loopback(hostport string) bool {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		host = strings.Trim(hostport, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
 }
 
 // userOf is the user a request authenticated as ("" without token info).

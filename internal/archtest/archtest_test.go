@@ -42,6 +42,7 @@ var allowed = map[string][]string{
 	"internal/identity":            {"internal/catalog"},
 	"controllers":                  {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/instanceapi", "internal/workflow", "internal/workflow/builtin", "internal/codec", "internal/apikey"},
 	"internal/mcpserver/edge":      {},
+	"internal/mcpserver/transport": {},
 	"internal/mcpserver/tool":      {"internal/catalog"},
 	"internal/mcpserver/access":    {"api/v1alpha1", "internal/catalog", "internal/apikey", "internal/mcpserver/tool"},
 	"internal/mcpserver/process":   {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/workflow", "internal/workflow/builtin", "internal/mcpserver/tool"},
@@ -51,7 +52,7 @@ var allowed = map[string][]string{
 	"internal/mcpserver/tasks":     {"internal/workflow", "internal/mcpserver/access", "internal/mcpserver/process", "internal/mcpserver/redact", "internal/mcpserver/tool"},
 	"internal/mcpserver/verbs":     {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/instanceapi", "internal/codec", "internal/workflow", "internal/workflow/builtin", "internal/mcpserver/access", "internal/mcpserver/process", "internal/mcpserver/tool"},
 	"internal/mcpserver/resources": {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/codec", "internal/mcpserver/access", "internal/mcpserver/verbs"},
-	"internal/mcpserver":           {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/mcpserver/access", "internal/mcpserver/edge", "internal/mcpserver/process", "internal/mcpserver/prompts", "internal/mcpserver/redact", "internal/mcpserver/resources", "internal/mcpserver/tasks", "internal/mcpserver/telemetry", "internal/mcpserver/tool", "internal/mcpserver/verbs"},
+	"internal/mcpserver":           {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/mcpserver/access", "internal/mcpserver/edge", "internal/mcpserver/process", "internal/mcpserver/prompts", "internal/mcpserver/redact", "internal/mcpserver/resources", "internal/mcpserver/tasks", "internal/mcpserver/telemetry", "internal/mcpserver/tool", "internal/mcpserver/transport", "internal/mcpserver/verbs"},
 }
 
 // free are packages with no rule: the binaries and test support.

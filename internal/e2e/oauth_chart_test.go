@@ -104,8 +104,8 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 			"--oauth-clients=claude-ai",
 		}), helm)
 		g.Expect(paths(objs, "sandbar-oauth")).To(Equal([]string{
-			"sandbar.example.com/oauth/mcp", "sandbar.example.com/.well-known/oauth-protected-resource/oauth/mcp"}), helm)
-		g.Expect(paths(objs, "sandbar")).To(Equal([]string{"sandbar.example.com/mcp"}), helm)
+			"sandbar.example.com/oauth/mcp", "sandbar.example.com/oauth/mcp/sse", "sandbar.example.com/.well-known/oauth-protected-resource/oauth/mcp"}), helm)
+		g.Expect(paths(objs, "sandbar")).To(Equal([]string{"sandbar.example.com/mcp", "sandbar.example.com/mcp/sse"}), helm)
 		var role rbacv1.ClusterRole
 		g.Expect(objs).To(HaveKey("ClusterRole.rbac.authorization.k8s.io sandbar-oauth-impersonator"))
 		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
@@ -128,13 +128,14 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 			"oauth.scopes={mcp}", "oauth.scopesSupported={api://sandbar/mcp}")
 		g.Expect(oauthFlags(args)).To(ContainElements("--oauth-resource-url=https://mcp-oauth.example.com/mcp", "--oauth-host=mcp-oauth.example.com",
 			"--oauth-scopes=mcp", "--oauth-scopes-supported=api://sandbar/mcp"), helm)
-		g.Expect(paths(objs, "sandbar-oauth")).To(Equal([]string{"mcp-oauth.example.com/mcp",
+		g.Expect(paths(objs, "sandbar-oauth")).To(Equal([]string{"mcp-oauth.example.com/mcp", "mcp-oauth.example.com/mcp/sse",
 			"mcp-oauth.example.com/.well-known/oauth-protected-resource", "mcp-oauth.example.com/.well-known/oauth-protected-resource/mcp"}), helm)
 
 		for _, bad := range [][]string{
 			{"oauth.issuerURL=http://idp.example.com"},
 			{"oauth.issuerURL=https://idp.example.com", "oauth.route=host"},
 			{"oauth.issuerURL=https://idp.example.com", "oauth.path=/mcp"},
+			{"oauth.issuerURL=https://idp.example.com", "oauth.path=/mcp/sse"},
 			{"oauth.issuerURL=https://idp.example.com", "oauth.claims.usernamePrefix=system:"},
 			{"oauth.issuerURL=https://idp.example.com", "oauth.signingAlgs={none}"},
 		} {

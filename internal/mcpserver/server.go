@@ -43,6 +43,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tasks"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	mcptransport "github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
 
@@ -163,10 +164,17 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		// keeps list_changed notifications for clients without an open GET stream.
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
-	transport := tel.Capture(tasks.Capture(streamable, opts.MaxRequestBytes), opts.MaxRequestBytes)
+	// Both transports see the same capture (request ids, task parameters) behind the
+	// same chain: the legacy one (2024-11-05) is /mcp/sse.
+	capture := func(h http.Handler) http.Handler {
+		return tel.Capture(tasks.Capture(h, opts.MaxRequestBytes), opts.MaxRequestBytes)
+	}
+	transport := capture(mcptransport.PlainJSON(streamable))
+	legacy := capture(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes))
 	e.Handle("/mcp", transport)
+	e.Handle(legacySSEPath, legacy)
 	if opts.OAuth.Enabled() {
-		if err := serveOAuth(e, opts.OAuth, authn, opts.Telemetry.Authentication, transport); err != nil {
+		if err := serveOAuth(e, opts.OAuth, authn, opts.Telemetry.Authentication, transport, legacy); err != nil {
 			return nil, err
 		}
 	}
@@ -174,13 +182,18 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	return s, nil
 }
 
-// serveOAuth serves the transport to OAuth access tokens on the OAuth route (its
-// path, and /mcp on its host if it has one), and the route's Protected Resource
+// legacySSEPath serves the HTTP+SSE transport of 2024-11-05 (GET the stream, POST
+// to the endpoint it names), beside Streamable HTTP on /mcp.
+const legacySSEPath = "/mcp/sse"
+
+// serveOAuth serves the transports to OAuth access tokens on the OAuth route (its
+// path and its legacy SSE path under it, and /mcp and /mcp/sse on its host if it
+// has one), and the route's Protected Resource
 // Metadata. /mcp on other hosts advertises nothing of OAuth: clients with a
 // configured bearer token (which some drop once a server advertises OAuth) keep it.
 // audited wraps the token check, so that its refusals are audit events as /mcp's are.
 func serveOAuth(e *edge.Edge, cfg access.OAuthConfig, authn *access.Authenticator,
-	audited func(func(http.Handler) http.Handler) func(http.Handler) http.Handler, transport http.Handler) error {
+	audited func(func(http.Handler) http.Handler) func(http.Handler) http.Handler, transport, legacy http.Handler) error {
 	o, err := access.NewOAuth(cfg, authn)
 	if err != nil {
 		return err
@@ -189,16 +202,18 @@ func serveOAuth(e *edge.Edge, cfg access.OAuthConfig, authn *access.Authenticato
 	metadata := auth.ProtectedResourceMetadataHandler(o.Metadata())
 	check := audited(o.Middleware)
 	e.HandleWith(cfg.Path, check, transport)
+	e.HandleWith(cfg.Path+"/sse", check, legacy)
 	e.HandlePublic(access.WellKnownResource+cfg.Path, metadata)
 	if cfg.Host != "" {
 		e.HandleWith(cfg.Host+"/mcp", check, transport)
+		e.HandleWith(cfg.Host+legacySSEPath, check, legacy)
 		e.HandlePublic(cfg.Host+access.WellKnownResource+"/mcp", metadata)
 		e.HandlePublic(cfg.Host+access.WellKnownResource, metadata)
 	}
 	return nil
 }
 
-// Handler is the server's HTTP handler: /mcp, /healthz and /readyz.
+// Handler is the server's HTTP handler: /mcp, /mcp/sse, /healthz and /readyz.
 func (s *Server) Handler() http.Handler { return s.http }
 
 // NeedLeaderElection is false: every replica serves MCP.
@@ -227,7 +242,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("MCP server: following sessions: %w", err)
 	}
 	go s.follow(ctx)
-	log.Info("serving MCP", "address", ln.Addr().String(), "path", "/mcp")
+	log.Info("serving MCP", "address", ln.Addr().String(), "path", "/mcp", "legacySSE", legacySSEPath)
 	if o := s.opts.OAuth; o.Enabled() {
 		o = o.WithDefaults()
 		log.Info("serving MCP to OAuth access tokens", "path", o.Path, "host", o.Host, "issuer", o.IssuerURL, "resource", o.ResourceURL)

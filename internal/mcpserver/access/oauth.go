@@ -151,8 +151,8 @@ func (c OAuthConfig) Validate() error {
 			return fmt.Errorf("--oauth-jwks-url must be an https URL, not %q", c.JWKSURL)
 		}
 	}
-	if !strings.HasPrefix(c.Path, "/") || c.Path == "/mcp" || strings.ContainsAny(c.Path, "{}? ") {
-		return fmt.Errorf("--oauth-path must be a path of its own (not /mcp, which serves bearer tokens), as %s; not %q", DefaultOAuthPath, c.Path)
+	if !strings.HasPrefix(c.Path, "/") || c.Path == "/mcp" || c.Path == "/mcp/sse" || strings.ContainsAny(c.Path, "{}? ") {
+		return fmt.Errorf("--oauth-path must be a path of its own (not /mcp or /mcp/sse, which serve bearer tokens), as %s; not %q", DefaultOAuthPath, c.Path)
 	}
 	u, err := url.Parse(c.ResourceURL)
 	if err != nil || c.ResourceURL == "" || (u.Scheme != "https" && !loopbackURL(u)) || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {

@@ -71,6 +71,7 @@ func TestOAuthConfigIsChecked(t *testing.T) {
 		"no resource":              func(c *OAuthConfig) { c.ResourceURL = "" },
 		"resource on another path": func(c *OAuthConfig) { c.ResourceURL = "https://sandbar.example.com/mcp" },
 		"OAuth on /mcp":            func(c *OAuthConfig) { c.Path, c.ResourceURL = "/mcp", "https://sandbar.example.com/mcp" },
+		"OAuth on /mcp/sse":        func(c *OAuthConfig) { c.Path, c.ResourceURL = "/mcp/sse", "https://sandbar.example.com/mcp/sse" },
 		"alg none":                 func(c *OAuthConfig) { c.SigningAlgs = []string{"none"} },
 		"HMAC":                     func(c *OAuthConfig) { c.SigningAlgs = []string{"HS256"} },
 		"system: prefix":           func(c *OAuthConfig) { c.UsernamePrefix = "system:" },

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -47,6 +48,15 @@ const (
 	maxFindBytes = 64 << 10
 	// maxFindPages bounds the API pages one find reads while filtering.
 	maxFindPages = 20
+	// findScanPage is the size of the API pages find reads when it filters by slot
+	// values (a where clause), so that one call looks at up to maxFindPages times as
+	// many instances before it gives up for now.
+	findScanPage = 500
+	// findScanTime bounds how long one find keeps reading pages (less if the call's
+	// context ends sooner).
+	findScanTime = 10 * time.Second
+	// findScanMargin is the time find keeps before the call's deadline to answer.
+	findScanMargin = time.Second
 )
 
 // Metadata is the Kubernetes metadata a create tool takes.
@@ -358,22 +368,33 @@ func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (any, error) 
 		}
 	}
 
+	// A where clause is checked here, not by the API server: read large pages and
+	// go on until something matches, the list ends, or the bounds are reached.
+	listLimit := limit
+	if len(in.Where) > 0 {
+		listLimit = max(limit, findScanPage)
+	}
+	stopAt := time.Now().Add(findScanTime)
+	if d, ok := ctx.Deadline(); ok && d.Add(-findScanMargin).Before(stopAt) {
+		stopAt = d.Add(-findScanMargin)
+	}
 	items := []map[string]any{}
 	size := 0
 	next := ""
-	pages := 0
+	pages, scanned := 0, 0
+	bounded := false
 scan:
 	for ; cur.Class < len(classes); cur.Class, cur.Continue, cur.After = cur.Class+1, "", "" {
 		k := classes[cur.Class]
 		for {
-			if pages == maxFindPages {
-				next = encodeCursor(cur)
+			if pages == maxFindPages || (pages > 0 && time.Now().After(stopAt)) {
+				next, bounded = encodeCursor(cur), true
 				break scan
 			}
 			pages++
 			list := &unstructured.UnstructuredList{}
 			list.SetGroupVersionKind(k.GVK().GroupVersion().WithKind(k.InstanceAPI.Kind + "List"))
-			opts := []client.ListOption{client.InNamespace(ns), client.Limit(limit), client.Continue(cur.Continue)}
+			opts := []client.ListOption{client.InNamespace(ns), client.Limit(listLimit), client.Continue(cur.Continue)}
 			if sel != nil {
 				opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
 			}
@@ -388,7 +409,12 @@ scan:
 			}
 			for i := range list.Items {
 				u := &list.Items[i]
-				if (cur.After != "" && u.GetName() <= cur.After) || !matches(u, in.Where) {
+				if cur.After != "" && u.GetName() <= cur.After {
+					continue
+				}
+				if !matches(u, in.Where) {
+					scanned++
+					cur.After = u.GetName()
 					continue
 				}
 				v := EntityView(k, u)
@@ -408,6 +434,7 @@ scan:
 				}
 				items = append(items, v)
 				size += n
+				scanned++
 				cur.After = u.GetName()
 			}
 			cur.Continue, cur.After = list.GetContinue(), ""
@@ -416,9 +443,12 @@ scan:
 			}
 		}
 	}
-	out := map[string]any{"class": cl.Ident(), "namespace": ns, "items": items, "count": len(items)}
+	out := map[string]any{"class": cl.Ident(), "namespace": ns, "items": items, "count": len(items), "scanned": scanned}
 	if next != "" {
 		out["continue"] = next
+		if bounded && len(items) == 0 {
+			out["note"] = fmt.Sprintf("scanned %d instances and none matched yet, but more remain: call again with this continue token to scan on", scanned)
+		}
 	}
 	return out, nil
 }

@@ -36,6 +36,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 const (
@@ -243,6 +244,9 @@ func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class,
 		return nil, err
 	}
 	tool.NoteInstance(ctx, cl.Name, ns, md.Name)
+	if err := checkRefs(ctx, kc, c, ns, cl, spec); err != nil {
+		return nil, err
+	}
 	if err := kc.Create(ctx, u, opts...); err != nil {
 		return nil, apiFailure(err, cl, u.GetName())
 	}
@@ -547,6 +551,9 @@ func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, err
 	if err != nil {
 		return nil, err
 	}
+	if err := checkRefs(ctx, kc, c, ns, cl, coerced); err != nil {
+		return nil, err
+	}
 	if err := kc.Patch(ctx, u, client.RawPatch(types.MergePatchType, raw)); err != nil {
 		return nil, apiFailure(err, cl, in.Name)
 	}
@@ -661,4 +668,24 @@ func (e *Env) instanceOf(ctx context.Context, c *tool.Call, in instanceOfArgs) (
 		"instanceOf": isA(cl, of),
 		"classes":    append([]string{cl.Ident()}, idents(c.Snap, cl.Ancestors)...),
 	}, nil
+}
+
+// checkRefs refuses values of ref slots that name no existing instance of the
+// target class (or a subclass) in the namespace, looked up as the account.
+func checkRefs(ctx context.Context, kc client.Reader, c *tool.Call, ns string, cl *catalog.Class, spec map[string]any) error {
+	missing, err := builtin.MissingRefs(ctx, kc, c.Snap, ns, cl, spec)
+	switch {
+	case apierrors.IsForbidden(err):
+		return tool.Fail("forbidden: the references of this %s cannot be checked, because this account may not read their targets in namespace %q; nothing was written", cl.Ident(), ns)
+	case err != nil:
+		return err
+	case len(missing) == 0:
+		return nil
+	}
+	problems := make([]string, len(missing))
+	for i, m := range missing {
+		problems[i] = m.Problem()
+	}
+	return tool.Fail("Validation failed for %s: %s. Nothing was written: refer to an existing instance (sandbar_entity_find lists them: {class: %q, namespace: %q}) or create it first",
+		cl.Ident(), strings.Join(problems, "; "), missing[0].Class, ns)
 }

@@ -380,3 +380,37 @@ func TestFinishedProcessesExpireAfterTheDefaultTTL(t *testing.T) {
 	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(running), &got)).To(Succeed())
 	g.Expect(got.Status.Phase).To(Equal(metav1alpha1.PhaseRunning))
 }
+
+// The validation workflow reports an instance whose ref slot names an instance that
+// does not exist (one deleted after it was referred to, or written with kubectl).
+func TestBuiltinValidateReportsDanglingReferences(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	p := uniq("r")
+	group := p + ".sandbar.dev"
+	bookClass(t, p)
+	ref := property(p+".book", metav1alpha1.RangeRef)
+	ref.Spec.Target = p + ".book"
+	loan := class(p+".loan", p, "Loan", nil, slot(ref.Name, true))
+	create(t, ref, loan)
+	waitClassCondition(t, loan.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	g.Eventually(func() bool { return store.Load().FindClass(p+"/Loan") != nil }).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+
+	g.Expect(k8s.Create(ctx, instance(group, "Book", "dune", map[string]any{"title": "dune"}))).To(Succeed())
+	g.Expect(k8s.Create(ctx, instance(group, "Loan", "kept", map[string]any{"book": "dune"}))).To(Succeed())
+	g.Expect(k8s.Create(ctx, instance(group, "Loan", "lost", map[string]any{"book": "emma"}))).To(Succeed())
+
+	validate := process(uniq("v"), builtin.Validate, map[string]any{"class": p + "/Loan"})
+	create(t, validate)
+	st := waitProcess(t, validate, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded), st.StatusMessage)
+	})
+	var res map[string]any
+	g.Expect(json.Unmarshal(st.Result.Raw, &res)).To(Succeed())
+	g.Expect(res["checked"]).To(Equal(2.0))
+	g.Expect(res["invalid"]).To(Equal(1.0))
+	g.Expect(res["danglingRefs"]).To(Equal(1.0))
+	g.Expect(res["failures"]).To(ConsistOf(And(HaveKeyWithValue("name", "lost"),
+		HaveKeyWithValue("problems", ConsistOf(ContainSubstring(`slot "book" refers to the `+p+`/Book "emma" in namespace "default", which does not exist`))))))
+	g.Expect(st.StatusMessage).To(ContainSubstring("checked 2 instances, 1 invalid (1 references to missing instances)"))
+}

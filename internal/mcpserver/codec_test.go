@@ -33,7 +33,7 @@ metadata:
   name: REVIEW
 title: Best boots in the sector
 rating: 5
-boot: moonwalker
+boot: BOOT
 ---
 
 # body
@@ -49,7 +49,9 @@ func TestMarkdownCodecRoundTrip(t *testing.T) {
 	g := NewWithT(t)
 	cs := connect(t, mcpURL, token, nil)
 	name := unique("first-review")
-	reviewDoc := strings.ReplaceAll(reviewTemplate, "REVIEW", name)
+	boot := unique("moonwalker")
+	newBoot(t, "default", boot, map[string]any{"name": "Moonwalker"}) // the review's boot slot refers to it
+	reviewDoc := strings.NewReplacer("REVIEW", name, "BOOT", boot).Replace(reviewTemplate)
 	res := callTool(t, cs, "sandbar_entity_create", map[string]any{"class": "zorp/Review", "format": "markdown", "source": reviewDoc})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 

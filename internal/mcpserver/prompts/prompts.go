@@ -253,5 +253,47 @@ func renderWorkflow(w *catalog.Workflow, snap *catalog.Snapshot, style tool.Name
 		fmt.Fprintf(&b, "Find the %s instances with %s ({class: %q}) and read one with %s before acting on it.\n",
 			subject, tool("sandbar.entity.find"), subject, tool("sandbar.class.describe"))
 	}
+	writeDriving(&b, w, subject, tool, args)
 	return b.String()
+}
+
+// writeDriving says which tools, with which arguments, start a process and move it
+// by each transition, so that a client can act on the prompt without looking the
+// tools up.
+func writeDriving(b *strings.Builder, w *catalog.Workflow, subject string, tool func(string) string, args map[string]string) {
+	start := fmt.Sprintf("workflow: %q", w.Name)
+	if subject != "" {
+		start += fmt.Sprintf(", subject: {class: %q, name: \"<instance name>\"}", subject)
+	}
+	if len(w.Spec.Arguments) > 0 {
+		var fields []string
+		for _, a := range w.Spec.Arguments {
+			v := "<" + a.Name + ">"
+			if given, ok := args[a.Name]; ok {
+				v = given
+			}
+			fields = append(fields, fmt.Sprintf("%s: %q", a.Name, v))
+		}
+		start += ", input: {" + strings.Join(fields, ", ") + "}"
+	} else {
+		start += ", input?: <any JSON value>"
+	}
+	b.WriteString("\n## Starting and moving a process\n\n")
+	fmt.Fprintf(b, "1. Start a process with %s ({%s}). It runs as a task: the answer carries its `taskId`, and it starts in `%s`.\n",
+		tool("sandbar.workflow.start-process"), start, w.Spec.Initial)
+	fmt.Fprintf(b, "2. Move it with %s ({taskId: \"<taskId>\", transition: \"<transition>\", reason?: \"<why>\"}), by one of:\n",
+		tool("sandbar.workflow.transition"))
+	for _, t := range w.Spec.Transitions {
+		fmt.Fprintf(b, "   - `%s`: from %s to `%s`\n", t.Name, strings.Join(quoted(t.From), " or "), t.To)
+	}
+	fmt.Fprintf(b, "3. See where it is and which transitions it can take with %s ({taskId}), and its steps with %s ({taskId}).\n",
+		tool("sandbar.workflow.process-state"), tool("sandbar.workflow.process-history"))
+}
+
+func quoted(names []string) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = "`" + n + "`"
+	}
+	return out
 }

@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -35,6 +36,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 const (
@@ -47,6 +49,15 @@ const (
 	maxFindBytes = 64 << 10
 	// maxFindPages bounds the API pages one find reads while filtering.
 	maxFindPages = 20
+	// findScanPage is the size of the API pages find reads when it filters by slot
+	// values (a where clause), so that one call looks at up to maxFindPages times as
+	// many instances before it gives up for now.
+	findScanPage = 500
+	// findScanTime bounds how long one find keeps reading pages (less if the call's
+	// context ends sooner).
+	findScanTime = 10 * time.Second
+	// findScanMargin is the time find keeps before the call's deadline to answer.
+	findScanMargin = time.Second
 )
 
 // Metadata is the Kubernetes metadata a create tool takes.
@@ -233,6 +244,9 @@ func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class,
 		return nil, err
 	}
 	tool.NoteInstance(ctx, cl.Name, ns, md.Name)
+	if err := checkRefs(ctx, kc, c, ns, cl, spec); err != nil {
+		return nil, err
+	}
 	if err := kc.Create(ctx, u, opts...); err != nil {
 		return nil, apiFailure(err, cl, u.GetName())
 	}
@@ -358,22 +372,33 @@ func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (any, error) 
 		}
 	}
 
+	// A where clause is checked here, not by the API server: read large pages and
+	// go on until something matches, the list ends, or the bounds are reached.
+	listLimit := limit
+	if len(in.Where) > 0 {
+		listLimit = max(limit, findScanPage)
+	}
+	stopAt := time.Now().Add(findScanTime)
+	if d, ok := ctx.Deadline(); ok && d.Add(-findScanMargin).Before(stopAt) {
+		stopAt = d.Add(-findScanMargin)
+	}
 	items := []map[string]any{}
 	size := 0
 	next := ""
-	pages := 0
+	pages, scanned := 0, 0
+	bounded := false
 scan:
 	for ; cur.Class < len(classes); cur.Class, cur.Continue, cur.After = cur.Class+1, "", "" {
 		k := classes[cur.Class]
 		for {
-			if pages == maxFindPages {
-				next = encodeCursor(cur)
+			if pages == maxFindPages || (pages > 0 && time.Now().After(stopAt)) {
+				next, bounded = encodeCursor(cur), true
 				break scan
 			}
 			pages++
 			list := &unstructured.UnstructuredList{}
 			list.SetGroupVersionKind(k.GVK().GroupVersion().WithKind(k.InstanceAPI.Kind + "List"))
-			opts := []client.ListOption{client.InNamespace(ns), client.Limit(limit), client.Continue(cur.Continue)}
+			opts := []client.ListOption{client.InNamespace(ns), client.Limit(listLimit), client.Continue(cur.Continue)}
 			if sel != nil {
 				opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
 			}
@@ -388,7 +413,12 @@ scan:
 			}
 			for i := range list.Items {
 				u := &list.Items[i]
-				if (cur.After != "" && u.GetName() <= cur.After) || !matches(u, in.Where) {
+				if cur.After != "" && u.GetName() <= cur.After {
+					continue
+				}
+				if !matches(u, in.Where) {
+					scanned++
+					cur.After = u.GetName()
 					continue
 				}
 				v := EntityView(k, u)
@@ -408,6 +438,7 @@ scan:
 				}
 				items = append(items, v)
 				size += n
+				scanned++
 				cur.After = u.GetName()
 			}
 			cur.Continue, cur.After = list.GetContinue(), ""
@@ -416,9 +447,12 @@ scan:
 			}
 		}
 	}
-	out := map[string]any{"class": cl.Ident(), "namespace": ns, "items": items, "count": len(items)}
+	out := map[string]any{"class": cl.Ident(), "namespace": ns, "items": items, "count": len(items), "scanned": scanned}
 	if next != "" {
 		out["continue"] = next
+		if bounded && len(items) == 0 {
+			out["note"] = fmt.Sprintf("scanned %d instances and none matched yet, but more remain: call again with this continue token to scan on", scanned)
+		}
 	}
 	return out, nil
 }
@@ -515,6 +549,9 @@ func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, err
 	u.SetName(in.Name)
 	kc, err := e.as(c)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkRefs(ctx, kc, c, ns, cl, coerced); err != nil {
 		return nil, err
 	}
 	if err := kc.Patch(ctx, u, client.RawPatch(types.MergePatchType, raw)); err != nil {
@@ -631,4 +668,24 @@ func (e *Env) instanceOf(ctx context.Context, c *tool.Call, in instanceOfArgs) (
 		"instanceOf": isA(cl, of),
 		"classes":    append([]string{cl.Ident()}, idents(c.Snap, cl.Ancestors)...),
 	}, nil
+}
+
+// checkRefs refuses values of ref slots that name no existing instance of the
+// target class (or a subclass) in the namespace, looked up as the account.
+func checkRefs(ctx context.Context, kc client.Reader, c *tool.Call, ns string, cl *catalog.Class, spec map[string]any) error {
+	missing, err := builtin.MissingRefs(ctx, kc, c.Snap, ns, cl, spec)
+	switch {
+	case apierrors.IsForbidden(err):
+		return tool.Fail("forbidden: the references of this %s cannot be checked, because this account may not read their targets in namespace %q; nothing was written", cl.Ident(), ns)
+	case err != nil:
+		return err
+	case len(missing) == 0:
+		return nil
+	}
+	problems := make([]string, len(missing))
+	for i, m := range missing {
+		problems[i] = m.Problem()
+	}
+	return tool.Fail("Validation failed for %s: %s. Nothing was written: refer to an existing instance (sandbar_entity_find lists them: {class: %q, namespace: %q}) or create it first",
+		cl.Ident(), strings.Join(problems, "; "), missing[0].Class, ns)
 }

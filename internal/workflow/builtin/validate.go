@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -36,10 +37,14 @@ type ValidateInput struct {
 }
 
 var validateJob = newJob(Validate,
-	"Validates every instance of a class and its subclasses against the class's current slots, recording each failure.",
+	"Validates every instance of a class and its subclasses against the class's current slots, and checks that every reference names an existing instance, recording each failure.",
 	validate,
 	func(r Result) string {
-		return fmt.Sprintf("checked %d instances, %d invalid", r.count("checked"), r.count("invalid"))
+		s := fmt.Sprintf("checked %d instances, %d invalid", r.count("checked"), r.count("invalid"))
+		if n := r.count("danglingRefs"); n > 0 {
+			s += fmt.Sprintf(" (%d references to missing instances)", n)
+		}
+		return s
 	})
 
 func validate(ctx context.Context, env Env, in ValidateInput, run *Run) (bool, error) {
@@ -51,7 +56,21 @@ func validate(ctx context.Context, env Env, in ValidateInput, run *Run) (bool, e
 	r["checked"], r["invalid"] = r.num("checked"), r.num("invalid")
 	return scan(ctx, env, run, classes, func(cl *catalog.Class, u *unstructured.Unstructured, spec map[string]any) error {
 		r["checked"] = r.num("checked") + 1
-		if _, problems := catalog.Coerce(cl, spec); len(problems) > 0 {
+		_, problems := catalog.Coerce(cl, spec)
+		missing, err := MissingRefs(ctx, env.Client, env.Snapshot, env.Namespace, cl, spec)
+		switch {
+		case apierrors.IsForbidden(err):
+			problems = append(problems, "its references could not be checked: "+err.Error())
+		case err != nil:
+			return err
+		}
+		for _, m := range missing {
+			problems = append(problems, m.Problem())
+		}
+		if len(missing) > 0 {
+			r["danglingRefs"] = r.num("danglingRefs") + float64(len(missing))
+		}
+		if len(problems) > 0 {
 			r["invalid"] = r.num("invalid") + 1
 			r.appendCapped("failures", map[string]any{"class": cl.Ident(), "name": u.GetName(), "problems": problems})
 		}

@@ -70,13 +70,15 @@ type Cluster struct {
 // Server is the MCP server of one manager replica, assembled from the rooms of
 // this package's subpackages.
 type Server struct {
-	opts      Options
-	store     *catalog.Store
-	mcp       *mcp.Server
-	http      http.Handler
-	ready     atomic.Bool
-	processes *process.Service
-	verbs     *verbs.Env
+	opts  Options
+	store *catalog.Store
+	mcp   *mcp.Server
+	http  http.Handler
+	ready atomic.Bool
+	// servedVersion is the newest catalog version the server serves in full.
+	servedVersion atomic.Uint64
+	processes     *process.Service
+	verbs         *verbs.Env
 	// plan says which tools a snapshot asks for.
 	plan      *planner
 	resources *resources.Service
@@ -108,7 +110,8 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// identity; only the no-auth account (loopback only) acts as the manager.
 	ids := identity.New(cl.Connection, anonymous)
 	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids, opts.Limits())
-	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle, Metamodel: cl.Client, Catalog: store}
+	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle, Metamodel: cl.Client, Catalog: store,
+		Served: s.servedVersion.Load}
 	if s.plan, err = newPlanner(opts, s.verbs); err != nil {
 		return nil, err
 	}
@@ -261,6 +264,7 @@ func (s *Server) follow(ctx context.Context) {
 		s.syncTools(snap)
 		s.resources.Sync(ctx, snap)
 		s.prompts.Sync(snap)
+		s.servedVersion.Store(snap.Version)
 		s.ready.Store(true)
 		select {
 		case <-ctx.Done():

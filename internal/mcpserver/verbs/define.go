@@ -316,6 +316,9 @@ func (e *Env) awaitClass(ctx context.Context, written *metav1alpha1.Class, resol
 		if cl == nil || !cl.Ready || !reflect.DeepEqual(cl.Slots, resolved.Slots) {
 			return false
 		}
+		if e.Served != nil && e.Served() < snap.Version {
+			return false
+		}
 		if t := e.classTool(snap, cl); t != nil && cl.Servable() {
 			out["tool"] = t
 		}

@@ -50,6 +50,11 @@ type Env struct {
 	// resolve against them and wait on them.
 	Metamodel client.Reader
 	Catalog   *catalog.Store
+	// Served is the newest catalog version whose tools, resources and prompts the
+	// server serves (listed and callable); nil: as soon as the catalog has it. A
+	// define call answers once its class's tool is served, so the client can call it
+	// at once.
+	Served func() uint64
 }
 
 // as is the client that acts as the caller.

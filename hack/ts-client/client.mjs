@@ -13,25 +13,14 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import { CheckFailed, check, textOf } from "./check.mjs";
 
 const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
 const REQUIRED_TOOLS = ["sandbar_entity_create", CLASS_TOOL];
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const REALM = 'realm="sandbar-mcp"';
 
-class CheckFailed extends Error {}
-
 let step = "start";
-function check(cond, msg) {
-  if (!cond) throw new CheckFailed(msg);
-}
-
-function textOf(result) {
-  return (result.content ?? [])
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("\n");
-}
 
 async function main() {
   const url = process.env.MCP_URL;

@@ -16,23 +16,12 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CheckFailed, check, textOf } from "./check.mjs";
 
 const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
 const REDIRECT = "http://127.0.0.1:1/callback";
 
-class CheckFailed extends Error {}
-
 let step = "start";
-function check(cond, msg) {
-  if (!cond) throw new CheckFailed(msg);
-}
-
-function textOf(result) {
-  return (result.content ?? [])
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("\n");
-}
 
 // A provider that keeps everything in memory and, instead of opening a browser,
 // fetches the authorization URL and takes the code from the redirect.

@@ -12,22 +12,11 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport, SseError } from "@modelcontextprotocol/sdk/client/sse.js";
+import { CheckFailed, check, textOf } from "./check.mjs";
 
 const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
 
-class CheckFailed extends Error {}
-
 let step = "start";
-function check(cond, msg) {
-  if (!cond) throw new CheckFailed(msg);
-}
-
-function textOf(result) {
-  return (result.content ?? [])
-    .filter((c) => c.type === "text")
-    .map((c) => c.text)
-    .join("\n");
-}
 
 async function main() {
   const url = process.env.MCP_URL;

@@ -494,20 +494,30 @@ func equalValue(got, want any) bool {
 	return reflect.DeepEqual(gv, wv)
 }
 
-func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, error) {
-	cl, err := class(c, in.Class)
+// instanceOf is the concrete class and the namespace of the one instance a call acts
+// on, noted for the audit (with the namespace asked for, even when it is refused).
+func instanceOf(ctx context.Context, c *tool.Call, className, namespace, name string) (*catalog.Class, string, error) {
+	cl, err := class(c, className)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	if err := concrete(c.Snap, cl); err != nil {
-		return nil, err
+		return nil, "", err
 	}
-	tool.NoteInstance(ctx, cl.Name, in.Namespace, in.Name)
-	ns, err := access.Namespace(c.Account, in.Namespace)
+	tool.NoteInstance(ctx, cl.Name, namespace, name)
+	ns, err := access.Namespace(c.Account, namespace)
+	if err != nil {
+		return nil, "", err
+	}
+	tool.NoteInstance(ctx, cl.Name, ns, name)
+	return cl, ns, nil
+}
+
+func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, error) {
+	cl, ns, err := instanceOf(ctx, c, in.Class, in.Namespace, in.Name)
 	if err != nil {
 		return nil, err
 	}
-	tool.NoteInstance(ctx, cl.Name, ns, in.Name)
 	// Coerce the values that are set; nulls remove slots, required ones excepted.
 	set := map[string]any{}
 	patch := map[string]any{}
@@ -567,19 +577,10 @@ func (e *Env) delete(ctx context.Context, c *tool.Call, in deleteArgs) (any, err
 	if in.Name == "" {
 		return nil, tool.BadArgs("name is empty: give the name of the instance to delete")
 	}
-	cl, err := class(c, in.Class)
+	cl, ns, err := instanceOf(ctx, c, in.Class, in.Namespace, in.Name)
 	if err != nil {
 		return nil, err
 	}
-	if err := concrete(c.Snap, cl); err != nil {
-		return nil, err
-	}
-	tool.NoteInstance(ctx, cl.Name, in.Namespace, in.Name)
-	ns, err := access.Namespace(c.Account, in.Namespace)
-	if err != nil {
-		return nil, err
-	}
-	tool.NoteInstance(ctx, cl.Name, ns, in.Name)
 	kc, err := e.as(c)
 	if err != nil {
 		return nil, err

@@ -16,3 +16,22 @@ export function textOf(result) {
     .map((c) => c.text)
     .join("\n");
 }
+
+// run runs a script's main and exits 0 when it resolves; otherwise, or when it takes
+// more than 45 s (the Go tests give a script 60 s), it names the step it was at
+// (stepOf) on stderr and exits 1.
+export function run(name, main, stepOf) {
+  const deadline = setTimeout(() => {
+    console.error(`${name}: FAIL at ${stepOf()}: no answer within 45 s`);
+    process.exit(1);
+  }, 45_000);
+  deadline.unref();
+  main().then(
+    () => process.exit(0),
+    (err) => {
+      const what = err instanceof CheckFailed ? err.message : err?.stack ?? String(err);
+      console.error(`${name}: FAIL at ${stepOf()}: ${what}`);
+      process.exit(1);
+    },
+  );
+}

@@ -16,7 +16,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { CheckFailed, check, textOf } from "./check.mjs";
+import { check, run, textOf } from "./check.mjs";
 
 const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
 const REDIRECT = "http://127.0.0.1:1/callback";
@@ -124,17 +124,4 @@ async function main() {
   console.log(JSON.stringify({ ok: true, sdk: "@modelcontextprotocol/sdk", ...seen }));
 }
 
-const deadline = setTimeout(() => {
-  console.error(`ts-oauth: FAIL at ${step}: no answer within 45 s`);
-  process.exit(1);
-}, 45_000);
-deadline.unref();
-
-main().then(
-  () => process.exit(0),
-  (err) => {
-    const kind = err instanceof CheckFailed ? "FAIL" : "ERROR";
-    console.error(`ts-oauth: ${kind} at ${step}: ${err?.stack ?? err}`);
-    process.exit(1);
-  },
-);
+run("ts-oauth", main, () => step);

@@ -167,12 +167,20 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		// keeps list_changed notifications for clients without an open GET stream.
 		EventStore: mcp.NewMemoryEventStore(nil),
 	})
-	// Both transports see the same capture (request ids, task parameters) behind the
-	// same chain: the legacy one (2024-11-05) is /mcp/sse.
+	// The stateless revision (2026-07-28) has no sessions: every request is whole, so
+	// any replica answers it, and it ends the work it started when its client goes.
+	stateless := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
+		Stateless:                    true,
+		MaxRequestBodyBytes:          opts.MaxRequestBytes,
+		PropagateRequestCancellation: true,
+	})
+	// Every transport sees the same capture (request ids, task parameters) behind the
+	// same chain: /mcp serves the session-based revisions and the stateless one side by
+	// side, and the legacy one (2024-11-05) is /mcp/sse.
 	capture := func(h http.Handler) http.Handler {
 		return tel.Capture(tasks.Capture(h, opts.MaxRequestBytes), opts.MaxRequestBytes)
 	}
-	transport := capture(mcptransport.PlainJSON(streamable))
+	transport := capture(mcptransport.PlainJSON(mcptransport.ByRevision(streamable, stateless)))
 	legacy := capture(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes))
 	e.Handle("/mcp", transport)
 	e.Handle(legacySSEPath, legacy)

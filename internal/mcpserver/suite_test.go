@@ -58,6 +58,9 @@ var (
 	startServerIn func(ctx context.Context, s *catalog.Store, opts mcpserver.Options) (string, error)
 )
 
+// sessionRevision is the newest session-based protocol revision.
+const sessionRevision = "2025-11-25"
+
 const (
 	timeout = 20 * time.Second
 	poll    = 50 * time.Millisecond
@@ -197,7 +200,9 @@ func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
 	return b.base.RoundTrip(r)
 }
 
-// connect opens an MCP session as the holder of a token.
+// connect opens an MCP session as the holder of a token, at revision 2025-11-25: the
+// tests that use it assert what sessions do (streams, lock-outs, logging levels).
+// connectAt speaks the stateless revision (stateless_test.go).
 func connect(t *testing.T, url, tok string, opts *mcp.ClientOptions) *mcp.ClientSession {
 	t.Helper()
 	c := mcp.NewClient(&mcp.Implementation{Name: "sandbar-test", Version: "1"}, opts)
@@ -205,7 +210,7 @@ func connect(t *testing.T, url, tok string, opts *mcp.ClientOptions) *mcp.Client
 		Endpoint:   url,
 		HTTPClient: &http.Client{Transport: bearer{token: tok, base: http.DefaultTransport}},
 		MaxRetries: -1,
-	}, nil)
+	}, &mcp.ClientSessionOptions{ProtocolVersion: sessionRevision})
 	if err != nil {
 		t.Fatalf("connecting: %v", err)
 	}

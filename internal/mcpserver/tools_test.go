@@ -19,6 +19,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -316,16 +317,5 @@ func TestIntrospectionVerbs(t *testing.T) {
 }
 
 func asRPC(err error, target **jsonrpc.Error) bool {
-	for e := err; e != nil; {
-		if r, ok := e.(*jsonrpc.Error); ok {
-			*target = r
-			return true
-		}
-		u, ok := e.(interface{ Unwrap() error })
-		if !ok {
-			return false
-		}
-		e = u.Unwrap()
-	}
-	return false
+	return errors.As(err, target)
 }

@@ -32,6 +32,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 )
 
 // Sessions knows the account each MCP session acts for and ends the sessions of an
@@ -87,6 +88,12 @@ func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			} else if acct != nil {
 				s.record(ctx, ss, acct)
 			}
+			// A request of the stateless revision has a session of its own, without an
+			// id, that ends with it (subscriptions/listen too: it lasts as long as its
+			// stream).
+			if transport.StatelessRequest(req) {
+				defer s.forget(ss)
+			}
 		}
 		return next(ctx, method, req)
 	}
@@ -109,6 +116,12 @@ func (s *Sessions) record(ctx context.Context, ss *mcp.ServerSession, acct *cata
 	if old := s.byID[ss]; old == nil || !old.locked.Load() {
 		s.byID[ss] = e
 	}
+	s.mu.Unlock()
+}
+
+func (s *Sessions) forget(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	delete(s.byID, ss)
 	s.mu.Unlock()
 }
 

@@ -28,6 +28,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
 
@@ -103,22 +104,26 @@ func (s *Service) Watch(ctx context.Context) error {
 	return err
 }
 
-// Follow follows a process the session just started: it tells the session of the
-// process's changes of state by notifications/message (see announcer), and, with a
-// progress token, sends notifications/progress until the process ends, the session
-// closes, or an hour passes. It reports false when it cannot send progress: the
-// account, or the server, follows as many processes as Limits allow; the client can
-// poll the task instead.
-func (s *Service) Follow(session *mcp.ServerSession, token any, acct *catalog.Account, id string) bool {
-	if session != nil && acct != nil {
+// Follow follows a process the session just started, in the request ctx: it tells
+// the session of the process's changes of state by notifications/message (see
+// announcer), and, with a progress token, sends notifications/progress until the
+// process ends, the session closes, or an hour passes. It reports false when it
+// cannot send progress: the account, or the server, follows as many processes as
+// Limits allow; the client can poll the task instead.
+//
+// A request of the stateless revision is a session of its own, which ends with it:
+// it hears of the process only while the request lasts (a call that waits for it),
+// on the request's own stream.
+func (s *Service) Follow(ctx context.Context, session *mcp.ServerSession, token any, acct *catalog.Account, id string) bool {
+	if session != nil && !transport.StatelessSession(session) && acct != nil {
 		s.announcer.add(session, acct.Namespace+"/"+id)
 	}
-	return s.FollowFor(session, token, acct, id, followFor)
+	return s.FollowFor(ctx, session, token, acct, id, followFor)
 }
 
 // FollowFor sends notifications/progress on a session for a process, as Follow, for
 // at most d.
-func (s *Service) FollowFor(session *mcp.ServerSession, token any, acct *catalog.Account, id string, d time.Duration) bool {
+func (s *Service) FollowFor(ctx context.Context, session *mcp.ServerSession, token any, acct *catalog.Account, id string, d time.Duration) bool {
 	if session == nil || token == nil {
 		return true
 	}
@@ -126,11 +131,16 @@ func (s *Service) FollowFor(session *mcp.ServerSession, token any, acct *catalog
 		return false
 	}
 	key := acct.Namespace + "/" + id
+	// Not the request's context for a session: the request is answered and its
+	// stream closed long before the process ends, and the notifications go on the
+	// session's standalone stream. The stateless revision has no such stream.
+	parent := context.Background()
+	if transport.StatelessSession(session) {
+		parent = ctx
+	}
 	go func() {
 		defer s.unfollow(acct)
-		// Not the request's context: the request has been answered and its stream
-		// closed; the notifications go on the session's standalone stream.
-		ctx, cancel := context.WithTimeout(context.Background(), min(d, followFor))
+		ctx, cancel := context.WithTimeout(parent, min(d, followFor))
 		defer cancel()
 		last := ""
 		for {

@@ -343,7 +343,13 @@ func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
 
 // Subscribe accepts subscriptions to resources the caller may read.
 func (s *Service) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	return s.mayFollow(ctx, access.AccountOf(req.GetExtra()), req.Params.URI)
+	acct := access.AccountOf(req.GetExtra())
+	if acct == nil {
+		// subscriptions/listen (the stateless revision) subscribes without the
+		// request's token info; its session knows the account.
+		acct = s.sessions.Account(req.Session)
+	}
+	return s.mayFollow(ctx, acct, req.Params.URI)
 }
 
 // Updates is a sending middleware: notifications/resources/updated reaches a session

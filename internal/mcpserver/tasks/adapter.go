@@ -14,11 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package tasks adapts MCP Tasks (protocol revision 2025-11-25) onto go-sdk v1.8.0,
-// which has no Tasks support: it declares the tasks capability and each tool's
+// Package tasks adapts MCP Tasks onto go-sdk v1.8.0, which has no Tasks support, in
+// both forms: revision 2025-11-25's (it declares the tasks capability and each tool's
 // execution.taskSupport, turns task-augmented tools/call requests into tasks, and
-// serves tasks/get, tasks/result, tasks/list and tasks/cancel. Every task is a
-// WorkflowProcess, handled by the process service.
+// serves tasks/get, tasks/result, tasks/list and tasks/cancel), and the extension
+// io.modelcontextprotocol/tasks of the stateless revision 2026-07-28 (declared in
+// server/discover; a long-running tool answers a client that declared it with a
+// task; tasks/get carries the result once the task ends; tasks/update and
+// tasks/cancel are acknowledged). Every task is a WorkflowProcess, handled by the
+// process service, so either form reads a task on any replica.
 //
 // This package is a shim: delete it when the SDK supports Tasks, and register the
 // process service with the SDK's own hooks instead.
@@ -31,15 +35,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
 
@@ -54,6 +61,69 @@ const (
 	Optional  = "optional"
 	Forbidden = "forbidden"
 )
+
+// Extension is the Tasks extension of the stateless revision.
+const Extension = "io.modelcontextprotocol/tasks"
+
+// resultType is the discriminator of the stateless revision's results: a task is
+// "task", every other answer "complete".
+const (
+	resultTask     = "task"
+	resultComplete = "complete"
+)
+
+// detailedTask is a task in the extension's form: ttlMs and pollIntervalMs, and
+// once it has ended the result the tool call would have returned.
+type detailedTask struct {
+	mcp.ResultBase
+	ResultType     string              `json:"resultType"`
+	TaskID         string              `json:"taskId"`
+	Status         string              `json:"status"`
+	StatusMessage  string              `json:"statusMessage,omitempty"`
+	CreatedAt      string              `json:"createdAt"`
+	LastUpdatedAt  string              `json:"lastUpdatedAt"`
+	TTLMs          *int64              `json:"ttlMs"`
+	PollIntervalMs int64               `json:"pollIntervalMs,omitempty"`
+	Result         *mcp.CallToolResult `json:"result,omitempty"`
+}
+
+// ack is the extension's empty acknowledgement (tasks/update, tasks/cancel).
+type ack struct {
+	mcp.ResultBase
+	ResultType string `json:"resultType"`
+}
+
+type updateParams struct {
+	mcp.ParamsBase
+	TaskID         string         `json:"taskId"`
+	InputResponses map[string]any `json:"inputResponses,omitempty"`
+}
+
+type statelessKey struct{}
+
+// isStateless says whether ctx is a request's of the stateless revision (see
+// Middleware).
+func isStateless(ctx context.Context) bool {
+	v, _ := ctx.Value(statelessKey{}).(bool)
+	return v
+}
+
+// declaresExtension says whether the client declared the Tasks extension on req
+// (its capabilities travel with every request of the stateless revision).
+func declaresExtension(req mcp.Request) bool {
+	r, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	})
+	if !ok {
+		return false
+	}
+	caps := r.ClientCapabilities()
+	if caps == nil {
+		return false
+	}
+	_, ok = caps.Extensions[Extension]
+	return ok
+}
 
 type taskParams struct {
 	mcp.ParamsBase
@@ -180,6 +250,10 @@ func (a *Adapter) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if acct := access.AccountOf(req.GetExtra()); acct != nil {
 			ctx = access.WithAccount(ctx, acct)
 		}
+		if transport.StatelessRequest(req) {
+			ctx = context.WithValue(ctx, statelessKey{}, true)
+			return a.stateless(ctx, method, req, next)
+		}
 		switch method {
 		case "initialize":
 			res, err := next(ctx, method, req)
@@ -234,6 +308,73 @@ func (a *Adapter) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// stateless serves a request of the stateless revision: the extension's form of
+// Tasks, and nothing of 2025-11-25's (no capability of that name, no
+// execution.taskSupport, no params.task).
+func (a *Adapter) stateless(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	switch method {
+	case "server/discover":
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		if d, ok := res.(*mcp.DiscoverResult); ok && d.Capabilities != nil {
+			caps := *d.Capabilities
+			caps.Extensions = maps.Clone(caps.Extensions)
+			caps.AddExtension(Extension, map[string]any{})
+			d.Capabilities = &caps
+		}
+		return res, nil
+	case "tools/call":
+		name := req.(*mcp.CallToolRequest).Params.Name
+		if a.support(name) != Optional || !declaresExtension(req) {
+			break // the tool answers in full, as to any client without Tasks
+		}
+		r := &process.Request{}
+		res, err := next(process.WithRequest(ctx, r), method, req)
+		if err != nil || r.Started == nil {
+			return res, err // the tool failed before it started a process
+		}
+		return a.detailed(r.Started, false), nil
+	case "tasks/list", "tasks/result":
+		// Not part of the extension: tasks/get carries a task's result once it has
+		// ended. (The SDK says "method not found" whatever the message.)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+	}
+	return next(ctx, method, req)
+}
+
+// detailed is a process as the extension's task: as tools/call answers it (full
+// false: resultType task) or as tasks/get does (the result once it has ended). A
+// tool result with isError is a completed task, as the extension has it: a
+// process that failed or was refused answers completed, with the result that
+// says why; only a cancelled one is cancelled.
+func (a *Adapter) detailed(proc *metav1alpha1.WorkflowProcess, full bool) *detailedTask {
+	t := process.TaskOf(proc)
+	out := &detailedTask{ResultType: resultTask, TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
+		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}
+	if !full {
+		return out
+	}
+	out.ResultType = resultComplete
+	if t.Status == process.Failed {
+		out.Status = process.Completed
+	}
+	if out.Status == process.Completed {
+		out.Result = a.result(proc)
+	}
+	return out
+}
+
+// result is what the tool call that started proc would have returned, cut to the
+// server's bound on a result.
+func (a *Adapter) result(proc *metav1alpha1.WorkflowProcess) *mcp.CallToolResult {
+	return tool.Cut(process.ResultOf(proc), tool.Bounds{Bytes: a.maxBytes, Scrub: redact.String}, func(shown, total int) string {
+		return fmt.Sprintf("[result cut: the first %d of %d bytes (the server's bound on a result). %s with {\"taskId\": %q} "+
+			"gives the whole result, in parts]", shown, total, a.resultTool, proc.Name)
+	})
+}
+
 // rpcError maps the process service's errors to the protocol: an unknown task or
 // cursor is -32602, a refused cancellation -32602 with the guard's reason, what the
 // account may not do -32600 with what was refused.
@@ -257,12 +398,27 @@ func rpcError(err error) error {
 
 func (a *Adapter) register(server *mcp.Server) error {
 	p := a.processes
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", func(ctx context.Context, _ *mcp.ServerSession, in *taskParams) (*taskResult, error) {
+	// tasks/get and tasks/cancel answer in the form of the request's revision; the
+	// Middleware marks a request of the stateless revision on its context.
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", func(ctx context.Context, _ *mcp.ServerSession, in *taskParams) (mcp.Result, error) {
 		proc, err := p.Get(ctx, access.FromContext(ctx), in.TaskID)
 		if err != nil {
 			return nil, rpcError(err)
 		}
+		if isStateless(ctx) {
+			return a.detailed(proc, true), nil
+		}
 		return &taskResult{Task: process.TaskOf(proc)}, nil
+	}); err != nil {
+		return err
+	}
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/update", func(ctx context.Context, _ *mcp.ServerSession, in *updateParams) (*ack, error) {
+		// No task of this server asks for input, so no response is outstanding: the
+		// extension has a server ignore those, and acknowledge.
+		if _, err := p.Get(ctx, access.FromContext(ctx), in.TaskID); err != nil {
+			return nil, rpcError(err)
+		}
+		return &ack{ResultType: resultComplete}, nil
 	}); err != nil {
 		return err
 	}
@@ -275,10 +431,7 @@ func (a *Adapter) register(server *mcp.Server) error {
 		if err != nil {
 			return nil, rpcError(err)
 		}
-		res := tool.Cut(process.ResultOf(proc), tool.Bounds{Bytes: a.maxBytes, Scrub: redact.String}, func(shown, total int) string {
-			return fmt.Sprintf("[result cut: the first %d of %d bytes (the server's bound on a result). %s with {\"taskId\": %q} "+
-				"gives the whole result, in parts]", shown, total, a.resultTool, proc.Name)
-		})
+		res := a.result(proc)
 		// The receiving middleware redacts it, as every answer.
 		out := &toolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
 		out.Meta = map[string]any{relatedTaskKey: map[string]any{"taskId": proc.Name}}
@@ -303,14 +456,23 @@ func (a *Adapter) register(server *mcp.Server) error {
 	}); err != nil {
 		return err
 	}
-	return mcp.AddReceivingCustomMethod(server, "tasks/cancel", func(ctx context.Context, _ *mcp.ServerSession, in *taskParams) (*taskResult, error) {
+	return mcp.AddReceivingCustomMethod(server, "tasks/cancel", func(ctx context.Context, _ *mcp.ServerSession, in *taskParams) (mcp.Result, error) {
 		acct := access.FromContext(ctx)
 		if acct == nil {
 			return nil, rpcError(&process.UnknownError{ID: in.TaskID})
 		}
 		proc, err := p.Cancel(ctx, acct, in.TaskID)
+		var refused *workflow.Error
+		if isStateless(ctx) && errors.As(err, &refused) {
+			// The extension's cancellation is a request the server may decline: a task
+			// that has ended stays as it ended, and the request is acknowledged.
+			return &ack{ResultType: resultComplete}, nil
+		}
 		if err != nil {
 			return nil, rpcError(err)
+		}
+		if isStateless(ctx) {
+			return &ack{ResultType: resultComplete}, nil
 		}
 		return &taskResult{Task: process.TaskOf(proc)}, nil
 	})

@@ -39,6 +39,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 )
 
 // Attribute keys: the MCP semantic conventions', then Sandbar's own.
@@ -82,6 +83,7 @@ var methods = map[string]bool{
 	"resources/unsubscribe": true, "completion/complete": true, "logging/setLevel": true,
 	"notifications/initialized": true, "notifications/cancelled": true, "notifications/roots/list_changed": true,
 	"tasks/get": true, "tasks/result": true, "tasks/list": true, "tasks/cancel": true,
+	"server/discover": true, "subscriptions/listen": true, "tasks/update": true,
 }
 
 // Middleware is the receiving middleware that traces, measures, audits and logs
@@ -104,7 +106,8 @@ func (t *Telemetry) Middleware(served *tool.Table) mcp.Middleware {
 				ctx = t.propagator.Extract(ctx, r.carrier)
 				ctx, span = t.tracer.Start(ctx, r.spanName(), trace.WithSpanKind(trace.SpanKindServer),
 					trace.WithTimestamp(start), trace.WithAttributes(r.attrs...))
-				if ss := r.session; ss != nil {
+				// A request of the stateless revision is a session of its own, not one.
+				if ss := r.session; ss != nil && !transport.StatelessSession(ss) {
 					sessions.follow(ss, t, r.protocol)
 				}
 			}

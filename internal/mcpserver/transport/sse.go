@@ -229,7 +229,7 @@ func (s *sseSession) Connect(context.Context) (mcp.Connection, error) {
 }
 
 // SupportsProtocolVersion: the stream serves the session-based revisions.
-func (s *sseSession) SupportsProtocolVersion(version string) bool { return version < "2026-07-28" }
+func (s *sseSession) SupportsProtocolVersion(version string) bool { return version < Stateless }
 
 func (s *sseSession) Read(ctx context.Context) (jsonrpc.Message, error) {
 	select {

@@ -74,7 +74,7 @@ func (e *Env) validationVerbs() []*tool.Def {
 					return nil, err
 				}
 				// Without a follower's place it answers with the task as it is, to poll.
-				e.Processes.Follow(c.Session, c.ProgressToken, c.Account, p.Name)
+				e.Processes.Follow(ctx, c.Session, c.ProgressToken, c.Account, p.Name)
 				wait := time.Duration(orDefault(in.WaitSeconds, 30)) * time.Second
 				return resultView(e.Processes.WaitFor(ctx, c.Account, p, wait))
 			}, tool.Between("waitSeconds", 1, 60)).Patch(enum("class", classes(false))),

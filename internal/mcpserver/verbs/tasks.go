@@ -64,7 +64,7 @@ func (e *Env) taskVerbs() []*tool.Def {
 				wait := time.Duration(in.WaitSeconds) * time.Second
 				if wait > 0 && !workflow.Terminal(&p.Status) {
 					// Progress while it waits, when the call carries a progress token.
-					e.Processes.FollowFor(c.Session, c.ProgressToken, c.Account, p.Name, wait)
+					e.Processes.FollowFor(ctx, c.Session, c.ProgressToken, c.Account, p.Name, wait)
 				}
 				return resultView(e.Processes.WaitFor(ctx, c.Account, p, wait))
 			}, tool.Between("waitSeconds", 0, 60)),
@@ -151,7 +151,7 @@ func (e *Env) started(ctx context.Context, c *tool.Call, definition string, inpu
 	t := process.TaskOf(p)
 	out := map[string]any{"taskId": t.TaskID, "task": t,
 		"next": "follow it with sandbar_tasks_get, wait for its result with sandbar_tasks_result, stop it with sandbar_tasks_cancel"}
-	if !e.Processes.Follow(c.Session, c.ProgressToken, c.Account, p.Name) {
+	if !e.Processes.Follow(ctx, c.Session, c.ProgressToken, c.Account, p.Name) {
 		out["progress"] = noProgress
 	}
 	return out, nil

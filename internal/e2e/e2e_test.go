@@ -241,9 +241,10 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	out, err := build.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 	mcpAddr, probeAddr := freeAddr(t), freeAddr(t)
-	mgr := exec.Command(manager, "--kubeconfig="+managerKubeconfig, "--leader-elect", "--leader-election-namespace="+namespace,
-		"--api-key-namespaces="+namespace,
-		"--mcp-bind-address="+mcpAddr, "--health-probe-bind-address="+probeAddr, "--metrics-bind-address=0")
+	replica := []string{"--kubeconfig=" + managerKubeconfig, "--leader-elect", "--leader-election-namespace=" + namespace,
+		"--api-key-namespaces=" + namespace}
+	mgr := exec.Command(manager, append(slices.Clone(replica),
+		"--mcp-bind-address="+mcpAddr, "--health-probe-bind-address="+probeAddr, "--metrics-bind-address=0")...)
 	logFile, err := os.Create(filepath.Join(work, "manager.log"))
 	g.Expect(err).NotTo(HaveOccurred())
 	mgr.Stdout, mgr.Stderr = logFile, logFile
@@ -318,6 +319,8 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	g.Expect(seen.WrongToken.Status).To(Equal(http.StatusUnauthorized), "ts-client: %s", out)
 	// The manager starts a built-in process for the account, past the chart's admission policy.
 	exportThroughMCP(t, c, url, token, namespace, "zorp/SpaceBoot")
+	// A second replica, and a client of the stateless revision through both without affinity.
+	statelessThroughReplicas(t, c, manager, replica, logFile, url, token, namespace)
 
 	// An upgrade keeps the bootstrap key, with either Helm.
 	run(helm4, "upgrade", release, chart, "--namespace", namespace, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1",

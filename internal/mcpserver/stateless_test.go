@@ -21,6 +21,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
@@ -34,6 +35,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
+	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -41,6 +43,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 )
 
@@ -456,4 +459,71 @@ func TestStatelessCallsThatWaitReportProgress(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(text(res)).To(ContainSubstring("has not ended yet"))
 	g.Expect(progress).To(Receive(HaveField("ProgressToken", "wait-stateless")), "the progress came before the answer")
+}
+
+// A POST of the stateless revision that does not accept a stream (curl's default)
+// gets one JSON answer, as the session-based revisions do.
+func TestStatelessPlainJSONAnswer(t *testing.T) {
+	g := NewWithT(t)
+	body := `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{` +
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`
+	post := func(method string) *http.Response {
+		req, err := http.NewRequest(http.MethodPost, mcpURL, strings.NewReader(body))
+		g.Expect(err).NotTo(HaveOccurred())
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Mcp-Protocol-Version", revision2026)
+		if method != "" {
+			req.Header.Set("Mcp-Method", method)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		g.Expect(err).NotTo(HaveOccurred())
+		return resp
+	}
+	// The revision has every request name its method in a header as well.
+	resp := post("")
+	out, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusBadRequest))
+	g.Expect(string(out)).To(ContainSubstring("missing required Mcp-Method header"))
+
+	resp = post("server/discover")
+	defer resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	g.Expect(resp.Header.Get("Content-Type")).To(HavePrefix("application/json"))
+	g.Expect(resp.Header.Get("Mcp-Session-Id")).To(BeEmpty())
+	var msg struct {
+		Result struct {
+			SupportedVersions []string `json:"supportedVersions"`
+		} `json:"result"`
+	}
+	g.Expect(json.NewDecoder(resp.Body).Decode(&msg)).To(Succeed())
+	g.Expect(msg.Result.SupportedVersions).To(ContainElement(revision2026))
+}
+
+// An OAuth user of the stateless revision acts as their Kubernetes identity, as on
+// the session-based revisions; a forged token is refused before anything is served.
+func TestStatelessRevisionOnTheOAuthRoute(t *testing.T) {
+	g := NewWithT(t)
+	s := newOAuthServer(t, access.OAuthConfig{Scopes: []string{"mcp"}})
+	sub := unique("stella")
+	user := "oidc:" + sub
+	mine, theirs := namespaceFor(t, rbacv1.UserKind, user), namespaceFor(t, "", "")
+
+	cs, ids := connectAt(t, s.oauth, s.token(sub, nil), revision2026, nil)
+	g.Expect(cs.InitializeResult().ProtocolVersion).To(Equal(revision2026))
+	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Mine", "metadata": map[string]any{"namespace": mine, "name": "mine"}})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	g.Expect(boots(t, mine)).To(Equal([]string{"mine"}))
+	res = callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Planted", "metadata": map[string]any{"namespace": theirs, "name": "planted"}})
+	g.Expect(res.IsError).To(BeTrue(), text(res))
+	g.Expect(text(res)).To(ContainSubstring(`User "` + user + `" cannot create resource "spaceboots"`))
+	g.Expect(boots(t, theirs)).To(BeEmpty())
+	g.Expect(ids.seen.Load()).To(BeZero())
+
+	forged := newStatelessRaw(t, s.oauth, s.token(sub, nil)+"x", false)
+	resp := forged.post("server/discover", "", nil)
+	_ = resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
+	g.Expect(resp.Header.Get("WWW-Authenticate")).To(ContainSubstring("resource_metadata="))
 }

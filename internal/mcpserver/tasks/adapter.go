@@ -255,6 +255,9 @@ func (a *Adapter) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return a.stateless(ctx, method, req, next)
 		}
 		switch method {
+		case "tasks/update":
+			// The extension's; 2025-11-25's Tasks have no such method.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
 		case "initialize":
 			res, err := next(ctx, method, req)
 			if err != nil {

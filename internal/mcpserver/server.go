@@ -130,6 +130,11 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return s.resources.Complete(ctx, req)
 		},
+		// The stateless revision's lists and reads say how they may be cached: what
+		// they hold is one account's (its tools, its namespaces), so only that
+		// account's client may keep it, and the TTL stays 0 (list changes come as
+		// notifications).
+		SetCacheable:       func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 		SubscribeHandler:   func(ctx context.Context, req *mcp.SubscribeRequest) error { return s.resources.Subscribe(ctx, req) },
 		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
 	})

@@ -311,6 +311,7 @@ func TestStatelessTasksExtension(t *testing.T) {
 	// tools/list has no 2025-11-25 execution.taskSupport: the server decides.
 	list := s.result("tools/list", "", nil)
 	g.Expect(list["resultType"]).To(Equal("complete"))
+	g.Expect(list["cacheScope"]).To(Equal("private"), "an account's tools are not for an intermediary to serve to another")
 	for _, tl := range list["tools"].([]any) {
 		g.Expect(tl).NotTo(HaveKey("execution"))
 	}

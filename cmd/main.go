@@ -85,6 +85,7 @@ func run() int {
 	flag.IntVar(&mcpOpts.RateBurst, "mcp-rate-burst", 60, "Requests a ServiceAccount may make in a burst.")
 	flag.Int64Var(&mcpOpts.MaxRequestBytes, "mcp-max-request-bytes", 1<<20, "Largest request body accepted (413 beyond).")
 	flag.DurationVar(&mcpOpts.SessionTimeout, "mcp-session-timeout", 30*time.Minute, "Close MCP sessions idle for this long.")
+	flag.DurationVar(&mcpOpts.CallTimeout, "mcp-call-timeout", 10*time.Second, "Answer a tool call within this long: past it, or when the Kubernetes API server refuses, the answer says what happened and what to do next (tools that wait get their waiting time on top).")
 	flag.BoolVar(&mcpOpts.NoAuth, "mcp-insecure-no-auth", false, "Serve MCP without tokens, as an account of --mcp-no-auth-namespace allowed every tool; only with a loopback --mcp-bind-address (for tools that cannot send a token, such as the MCP conformance suite).")
 	flag.StringVar(&mcpOpts.NoAuthNamespace, "mcp-no-auth-namespace", "default", "The namespace of the no-auth account.")
 	flag.Float64Var(&qps, "kube-api-qps", 50, "Requests per second the manager may send to the API server (reconcilers and MCP together).")
@@ -158,6 +159,14 @@ func run() int {
 	}
 	if err := mgr.AddReadyzCheck("readyz", healthz.Ping); err != nil {
 		log.Error(err, "adding the readiness check")
+		return 1
+	}
+	apiServer, err := mcpserver.APIServerCheck(mgr.GetConfig())
+	if err == nil {
+		err = mgr.AddReadyzCheck("kube-apiserver", apiServer)
+	}
+	if err != nil {
+		log.Error(err, "adding the API server readiness check")
 		return 1
 	}
 	log.Info("starting the manager", "version", version)

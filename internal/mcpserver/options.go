@@ -83,6 +83,9 @@ type Options struct {
 	MaxRequestBytes int64
 	// SessionTimeout closes sessions idle for this long.
 	SessionTimeout time.Duration
+	// CallTimeout bounds a tool call (0: tool.DefaultDeadline); a tool that waits
+	// (for a task, for a Class to be served) gets its waiting time on top.
+	CallTimeout time.Duration
 	// Version is the build's version, shown in serverInfo.
 	Version string
 	// NoAuth serves every request as an account of NoAuthNamespace allowed every tool,
@@ -151,6 +154,9 @@ func (o Options) Validate() error {
 	}
 	if o.MaxResultItems < 0 {
 		return errors.New("--max-result-items must be >= 0 (0: no bound)")
+	}
+	if o.CallTimeout < 0 || (o.CallTimeout > 0 && o.CallTimeout < time.Second) {
+		return fmt.Errorf("--mcp-call-timeout must be at least 1s (0: %s), not %s", tool.DefaultDeadline, o.CallTimeout)
 	}
 	if o.DefaultMaxTools < 0 {
 		return errors.New("--default-max-tools must be >= 0 (0: no limit)")

@@ -325,8 +325,12 @@ func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error
 		if acct == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no authenticated account"}
 		}
+		deadline := s.opts.CallTimeout
+		if deadline == 0 {
+			deadline = tool.DefaultDeadline
+		}
 		return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Session: req.Session,
-			ProgressToken: req.Params.GetProgressToken(),
-			Bounds:        tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}}, nil
+			ProgressToken: req.Params.GetProgressToken(), Deadline: deadline, Style: s.opts.NameStyle,
+			Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}}, nil
 	}
 }

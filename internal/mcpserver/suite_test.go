@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"testing"
 	"time"
@@ -39,6 +40,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
+	"github.com/sandbar-dev/sandbar/internal/testenv/faults"
 )
 
 // The suite runs a control plane, the manager's reconcilers and the MCP server on a
@@ -54,6 +56,10 @@ var (
 	token string
 	// startServer starts one more MCP server on a catalog and returns its URL.
 	startServer func(s *catalog.Store, opts mcpserver.Options) (string, error)
+	// apiServer stands between the manager and the API server (see faults.Proxy);
+	// mgrConfig is the manager's way there.
+	apiServer *faults.Proxy
+	mgrConfig *rest.Config
 	// startServerIn is startServer serving until ctx ends, with ctx's logger.
 	startServerIn func(ctx context.Context, s *catalog.Store, opts mcpserver.Options) (string, error)
 )
@@ -76,8 +82,20 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
-	// As in production (--kube-api-qps -1): no client-side rate limit.
-	mgrConfig := rest.CopyConfig(env.Config)
+	// As in production (--kube-api-qps -1): no client-side rate limit. The manager
+	// reaches the API server through a proxy that a test can hold or cut; the tests'
+	// own client goes straight to it.
+	apiURL, err := url.Parse(env.Config.Host)
+	if err == nil {
+		apiServer, err = faults.Start(apiURL.Host)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer func() { _ = apiServer.Close() }()
+	mgrConfig = rest.CopyConfig(env.Config)
+	mgrConfig.Host = "https://" + apiServer.Addr()
 	mgrConfig.QPS = -1
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

@@ -27,6 +27,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -49,6 +50,10 @@ type Spec struct {
 	// cannot be undone (deleting an instance): an account may call one only if its
 	// permissions name it, never through a glob.
 	Explicit bool
+	// Waits is how much longer than the call deadline the tool may take: the time it
+	// waits, at most, for something the cluster does (a task to end, a Class to be
+	// served).
+	Waits time.Duration
 }
 
 // Call is one tool call in progress: the catalog it sees, the account it acts for,
@@ -63,6 +68,10 @@ type Call struct {
 	ProgressToken any
 	// Bounds limit the result (see Bounds).
 	Bounds Bounds
+	// Deadline bounds the call (0: none); a tool that Waits gets that much more.
+	Deadline time.Duration
+	// Style spells the names of other tools in what the call answers.
+	Style NameStyle
 }
 
 // SchemaPatch adjusts an input schema for a catalog snapshot (the enums of class,

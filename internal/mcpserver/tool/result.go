@@ -60,7 +60,7 @@ func IsDomain(err error) bool {
 var (
 	calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sandbar_mcp_tool_calls_total",
-		Help: "Tool calls by tool and outcome (ok, error, forbidden, protocol_error, internal_error).",
+		Help: "Tool calls by tool and outcome (ok, error, forbidden, unavailable, cancelled, protocol_error, internal_error).",
 	}, []string{"tool", "outcome"})
 	duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "sandbar_mcp_tool_call_duration_seconds",
@@ -83,6 +83,11 @@ func Handler(d *Def, name string, call func(*mcp.CallToolRequest) (*Call, error)
 		start := time.Now()
 		defer func() { duration.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
 		c, err := call(req)
+		if err == nil && c.Deadline > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, deadlineOf(d, c))
+			defer cancel()
+		}
 		var out any
 		var w *window
 		args := req.Params.Arguments
@@ -109,7 +114,17 @@ func Handler(d *Def, name string, call func(*mcp.CallToolRequest) (*Call, error)
 		case errors.As(err, &rpc):
 			Count(name, "protocol_error")
 			return nil, rpc
+		case err != nil && errors.Is(ctx.Err(), context.Canceled):
+			// The client cancelled the call (notifications/cancelled) or went away:
+			// its API work stopped with ctx, and nobody reads the answer.
+			Count(name, "cancelled")
+			return ErrorResult("the call was cancelled"), nil
 		case err != nil:
+			if msg, ok := Unavailable(ctx, err, d, c); ok {
+				Count(name, "unavailable")
+				ctrl.LoggerFrom(ctx).WithName("mcp").Info("tool call met a Kubernetes API fault", "tool", name, "error", err.Error())
+				return ErrorResult(msg), nil
+			}
 			Count(name, "internal_error")
 			ctrl.LoggerFrom(ctx).WithName("mcp").Error(err, "tool call failed", "tool", name)
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error; the server log has the details"}

@@ -62,7 +62,7 @@ func (e *Env) validationVerbs() []*tool.Def {
 		start("class", "validate-all-instances", "Validate all instances",
 			"Check every instance of a class and its subclasses against the class's current slots, as a task. Answers at once with the task id."),
 		start("validation", "start", "Start a validation", "Start validating every instance of a class and its subclasses, as a task: {class}."),
-		tool.Verb(tool.Spec{Group: "validation", Name: "run", Title: "Run a validation", LongRunning: true,
+		tool.Verb(tool.Spec{Group: "validation", Name: "run", Title: "Run a validation", LongRunning: true, Waits: maxWait,
 			Description: "Validate every instance of a class and wait (up to waitSeconds, default 30) for the report: {class, waitSeconds?}."},
 			func(ctx context.Context, c *tool.Call, in validationRunArgs) (any, error) {
 				cl, err := class(c, in.Class)

@@ -30,6 +30,9 @@ import (
 
 // The task tools: MCP Tasks for clients that do not speak them, on the same processes.
 
+// maxWait is the longest a call waits for a task (its waitSeconds is at most 60).
+const maxWait = 60 * time.Second
+
 type taskArgs struct {
 	TaskID string `json:"taskId" jsonschema:"The task id (from the call that started it)."`
 }
@@ -54,7 +57,7 @@ func (e *Env) taskVerbs() []*tool.Def {
 				}
 				return taskView(p), nil
 			}),
-		tool.Verb(tool.Spec{Group: "tasks", Name: "result", Title: "Result of a task", ReadOnly: true, Idempotent: true,
+		tool.Verb(tool.Spec{Group: "tasks", Name: "result", Title: "Result of a task", ReadOnly: true, Idempotent: true, Waits: maxWait,
 			Description: "The result of a task once it ended: {taskId, waitSeconds?}; waits up to waitSeconds (default 0, at most 60) for it to end."},
 			func(ctx context.Context, c *tool.Call, in taskResultArgs) (any, error) {
 				p, err := e.task(ctx, c, in.TaskID)

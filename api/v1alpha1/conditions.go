@@ -85,6 +85,10 @@ const (
 	// AnnotationCreatedBy on an instance created through MCP names the account
 	// (namespace/name) that created it.
 	AnnotationCreatedBy = "meta.sandbar.dev/created-by"
+	// LabelIdempotencyKey on an instance created through MCP with an idempotency key
+	// holds a digest of the account, the class and the key: a create retried with
+	// the same key finds the instance the first one made.
+	LabelIdempotencyKey = "meta.sandbar.dev/idempotency-key"
 	// AnnotationImportedBy on an instance names the import process (namespace/name)
 	// that last wrote it, and whether it created or updated it.
 	AnnotationImportedBy = "meta.sandbar.dev/imported-by"

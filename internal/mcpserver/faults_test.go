@@ -24,8 +24,11 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 )
 
@@ -138,4 +141,76 @@ func TestReadinessFollowsTheAPIServer(t *testing.T) {
 		Should(MatchError(ContainSubstring("the Kubernetes API server does not answer")))
 	apiServer.Release()
 	g.Eventually(probe).WithTimeout(timeout).WithPolling(500 * time.Millisecond).Should(Succeed())
+}
+
+// A create retried after a timeout, with the same idempotency key, makes one object:
+// the retries find what the first call made, even when that call was still on its
+// way to the API server when they were sent.
+func TestCreateRetriedWithItsIdempotencyKeyMakesOneObject(t *testing.T) {
+	g := NewWithT(t)
+	cs := connect(t, serve(t, mcpserver.Options{CallTimeout: 2 * time.Second}), token, nil)
+	g.Expect(listTools(t, cs)["sandbar_class_zorp_SpaceBoot"].Description).To(ContainSubstring("metadata.idempotencyKey"),
+		"the tool says how to retry safely")
+	value, key := unique("Retried"), unique("order-42")
+	create := func() *mcp.CallToolResult {
+		return callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": value, "metadata": map[string]any{"idempotencyKey": key}})
+	}
+	withValue := func() []string {
+		list := &unstructured.UnstructuredList{}
+		list.SetAPIVersion("zorp.sandbar.dev/v1")
+		list.SetKind("SpaceBootList")
+		g.Expect(k8s.List(context.Background(), list, client.InNamespace("default"))).To(Succeed())
+		var names []string
+		for _, u := range list.Items {
+			if u.Object["spec"].(map[string]any)["name"] == value {
+				names = append(names, u.GetName())
+			}
+		}
+		return names
+	}
+	t.Cleanup(func() {
+		for _, name := range withValue() {
+			u := &unstructured.Unstructured{}
+			u.SetAPIVersion("zorp.sandbar.dev/v1")
+			u.SetKind("SpaceBoot")
+			u.SetNamespace("default")
+			u.SetName(name)
+			_ = k8s.Delete(context.Background(), u)
+		}
+	})
+
+	holdAPIServer(t)
+	for range 2 {
+		res := create()
+		g.Expect(res.IsError).To(BeTrue())
+		g.Expect(text(res)).To(ContainSubstring("may or may not have been made"))
+	}
+	apiServer.Release()
+	res := create()
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	g.Consistently(withValue).WithTimeout(2*time.Second).WithPolling(200*time.Millisecond).Should(HaveLen(1),
+		"three calls with one key made one object")
+	res = create()
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	g.Expect(text(res)).To(ContainSubstring("an earlier call with this idempotencyKey made this instance"))
+	g.Expect(withValue()).To(HaveLen(1))
+
+	// The key is the account's own: another account's same key makes its own object.
+	_, other := newAccount(t, unique("idem-other"), metav1alpha1.Permissions{})
+	res = callTool(t, connect(t, mcpURL, other, nil), "sandbar_class_zorp_SpaceBoot",
+		map[string]any{"name": value, "metadata": map[string]any{"idempotencyKey": key}})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	g.Expect(withValue()).To(HaveLen(2))
+
+	// A taken name is taken, whatever the key; the server's label cannot be set by hand.
+	name := withValue()[0]
+	res = callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": value,
+		"metadata": map[string]any{"name": name, "idempotencyKey": unique("another")}})
+	g.Expect(res.IsError).To(BeTrue())
+	g.Expect(text(res)).To(ContainSubstring("already exists"))
+	res = callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": value,
+		"metadata": map[string]any{"labels": map[string]any{"meta.sandbar.dev/idempotency-key": "x"}}})
+	g.Expect(res.IsError).To(BeTrue())
+	g.Expect(text(res)).To(ContainSubstring("is the server's"))
+	g.Expect(withValue()).To(HaveLen(2))
 }

@@ -21,6 +21,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
 	"strings"
 	"time"
@@ -65,6 +66,8 @@ type Metadata struct {
 	Name      string            `json:"name,omitempty" jsonschema:"Name of the instance (lower case, digits, '-' and '.')."`
 	Namespace string            `json:"namespace,omitempty" jsonschema:"Namespace; defaults to the account's own."`
 	Labels    map[string]string `json:"labels,omitempty" jsonschema:"Kubernetes labels of the instance."`
+	// IdempotencyKey makes a create safe to retry.
+	IdempotencyKey string `json:"idempotencyKey,omitempty" jsonschema:"A key of your choice (at most 128 characters) that makes this create safe to retry: a call with the same key returns the instance the first one made instead of making another."`
 }
 
 type createArgs struct {
@@ -112,7 +115,7 @@ func (e *Env) entityVerbs() []*tool.Def {
 	formats := tool.OneOf("format", "json", "markdown")
 	return []*tool.Def{
 		tool.Verb(tool.Spec{Group: "entity", Name: "create", Title: "Create an instance",
-			Description: "Create an instance of a class: {class, attributes: {slot: value}, metadata?: {name, namespace, labels}}, or {class, format: \"json\", source: \"<JSON text>\"}. Missing or wrong slots are reported by name with the expected type."},
+			Description: "Create an instance of a class: {class, attributes: {slot: value}, metadata?: {name, namespace, labels, idempotencyKey}}, or {class, format: \"json\", source: \"<JSON text>\"}. Missing or wrong slots are reported by name with the expected type. " + idempotencyNote},
 			func(ctx context.Context, c *tool.Call, in createArgs) (any, error) {
 				return e.create(ctx, c, in, false)
 			},
@@ -146,6 +149,7 @@ func (e *Env) ClassTool(cl *catalog.Class) *tool.Def {
 	if len(cl.Required) > 0 {
 		desc += " Required: " + strings.Join(cl.Required, ", ") + "."
 	}
+	desc += " " + idempotencyNote
 	className := cl.Name
 	return tool.Raw(tool.CanonicalClassTool(cl.Prefix, cl.Kind),
 		tool.Spec{Title: "Create " + cl.Ident(), Description: desc},
@@ -226,13 +230,34 @@ func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class,
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetGroupVersionKind(cl.GVK())
 	u.SetNamespace(ns)
-	if md.Name != "" {
+	if _, ok := md.Labels[metav1alpha1.LabelIdempotencyKey]; ok {
+		return nil, tool.BadArgs("the label %s is the server's: give metadata.idempotencyKey instead", metav1alpha1.LabelIdempotencyKey)
+	}
+	key := ""
+	if !dryRun {
+		if key, err = idempotencyKey(c, cl, ns, md.IdempotencyKey); err != nil {
+			return nil, err
+		}
+	}
+	switch {
+	case md.Name != "":
 		u.SetName(md.Name)
-	} else {
+	case key != "":
+		// A name of the key's own: a retry that runs while the first call is still
+		// on its way (past a timeout) makes the same object, not a second one.
+		u.SetName(strings.ToLower(cl.Kind) + "-" + key[:12])
+	default:
 		u.SetGenerateName(strings.ToLower(cl.Kind) + "-")
 	}
-	if len(md.Labels) > 0 {
-		u.SetLabels(md.Labels)
+	if len(md.Labels) > 0 || key != "" {
+		labels := maps.Clone(md.Labels)
+		if labels == nil {
+			labels = map[string]string{}
+		}
+		if key != "" {
+			labels[metav1alpha1.LabelIdempotencyKey] = key
+		}
+		u.SetLabels(labels)
 	}
 	u.SetAnnotations(map[string]string{metav1alpha1.AnnotationCreatedBy: c.Account.Namespace + "/" + c.Account.Name})
 	var opts []client.CreateOption
@@ -248,6 +273,11 @@ func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class,
 		return nil, err
 	}
 	if err := kc.Create(ctx, u, opts...); err != nil {
+		if made := madeEarlier(ctx, kc, u, key, err); made != nil {
+			view := EntityView(cl, made)
+			view["note"] = "an earlier call with this idempotencyKey made this instance; nothing new was created"
+			return view, nil
+		}
 		return nil, apiFailure(err, cl, u.GetName())
 	}
 	tool.NoteInstance(ctx, cl.Name, ns, u.GetName())

@@ -78,7 +78,7 @@ func (e *Env) schemaVerbs() []*tool.Def {
 			Description: "List the ranges a slot can have and the JSON each one takes in tool arguments."},
 			func(context.Context, *tool.Call, noArgs) (any, error) { return datatypes(), nil }),
 		tool.Verb(tool.Spec{Group: "schema", Name: "entities", Title: "Create several instances",
-			Description: "Create several instances at once: {entities: [{class, attributes, metadata?}]}. Each is reported on its own; one failure does not stop the others."},
+			Description: "Create several instances at once: {entities: [{class, attributes, metadata?}]}. Each is reported on its own; one failure does not stop the others. " + idempotencyNote},
 			e.createEntities, tool.MaxItems("entities", maxBatch)).Patch(enum("entities.class", classes(true))),
 	}, e.defineVerbs()...)
 }

@@ -332,6 +332,8 @@ func TestStatelessTasksExtension(t *testing.T) {
 	}).WithTimeout(timeout).WithPolling(poll).Should(Equal("completed"))
 	g.Expect(got).To(HaveKeyWithValue("resultType", "complete"))
 	g.Expect(got).To(HaveKeyWithValue("result", HaveKeyWithValue("structuredContent", HaveKey("items"))))
+	// The result is one of the revision's results, as the tool call would have had it.
+	g.Expect(got).To(HaveKeyWithValue("result", HaveKeyWithValue("resultType", "complete")))
 
 	// tasks/update and tasks/cancel are acknowledged; an ended task stays as it ended.
 	ack := And(HaveKeyWithValue("resultType", "complete"), HaveLen(2), HaveKey("_meta"))

@@ -76,15 +76,23 @@ const (
 // once it has ended the result the tool call would have returned.
 type detailedTask struct {
 	mcp.ResultBase
-	ResultType     string              `json:"resultType"`
-	TaskID         string              `json:"taskId"`
-	Status         string              `json:"status"`
-	StatusMessage  string              `json:"statusMessage,omitempty"`
-	CreatedAt      string              `json:"createdAt"`
-	LastUpdatedAt  string              `json:"lastUpdatedAt"`
-	TTLMs          *int64              `json:"ttlMs"`
-	PollIntervalMs int64               `json:"pollIntervalMs,omitempty"`
-	Result         *mcp.CallToolResult `json:"result,omitempty"`
+	ResultType     string          `json:"resultType"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	StatusMessage  string          `json:"statusMessage,omitempty"`
+	CreatedAt      string          `json:"createdAt"`
+	LastUpdatedAt  string          `json:"lastUpdatedAt"`
+	TTLMs          *int64          `json:"ttlMs"`
+	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
+	Result         *completeResult `json:"result,omitempty"`
+}
+
+// completeResult is the tool result a task carries once it has ended: a result of
+// the stateless revision, so with its resultType "complete" as the tool call
+// would have had it.
+type completeResult struct {
+	toolResult
+	ResultType string `json:"resultType"`
 }
 
 // ack is the extension's empty acknowledgement (tasks/update, tasks/cancel).
@@ -361,7 +369,9 @@ func (a *Adapter) detailed(proc *metav1alpha1.WorkflowProcess, full bool) *detai
 		out.Status = process.Completed
 	}
 	if out.Status == process.Completed {
-		out.Result = a.result(proc)
+		res := a.result(proc)
+		out.Result = &completeResult{ResultType: resultComplete,
+			toolResult: toolResult{ResultBase: mcp.ResultBase{Meta: res.Meta}, Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}}
 	}
 	return out
 }

@@ -344,12 +344,31 @@ func (a *Adapter) stateless(ctx context.Context, method string, req mcp.Request,
 			return res, err // the tool failed before it started a process
 		}
 		return a.detailed(r.Started, false), nil
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		if !declaresExtension(req) {
+			return nil, missingExtension(method)
+		}
 	case "tasks/list", "tasks/result":
 		// Not part of the extension: tasks/get carries a task's result once it has
 		// ended. (The SDK says "method not found" whatever the message.)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
 	}
 	return next(ctx, method, req)
+}
+
+// missingExtension refuses a method of the extension to a request that did not
+// declare it: -32021 (HTTP 400), with the capability the request lacks, as the
+// stateless revision has it for a missing client capability.
+func missingExtension(method string) error {
+	// A map, not mcp.ClientCapabilities, which always writes roots.
+	data, err := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{
+		"extensions": map[string]any{Extension: map[string]any{}}}})
+	if err != nil {
+		return err
+	}
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Data: data,
+		Message: method + " is a method of the Tasks extension: declare " + Extension +
+			" in the request's _meta clientCapabilities.extensions"}
 }
 
 // detailed is a process as the extension's task: as tools/call answers it (full

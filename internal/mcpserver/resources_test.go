@@ -19,6 +19,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -112,6 +113,20 @@ func TestResourcesListReadAndTemplates(t *testing.T) {
 	g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
 	g.Expect(rpc.Code).To(Equal(int64(jsonrpc.CodeInvalidParams)))
 	g.Expect(rpc.Message).To(ContainSubstring("want mcp://sandbar/<prefix>/<Kind>/<namespace>/<name>"))
+}
+
+// TestReadOfAForeignURISaysWhichURI: a read of a URI that is not Sandbar's is -32602
+// with the URI in the error's data, as a resource not found has it (SEP-2164).
+func TestReadOfAForeignURISaysWhichURI(t *testing.T) {
+	g := NewWithT(t)
+	cs := connect(t, mcpURL, token, nil)
+	for _, uri := range []string{"test://nonexistent-resource", "mcp://sandbar/zorp/SpaceBoot/default"} {
+		var rpc *jsonrpc.Error
+		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		g.Expect(asRPC(err, &rpc)).To(BeTrue(), "%v", err)
+		g.Expect(rpc.Code).To(Equal(int64(jsonrpc.CodeInvalidParams)), uri)
+		g.Expect(string(rpc.Data)).To(MatchJSON(fmt.Sprintf(`{"uri":%q}`, uri)), uri)
+	}
 }
 
 func TestSubscriptionsFollowKubernetesChanges(t *testing.T) {

@@ -336,6 +336,8 @@ func TestStatelessTasksExtension(t *testing.T) {
 	}).WithTimeout(timeout).WithPolling(poll).Should(Equal("completed"))
 	g.Expect(got).To(HaveKeyWithValue("resultType", "complete"))
 	g.Expect(got).To(HaveKeyWithValue("result", HaveKeyWithValue("structuredContent", HaveKey("items"))))
+	// The result is one of the revision's results, as the tool call would have had it.
+	g.Expect(got).To(HaveKeyWithValue("result", HaveKeyWithValue("resultType", "complete")))
 
 	// tasks/update and tasks/cancel are acknowledged; an ended task stays as it ended.
 	ack := And(HaveKeyWithValue("resultType", "complete"), HaveLen(2), HaveKey("_meta"))
@@ -527,4 +529,35 @@ func TestStatelessRevisionOnTheOAuthRoute(t *testing.T) {
 	_ = resp.Body.Close()
 	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
 	g.Expect(resp.Header.Get("WWW-Authenticate")).To(ContainSubstring("resource_metadata="))
+}
+
+// TestStatelessTasksMethodsNeedTheExtension: tasks/get, tasks/update and
+// tasks/cancel from a request that did not declare the Tasks extension are refused
+// with -32021 (HTTP 400) naming the missing capability, and leave the task as it was.
+func TestStatelessTasksMethodsNeedTheExtension(t *testing.T) {
+	g := NewWithT(t)
+	s := newStatelessRaw(t, mcpURL, token, true)
+	created := s.result("tools/call", "sandbar_project_export", map[string]any{"name": "sandbar_project_export",
+		"arguments": map[string]any{"class": "zorp/SpaceBoot"}})
+	id := created["taskId"].(string)
+	g.Eventually(func() any { return s.result("tasks/get", id, map[string]any{"taskId": id})["status"] }).
+		WithTimeout(timeout).WithPolling(poll).Should(Equal("completed"))
+	var before metav1alpha1.WorkflowProcess
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: id}, &before)).To(Succeed())
+
+	plain := newStatelessRaw(t, mcpURL, token, false)
+	for _, m := range []string{"tasks/get", "tasks/update", "tasks/cancel"} {
+		params := map[string]any{"taskId": id}
+		resp := plain.post(m, id, params)
+		g.Expect(resp.StatusCode).To(Equal(http.StatusBadRequest), m)
+		_ = resp.Body.Close()
+		res := plain.call(m, id, map[string]any{"taskId": id})
+		g.Expect(res.Error).NotTo(BeNil(), m)
+		g.Expect(res.Error.Code).To(Equal(int64(mcp.CodeMissingRequiredClientCapabilities)), m)
+		g.Expect(res.Error.Message).To(ContainSubstring("io.modelcontextprotocol/tasks"), m)
+		g.Expect(string(res.Error.Data)).To(MatchJSON(`{"requiredCapabilities":{"extensions":{"io.modelcontextprotocol/tasks":{}}}}`), m)
+	}
+	var after metav1alpha1.WorkflowProcess
+	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: id}, &after)).To(Succeed())
+	g.Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), "the refused requests changed the task")
 }

@@ -247,12 +247,22 @@ func (s *Service) watchInstances(ctx context.Context, c *catalog.Class) (*instan
 	return w, err
 }
 
+// invalidURI is -32602 for a URI that is not one of Sandbar's, with the URI in the
+// error's data, as a resource that is not found has it.
+func invalidURI(uri string, err error) error {
+	data, merr := json.Marshal(map[string]string{"uri": uri})
+	if merr != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error(), Data: data}
+}
+
 // parseForCaller is -32602 for a malformed URI and -32002 (not found) for anything the
 // caller may not see, so that other namespaces do not show through.
 func parseForCaller(uri string, acct *catalog.Account) (ResourceRef, error) {
 	ref, err := ParseURI(uri)
 	if err != nil {
-		return ref, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		return ref, invalidURI(uri, err)
 	}
 	if ref.IsInstance() && !access.NamespaceAllowed(acct, ref.Namespace) {
 		return ref, mcp.ResourceNotFoundError(uri)
@@ -403,8 +413,9 @@ func (s *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
 		case "resources/read":
-			if _, err := ParseURI(req.(*mcp.ReadResourceRequest).Params.URI); err != nil {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+			uri := req.(*mcp.ReadResourceRequest).Params.URI
+			if _, err := ParseURI(uri); err != nil {
+				return nil, invalidURI(uri, err)
 			}
 		case "resources/list":
 			res, err := next(ctx, method, req)

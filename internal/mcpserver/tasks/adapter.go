@@ -76,15 +76,23 @@ const (
 // once it has ended the result the tool call would have returned.
 type detailedTask struct {
 	mcp.ResultBase
-	ResultType     string              `json:"resultType"`
-	TaskID         string              `json:"taskId"`
-	Status         string              `json:"status"`
-	StatusMessage  string              `json:"statusMessage,omitempty"`
-	CreatedAt      string              `json:"createdAt"`
-	LastUpdatedAt  string              `json:"lastUpdatedAt"`
-	TTLMs          *int64              `json:"ttlMs"`
-	PollIntervalMs int64               `json:"pollIntervalMs,omitempty"`
-	Result         *mcp.CallToolResult `json:"result,omitempty"`
+	ResultType     string          `json:"resultType"`
+	TaskID         string          `json:"taskId"`
+	Status         string          `json:"status"`
+	StatusMessage  string          `json:"statusMessage,omitempty"`
+	CreatedAt      string          `json:"createdAt"`
+	LastUpdatedAt  string          `json:"lastUpdatedAt"`
+	TTLMs          *int64          `json:"ttlMs"`
+	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
+	Result         *completeResult `json:"result,omitempty"`
+}
+
+// completeResult is the tool result a task carries once it has ended: a result of
+// the stateless revision, so with its resultType "complete" as the tool call
+// would have had it.
+type completeResult struct {
+	toolResult
+	ResultType string `json:"resultType"`
 }
 
 // ack is the extension's empty acknowledgement (tasks/update, tasks/cancel).
@@ -339,12 +347,31 @@ func (a *Adapter) stateless(ctx context.Context, method string, req mcp.Request,
 			return res, err // the tool failed before it started a process
 		}
 		return a.detailed(r.Started, false), nil
+	case "tasks/get", "tasks/update", "tasks/cancel":
+		if !declaresExtension(req) {
+			return nil, missingExtension(method)
+		}
 	case "tasks/list", "tasks/result":
 		// Not part of the extension: tasks/get carries a task's result once it has
 		// ended. (The SDK says "method not found" whatever the message.)
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
 	}
 	return next(ctx, method, req)
+}
+
+// missingExtension refuses a method of the extension to a request that did not
+// declare it: -32021 (HTTP 400), with the capability the request lacks, as the
+// stateless revision has it for a missing client capability.
+func missingExtension(method string) error {
+	// A map, not mcp.ClientCapabilities, which always writes roots.
+	data, err := json.Marshal(map[string]any{"requiredCapabilities": map[string]any{
+		"extensions": map[string]any{Extension: map[string]any{}}}})
+	if err != nil {
+		return err
+	}
+	return &jsonrpc.Error{Code: mcp.CodeMissingRequiredClientCapabilities, Data: data,
+		Message: method + " is a method of the Tasks extension: declare " + Extension +
+			" in the request's _meta clientCapabilities.extensions"}
 }
 
 // detailed is a process as the extension's task: as tools/call answers it (full
@@ -364,7 +391,9 @@ func (a *Adapter) detailed(proc *metav1alpha1.WorkflowProcess, full bool) *detai
 		out.Status = process.Completed
 	}
 	if out.Status == process.Completed {
-		out.Result = a.result(proc)
+		res := a.result(proc)
+		out.Result = &completeResult{ResultType: resultComplete,
+			toolResult: toolResult{ResultBase: mcp.ResultBase{Meta: res.Meta}, Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}}
 	}
 	return out
 }

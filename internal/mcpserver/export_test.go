@@ -217,7 +217,7 @@ func TestExportOf10000InstancesIsStoredOutsideTheProcessAndPagedInFull(t *testin
 }
 
 // A continue token is only good for the result it came from: another task's, or a
-// made-up one, is refused.
+// made-up one, is refused; and no token lets another account read an export.
 func TestExportPageTokenOfAnotherResultIsRefused(t *testing.T) {
 	g := NewWithT(t)
 	kind := "Pager" + strings.ToUpper(rand.String(4))
@@ -241,6 +241,20 @@ func TestExportPageTokenOfAnotherResultIsRefused(t *testing.T) {
 	}
 	res = callTool(t, cs, "sandbar_tasks_result", map[string]any{"taskId": a.Name, "continue": tok})
 	g.Expect(res.IsError).To(BeFalse(), "the token is good for its own result: %s", text(res))
+
+	// Another account of the same namespace reads none of it, with or without a token.
+	_, snoopTok := newAccount(t, unique("snoop"), metav1alpha1.Permissions{})
+	snoop := connect(t, url, snoopTok, nil)
+	for _, args := range []map[string]any{{"taskId": a.Name}, {"taskId": a.Name, "continue": tok}} {
+		res = callTool(t, snoop, "sandbar_tasks_result", args)
+		g.Expect(res.IsError).To(BeTrue())
+		g.Expect(text(res)).To(ContainSubstring(`unknown task "` + a.Name + `"`))
+		g.Expect(text(res)).NotTo(ContainSubstring("pg-"))
+	}
+	raw := newRawSession(t, url, snoopTok)
+	reply := raw.call("tasks/result", map[string]any{"taskId": a.Name, "continue": tok})
+	g.Expect(reply.Error).NotTo(BeNil())
+	g.Expect(reply.Error.Message).To(Equal(`unknown task "` + a.Name + `"`))
 }
 
 // An export that would store more than the manager's cap fails with a message that

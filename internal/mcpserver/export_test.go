@@ -214,6 +214,20 @@ func TestExportOf10000InstancesIsStoredOutsideTheProcessAndPagedInFull(t *testin
 		params = map[string]any{"taskId": p.Name, "continue": out.StructuredContent.Continue}
 	}
 	g.Expect(again).To(Equal(seen))
+
+	// A client of the stateless revision gets the first page in tasks/get, and the
+	// next through the tool its note names.
+	stateless := newStatelessRaw(t, url, token, true)
+	got := stateless.result("tasks/get", p.Name, map[string]any{"taskId": p.Name})
+	g.Expect(got).To(HaveKeyWithValue("status", "completed"))
+	first, _ := got["result"].(map[string]any)["structuredContent"].(map[string]any)
+	g.Expect(len(first["items"].([]any))).To(And(BeNumerically(">", 0), BeNumerically("<=", itemsBound)))
+	g.Expect(first["note"]).To(ContainSubstring(`sandbar_tasks_result with {"taskId": "` + p.Name + `"`))
+	next := stateless.result("tools/call", "sandbar_tasks_result", map[string]any{"name": "sandbar_tasks_result",
+		"arguments": map[string]any{"taskId": p.Name, "continue": first["continue"]}})
+	page := next["structuredContent"].(map[string]any)["result"].(map[string]any)
+	g.Expect(page["items"]).NotTo(BeEmpty())
+	g.Expect(page["note"]).To(ContainSubstring(fmt.Sprintf("items %d to ", len(first["items"].([]any))+1)))
 }
 
 // A continue token is only good for the result it came from: another task's, or a

@@ -55,8 +55,9 @@ const (
 	// process's stored result.
 	DefaultMaxStoredBytes = 64 << 20
 	// maxChunkBytes bounds the compressed payload of one chunk, well within etcd's
-	// object size.
-	maxChunkBytes = 900 << 10
+	// object size; maxChunkRawBytes its JSON, which a reader holds uncompressed.
+	maxChunkBytes    = 900 << 10
+	maxChunkRawBytes = 8 << 20
 	// chunkKey is the chunk's key in its Secret's data.
 	chunkKey = "items.json.gz"
 )
@@ -132,15 +133,32 @@ func (s *Stored) sum() {
 }
 
 // StoredOf is the summary of a process's stored result; nil when its result holds
-// its items itself (or none).
+// its items itself (or none), or a summary this store did not write.
 func StoredOf(result []byte) *Stored {
 	var r struct {
 		Stored *Stored `json:"stored"`
 	}
-	if len(result) == 0 || !bytes.Contains(result, []byte(`"stored"`)) || json.Unmarshal(result, &r) != nil {
+	if len(result) == 0 || !bytes.Contains(result, []byte(`"stored"`)) || json.Unmarshal(result, &r) != nil || r.Stored == nil {
 		return nil
 	}
+	if !isDigest(r.Stored.Digest) {
+		return nil
+	}
+	for _, c := range r.Stored.Chunks {
+		if !isDigest(c.Digest) || c.Items < 0 || c.Bytes < 0 || c.Bytes > maxChunkRawBytes {
+			return nil
+		}
+	}
 	return r.Stored
+}
+
+// isDigest reports whether s is a SHA-256 in hex.
+func isDigest(s string) bool {
+	if len(s) != sha256.Size*2 {
+		return false
+	}
+	_, err := hex.DecodeString(s)
+	return err == nil
 }
 
 // storedIn is the summary a job's result so far holds, empty when none.
@@ -178,9 +196,9 @@ func encode(items []any) ([]encoded, error) {
 	if err := zw.Close(); err != nil {
 		return nil, err
 	}
-	if buf.Len() > maxChunkBytes {
+	if buf.Len() > maxChunkBytes || len(raw) > maxChunkRawBytes {
 		if len(items) == 1 {
-			return nil, failf("one item is larger than %d KiB compressed, more than a chunk holds", maxChunkBytes>>10)
+			return nil, failf("one item is larger than a chunk holds (%d KiB compressed, %d MiB of JSON)", maxChunkBytes>>10, maxChunkRawBytes>>20)
 		}
 		half := len(items) / 2
 		a, err := encode(items[:half])

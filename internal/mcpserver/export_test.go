@@ -184,9 +184,9 @@ func TestExportOf10000InstancesIsStoredOutsideTheProcessAndPagedInFull(t *testin
 	g.Expect(seen).To(HaveKey(name(0)))
 	g.Expect(seen).To(HaveKey(name(n - 1)))
 
-	// Through tasks/result on another server (a replica that never saw the export):
-	// its first page says how to ask for the next.
-	other := newRawSession(t, serve(t, mcpserver.Options{MaxResultBytes: bytesBound, MaxResultItems: itemsBound}), token)
+	// Through tasks/result on another server (a replica that never saw the export,
+	// with larger bounds): its first page says how to ask for the next.
+	other := newRawSession(t, serve(t, mcpserver.Options{MaxResultBytes: 1 << 20, MaxResultItems: 1000}), token)
 	again := map[string]bool{}
 	params := map[string]any{"taskId": p.Name}
 	for {

@@ -21,7 +21,7 @@ TS_CLIENT ?= hack/ts-client
 # CONFORMANCE: the official MCP conformance suite and the Node.js 22 it needs.
 CONFORMANCE ?= hack/conformance
 
-GO_TEST_FLAGS ?= -count=1 -race
+GO_TEST_FLAGS ?= -count=1 -race -timeout 20m
 # SUITE_PACKAGES need more than Go to test: a control plane (controllers, the MCP
 # server, durability, e2e), Helm and npm packages (e2e), controller-gen (api).
 # test-unit runs every other package.

@@ -36,6 +36,7 @@ import (
 	"github.com/sandbar-dev/sandbar/controllers"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 // version is the build's version, set with -ldflags "-X main.version=...".
@@ -95,6 +96,7 @@ func run() int {
 	// Per-account limits, so that one account cannot fill etcd or the manager's memory.
 	flag.IntVar(&mcpOpts.MaxProcessesPerAccount, "max-processes-per-account", 100, "WorkflowProcesses an MCP ServiceAccount may hold at once, running or finished; beyond it, starting one more is refused until some are deleted (0: no limit).")
 	flag.Int64Var(&mcpOpts.MaxProcessBytesPerAccount, "max-process-bytes-per-account", 16<<20, "Bytes of inputs and results an MCP ServiceAccount's processes may hold together; a running built-in job counts as its largest result, 512 KiB (0: no limit).")
+	flag.Int64Var(&sandbarOpts.MaxStoredResultBytes, "max-stored-result-bytes", builtin.DefaultMaxStoredBytes, "Bytes (JSON, uncompressed) one export may store: its items are kept gzip-compressed in Secrets owned by its WorkflowProcess, not in its status; an export that would store more fails (0: no limit).")
 	flag.DurationVar(&sandbarOpts.FinishedProcessTTL, "finished-process-ttl", 24*time.Hour, "Delete a finished WorkflowProcess this long after it ends, unless its spec.ttlSecondsAfterFinished says otherwise; MCP clients may ask for less, not more (0: keep them).")
 	flag.IntVar(&mcpOpts.MaxFollowersPerAccount, "max-followers-per-account", 20, "Tasks an MCP ServiceAccount may follow at once (progress notifications, waits for a result); beyond it, calls answer at once and clients poll (0: no limit).")
 	flag.IntVar(&mcpOpts.MaxFollowers, "max-followers", 2000, "Tasks all MCP clients together may follow at once (0: no limit).")

@@ -83,6 +83,9 @@ type Options struct {
 	// accept (mcpserver.NewClientCheck, with the server's options); nil: Classes and
 	// ServiceAccounts get no ClientLimits condition.
 	ClientLimits ClientLimits
+	// MaxStoredResultBytes caps the (uncompressed) bytes of one export's result,
+	// which is stored in Secrets owned by its process; 0: no cap.
+	MaxStoredResultBytes int64
 }
 
 // ClientLimits measures what the MCP server serves against what MCP clients accept.
@@ -131,7 +134,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store, o Option
 		&ServiceAccountReconciler{Client: c, Recorder: rec, ClientLimits: o.ClientLimits, Store: store,
 			DefaultServiceAccount: o.DefaultServiceAccount},
 		&CatalogReconciler{Reader: c, Store: store, DefaultServiceAccount: o.DefaultServiceAccount},
-		&WorkflowProcessReconciler{Client: c, Recorder: rec, Store: store, Identities: ids, FinishedTTL: o.FinishedProcessTTL},
+		&WorkflowProcessReconciler{Client: c, Recorder: rec, Store: store, Identities: ids, FinishedTTL: o.FinishedProcessTTL,
+			Results: &builtin.ResultStore{Client: c, Reader: mgr.GetAPIReader(), MaxBytes: o.MaxStoredResultBytes}},
 	} {
 		if err := r.SetupWithManager(mgr); err != nil {
 			return err

@@ -55,7 +55,8 @@ func (r *WorkflowProcessReconciler) runJob(ctx context.Context, p *metav1alpha1.
 		return ctrl.Result{}, err
 	}
 	for start := time.Now(); !workflow.Terminal(&p.Status); {
-		env := builtin.Env{Client: cl, Snapshot: r.Store.Load(), Namespace: p.Namespace, Process: p.Name}
+		env := builtin.Env{Client: cl, Snapshot: r.Store.Load(), Namespace: p.Namespace, Process: p.Name, ProcessUID: p.UID,
+			Results: r.Results}
 		more, err := job.Advance(ctx, env, w, p, now)
 		if err != nil || !more {
 			return ctrl.Result{}, err

@@ -38,6 +38,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 // WorkflowProcessReconciler drives WorkflowProcesses: it starts them in their
@@ -55,6 +56,8 @@ type WorkflowProcessReconciler struct {
 	// FinishedTTL deletes a finished process this long after it ends, unless its
 	// spec.ttlSecondsAfterFinished says otherwise. Zero keeps such processes.
 	FinishedTTL time.Duration
+	// Results keeps the items of exports in chunks owned by their processes.
+	Results *builtin.ResultStore
 }
 
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowprocesses,verbs=get;list;watch;create;update;patch;delete
@@ -62,6 +65,8 @@ type WorkflowProcessReconciler struct {
 // start-builtin is no API verb: the admission policy on built-in processes admits who holds it.
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowprocesses,verbs=start-builtin
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowdefinitions,verbs=get;list;watch;create;update
+// Exports store their items in Secrets of their process's namespace, owned by the process.
+// +kubebuilder:rbac:groups="",resources=secrets,verbs=create
 
 // Reconcile advances one process. Its status is written on every exit, so that a
 // chunk that fails keeps what the chunks before it did.

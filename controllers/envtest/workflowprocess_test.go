@@ -190,9 +190,18 @@ func TestBuiltinValidateExportImport(t *testing.T) {
 	st = waitProcess(t, export, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
 		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded))
 	})
+	// The items are stored in a chunk owned by the process; the status keeps the summary.
 	var bundle map[string]any
 	g.Expect(json.Unmarshal(st.Result.Raw, &bundle)).To(Succeed())
-	g.Expect(bundle["items"]).To(HaveLen(3))
+	g.Expect(bundle).To(And(HaveKeyWithValue("count", 3.0), Not(HaveKey("items"))))
+	stored := builtin.StoredOf(st.Result.Raw)
+	g.Expect(stored).NotTo(BeNil())
+	g.Expect(stored.Count()).To(Equal(3))
+	var exported metav1alpha1.WorkflowProcess
+	g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(export), &exported)).To(Succeed())
+	chunk, err := builtin.ReadChunk(ctx, k8s, builtin.ProcessRef{Namespace: exported.Namespace, Name: exported.Name, UID: exported.UID}, stored, 0)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(chunk).To(HaveLen(3))
 
 	items := []any{
 		map[string]any{"class": p + "/Book", "name": "dune", "attributes": map[string]any{"title": "dune"}},

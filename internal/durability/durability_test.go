@@ -33,6 +33,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -258,3 +259,58 @@ func TestAnyReplicaAnswersForAnyTask(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// An export's result outlives the manager that made it: after it stops, a new
+// replica gives every item, page by page, through tasks/result.
+func TestExportResultIsReadInFullAfterAManagerRestart(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	first := startReplica(t, "exporter")
+	const n = 250
+	for i := range n {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"name": "Exported"}}}
+		u.SetAPIVersion("zorp.sandbar.dev/v1")
+		u.SetKind("SpaceBoot")
+		u.SetNamespace("default")
+		u.SetName(fmt.Sprintf("exported-%03d", i))
+		// The first waits for the class's instance API, which the replica makes.
+		g.Eventually(func() error { return client.IgnoreAlreadyExists(k8s.Create(ctx, u.DeepCopy())) }).
+			WithTimeout(timeout).WithPolling(100 * time.Millisecond).Should(Succeed())
+	}
+	var boots unstructured.UnstructuredList
+	boots.SetAPIVersion("zorp.sandbar.dev/v1")
+	boots.SetKind("SpaceBootList")
+	g.Expect(k8s.List(ctx, &boots, client.InNamespace("default"))).To(Succeed())
+	want := map[string]bool{}
+	for _, b := range boots.Items {
+		want[b.GetName()] = true
+	}
+	res, rpcErr := rpc(t, first.url, "tools/call", map[string]any{"name": "sandbar_project_export",
+		"arguments": map[string]any{"class": "zorp/SpaceBoot"}, "task": map[string]any{}})
+	g.Expect(rpcErr).To(BeNil())
+	id := res["task"].(map[string]any)["taskId"].(string)
+	g.Eventually(func() string { return taskStatus(t, first.url, id) }).WithTimeout(timeout).WithPolling(100 * time.Millisecond).
+		Should(Equal("completed"))
+	first.stop()
+
+	second := startReplica(t, "reader")
+	got := map[string]bool{}
+	params := map[string]any{"taskId": id}
+	for pages := 0; ; pages++ {
+		g.Expect(pages).To(BeNumerically("<", len(want)), "the pages end")
+		result, rpcErr := rpc(t, second.url, "tasks/result", params)
+		g.Expect(rpcErr).To(BeNil())
+		sc := result["structuredContent"].(map[string]any)
+		for _, it := range sc["items"].([]any) {
+			name := it.(map[string]any)["name"].(string)
+			g.Expect(got[name]).To(BeFalse(), "%s came twice", name)
+			got[name] = true
+		}
+		next, _ := sc["continue"].(string)
+		if next == "" {
+			break
+		}
+		params = map[string]any{"taskId": id, "continue": next}
+	}
+	g.Expect(got).To(Equal(want))
+}

@@ -317,19 +317,37 @@ func TestListsComeInPagesWithAContinueToken(t *testing.T) {
 // the whole result in parts, joined equal to what a server without the bound gives.
 func TestTaskResultPastTheByteBoundNamesWhereTheRestIs(t *testing.T) {
 	g := NewWithT(t)
+	ctx := context.Background()
 	kind := "Essay" + strings.ToUpper(rand.String(4))
 	c := zorpClass(t, kind, metav1alpha1.PropertySpec{Range: metav1alpha1.RangeString})
 	main := connect(t, mcpURL, token, nil)
-	for i := range 12 {
-		res := callTool(t, main, "sandbar_entity_create", map[string]any{"class": "zorp/" + c.Spec.Kind,
-			"attributes": map[string]any{strings.ToLower(kind): strings.Repeat(fmt.Sprintf("essay %d. ", i), 60)}})
-		g.Expect(res.IsError).To(BeFalse(), text(res))
-	}
+	const n = 60
+	createInstances(t, c.Spec.Kind, n, func(i int) string { return fmt.Sprintf("essay-with-a-long-name-%03d", i) },
+		func(i int) map[string]any {
+			return map[string]any{strings.ToLower(kind): strings.Repeat("essay. ", 10)}
+		})
+	// Tighten the slot: every essay fails validation, and the report lists them all.
+	prop := &metav1alpha1.Property{}
+	g.Eventually(func() error {
+		if err := k8s.Get(ctx, client.ObjectKey{Name: "lim." + strings.ToLower(kind)}, prop); err != nil {
+			return err
+		}
+		five := int64(5)
+		prop.Spec.MaxLength = &five
+		return k8s.Update(ctx, prop)
+	}).WithTimeout(timeout).Should(Succeed())
+	g.Eventually(func() bool {
+		cl := store.Load().Classes[c.Name]
+		if cl == nil || len(cl.Slots) == 0 {
+			return false
+		}
+		return cl.Slots[0].MaxLength != nil
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
 
 	const bound = 4096
 	url := serve(t, mcpserver.Options{MaxResultBytes: bound})
 	s := newRawSession(t, url, token)
-	res := s.call("tools/call", map[string]any{"name": "sandbar_project_export",
+	res := s.call("tools/call", map[string]any{"name": "sandbar_validation_start",
 		"arguments": map[string]any{"class": "zorp/" + c.Spec.Kind}, "task": map[string]any{}})
 	g.Expect(res.Error).To(BeNil())
 	var created struct {
@@ -374,11 +392,11 @@ func TestTaskResultPastTheByteBoundNamesWhereTheRestIs(t *testing.T) {
 	g.Expect(joined).To(Equal(whole))
 	var out struct {
 		Result struct {
-			Items []any `json:"items"`
+			Failures []any `json:"failures"`
 		} `json:"result"`
 	}
 	g.Expect(json.Unmarshal([]byte(joined), &out)).To(Succeed())
-	g.Expect(out.Result.Items).To(HaveLen(12), "every instance, nothing lost")
+	g.Expect(out.Result.Failures).To(HaveLen(n), "every failure, nothing lost")
 }
 
 // A credential in a result that is cut where the cut falls inside it: the result is

@@ -146,7 +146,8 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		return nil, err
 	}
 	tel := opts.Telemetry.WithRequestLog(s.requests)
-	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes, opts.MaxResultBytes, tool.Encode(opts.NameStyle, "sandbar.tasks.result"))
+	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes,
+		tool.Bounds{Bytes: opts.MaxResultBytes, Items: opts.MaxResultItems}, tool.Encode(opts.NameStyle, "sandbar.tasks.result"))
 	if err != nil {
 		return nil, err
 	}

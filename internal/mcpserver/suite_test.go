@@ -107,7 +107,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	mgr, st, err := controllers.NewManager(ctx, mgrConfig, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}},
-		controllers.Options{ClientLimits: check})
+		controllers.Options{ClientLimits: check, MaxStoredResultBytes: storedResultCap})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

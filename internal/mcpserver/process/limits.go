@@ -39,9 +39,10 @@ type Limits struct {
 	// or finished: a finished process holds its result until it is deleted.
 	Processes int
 	// Bytes is how many bytes of inputs and results an account's processes may hold
-	// together. A running built-in process counts as holding the largest result it
-	// may keep (builtin.MaxResultBytes), so that the sum stays within Bytes whatever
-	// the jobs find.
+	// together; an export's stored result counts as its chunks' compressed bytes. A
+	// running built-in process counts as holding at least the largest result its
+	// status may keep (builtin.MaxResultBytes); a running export is bounded by the
+	// manager's cap on one stored result instead (--max-stored-result-bytes).
 	Bytes int64
 	// FinishedTTL is how long a finished process started through MCP is kept: its
 	// spec.ttlSecondsAfterFinished, and the most a client may ask for.
@@ -89,8 +90,9 @@ func newQuota(l Limits) *quota {
 
 func accountKey(acct *catalog.Account) string { return acct.Namespace + "/" + acct.Name }
 
-// holds is what a process holds in etcd for its account: its input, and its result,
-// or for a running built-in process the largest result it may keep.
+// holds is what a process holds in etcd for its account: its input, and its result
+// (with the chunks of a stored one, compressed), or for a running built-in process
+// at least the largest result its status may keep.
 func holds(p *metav1alpha1.WorkflowProcess) int64 {
 	n := int64(0)
 	if p.Spec.Input != nil {
@@ -98,6 +100,9 @@ func holds(p *metav1alpha1.WorkflowProcess) int64 {
 	}
 	if p.Status.Result != nil {
 		n += int64(len(p.Status.Result.Raw))
+		if st := builtin.StoredOf(p.Status.Result.Raw); st != nil {
+			n += st.StoredBytes // the chunks it owns, as etcd holds them
+		}
 	}
 	if !workflow.Terminal(&p.Status) && builtin.IsBuiltin(p.Spec.Definition) {
 		n = max(n, inputBytes(p)+builtin.MaxResultBytes)

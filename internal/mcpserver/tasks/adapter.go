@@ -138,6 +138,14 @@ type taskParams struct {
 	TaskID string `json:"taskId"`
 }
 
+// resultParams are the params of tasks/result; continue (Sandbar's) asks for the
+// next page of a result that comes in pages (an export's).
+type resultParams struct {
+	mcp.ParamsBase
+	TaskID   string `json:"taskId"`
+	Continue string `json:"continue,omitempty"`
+}
+
 type listParams struct {
 	mcp.ParamsBase
 	Cursor string `json:"cursor,omitempty"`
@@ -227,17 +235,18 @@ func Capture(next http.Handler, limit int64) http.Handler {
 type Adapter struct {
 	served    *tool.Table
 	processes *process.Service
-	// maxBytes bounds the text of a tasks/result (0: no bound); resultTool is the
-	// served name of the verb that gives a longer one in parts.
-	maxBytes   int
+	// bounds bound a tasks/result (0: no bound); resultTool is the served name of
+	// the verb that gives a longer one in parts.
+	bounds     tool.Bounds
 	resultTool string
 }
 
 // New registers the tasks/* methods on a server; add Middleware to its receiving
-// middleware. A tasks/result longer than maxBytes (0: no bound) is cut, and its note
-// names resultTool, which gives the whole result in parts.
-func New(server *mcp.Server, served *tool.Table, processes *process.Service, maxBytes int, resultTool string) (*Adapter, error) {
-	a := &Adapter{served: served, processes: processes, maxBytes: maxBytes, resultTool: resultTool}
+// middleware. A tasks/result longer than bounds.Bytes (0: no bound) is cut, and its
+// note names resultTool, which gives the whole result in parts; a result stored in
+// pages (an export's) is given a page at a time.
+func New(server *mcp.Server, served *tool.Table, processes *process.Service, bounds tool.Bounds, resultTool string) (*Adapter, error) {
+	a := &Adapter{served: served, processes: processes, bounds: bounds, resultTool: resultTool}
 	return a, a.register(server)
 }
 
@@ -346,7 +355,8 @@ func (a *Adapter) stateless(ctx context.Context, method string, req mcp.Request,
 		if err != nil || r.Started == nil {
 			return res, err // the tool failed before it started a process
 		}
-		return a.detailed(r.Started, false), nil
+		t, _ := a.detailed(ctx, r.Started, false) // without the result: no error
+		return t, nil
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		if !declaresExtension(req) {
 			return nil, missingExtension(method)
@@ -379,32 +389,54 @@ func missingExtension(method string) error {
 // tool result with isError is a completed task, as the extension has it: a
 // process that failed or was refused answers completed, with the result that
 // says why; only a cancelled one is cancelled.
-func (a *Adapter) detailed(proc *metav1alpha1.WorkflowProcess, full bool) *detailedTask {
+func (a *Adapter) detailed(ctx context.Context, proc *metav1alpha1.WorkflowProcess, full bool) (*detailedTask, error) {
 	t := process.TaskOf(proc)
 	out := &detailedTask{ResultType: resultTask, TaskID: t.TaskID, Status: t.Status, StatusMessage: t.StatusMessage,
 		CreatedAt: t.CreatedAt, LastUpdatedAt: t.LastUpdatedAt, TTLMs: t.TTL, PollIntervalMs: t.PollInterval}
 	if !full {
-		return out
+		return out, nil
 	}
 	out.ResultType = resultComplete
 	if t.Status == process.Failed {
 		out.Status = process.Completed
 	}
 	if out.Status == process.Completed {
-		res := a.result(proc)
+		res, err := a.result(ctx, proc, "")
+		if err != nil {
+			return nil, err
+		}
 		out.Result = &completeResult{ResultType: resultComplete,
 			toolResult: toolResult{ResultBase: mcp.ResultBase{Meta: res.Meta}, Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}}
 	}
-	return out
+	return out, nil
 }
 
 // result is what the tool call that started proc would have returned, cut to the
-// server's bound on a result.
-func (a *Adapter) result(proc *metav1alpha1.WorkflowProcess) *mcp.CallToolResult {
-	return tool.Cut(process.ResultOf(proc), tool.Bounds{Bytes: a.maxBytes, Scrub: redact.String}, func(shown, total int) string {
+// server's bound on a result. A result stored in pages (an export's) is the page
+// token asks for (the first when empty), within the bounds, whose note says how to
+// ask for the next.
+func (a *Adapter) result(ctx context.Context, proc *metav1alpha1.WorkflowProcess, token string) (*mcp.CallToolResult, error) {
+	result := process.ResultOf(proc)
+	if st := process.Stored(proc); st != nil {
+		page, err := a.processes.ResultPage(ctx, proc, st, token, a.bounds, func(next string) string {
+			return fmt.Sprintf("Call %s with {\"taskId\": %q, \"continue\": %q} for the next page "+
+				"(on a session, tasks/result with these params gives it too)", a.resultTool, proc.Name, next)
+		})
+		if errors.Is(err, process.ErrBadToken) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "params.continue is " + err.Error()}
+		}
+		if err != nil {
+			return nil, rpcError(err)
+		}
+		result = tool.JSONResult(page)
+	} else if token != "" {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: fmt.Sprintf("params.continue: the result of task %s does not come in pages", proc.Name)}
+	}
+	return tool.Cut(result, tool.Bounds{Bytes: a.bounds.Bytes, Scrub: redact.String}, func(shown, total int) string {
 		return fmt.Sprintf("[result cut: the first %d of %d bytes (the server's bound on a result). %s with {\"taskId\": %q} "+
 			"gives the whole result, in parts]", shown, total, a.resultTool, proc.Name)
-	})
+	}), nil
 }
 
 // rpcError maps the process service's errors to the protocol: an unknown task or
@@ -438,7 +470,11 @@ func (a *Adapter) register(server *mcp.Server) error {
 			return nil, rpcError(err)
 		}
 		if isStateless(ctx) {
-			return a.detailed(proc, true), nil
+			t, err := a.detailed(ctx, proc, true)
+			if err != nil {
+				return nil, err
+			}
+			return t, nil
 		}
 		return &taskResult{Task: process.TaskOf(proc)}, nil
 	}); err != nil {
@@ -454,7 +490,7 @@ func (a *Adapter) register(server *mcp.Server) error {
 	}); err != nil {
 		return err
 	}
-	if err := mcp.AddReceivingCustomMethod(server, "tasks/result", func(ctx context.Context, _ *mcp.ServerSession, in *taskParams) (*toolResult, error) {
+	if err := mcp.AddReceivingCustomMethod(server, "tasks/result", func(ctx context.Context, _ *mcp.ServerSession, in *resultParams) (*toolResult, error) {
 		acct := access.FromContext(ctx)
 		if acct == nil {
 			return nil, rpcError(&process.UnknownError{ID: in.TaskID})
@@ -463,7 +499,10 @@ func (a *Adapter) register(server *mcp.Server) error {
 		if err != nil {
 			return nil, rpcError(err)
 		}
-		res := a.result(proc)
+		res, err := a.result(ctx, proc, in.Continue)
+		if err != nil {
+			return nil, err
+		}
 		// The receiving middleware redacts it, as every answer.
 		out := &toolResult{Content: res.Content, StructuredContent: res.StructuredContent, IsError: res.IsError}
 		out.Meta = map[string]any{relatedTaskKey: map[string]any{"taskId": proc.Name}}

@@ -19,6 +19,7 @@ package verbs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -40,6 +41,7 @@ type taskArgs struct {
 type taskResultArgs struct {
 	TaskID      string `json:"taskId" jsonschema:"The task id (from the call that started it)."`
 	WaitSeconds int64  `json:"waitSeconds,omitempty" jsonschema:"Wait up to this many seconds for the task to end (default 0)."`
+	Continue    string `json:"continue,omitempty" jsonschema:"The continue token of a previous page of this task's result (an export's items come in pages), for the next page."`
 }
 
 type taskListArgs struct {
@@ -58,7 +60,8 @@ func (e *Env) taskVerbs() []*tool.Def {
 				return taskView(p), nil
 			}),
 		tool.Verb(tool.Spec{Group: "tasks", Name: "result", Title: "Result of a task", ReadOnly: true, Idempotent: true, Waits: maxWait,
-			Description: "The result of a task once it ended: {taskId, waitSeconds?}; waits up to waitSeconds (default 0, at most 60) for it to end."},
+			Description: "The result of a task once it ended: {taskId, waitSeconds?, continue?}; waits up to waitSeconds (default 0, at most 60) for it to end. " +
+				"An export's items come in pages: pass the continue token of one page for the next."},
 			func(ctx context.Context, c *tool.Call, in taskResultArgs) (any, error) {
 				p, err := e.task(ctx, c, in.TaskID)
 				if err != nil {
@@ -69,7 +72,7 @@ func (e *Env) taskVerbs() []*tool.Def {
 					// Progress while it waits, when the call carries a progress token.
 					e.Processes.FollowFor(ctx, c.Session, c.ProgressToken, c.Account, p.Name, wait)
 				}
-				return resultView(e.Processes.WaitFor(ctx, c.Account, p, wait))
+				return e.resultPage(ctx, c, e.Processes.WaitFor(ctx, c.Account, p, wait), in.Continue)
 			}, tool.Between("waitSeconds", 0, 60)),
 		tool.Verb(tool.Spec{Group: "tasks", Name: "list", Title: "List tasks", ReadOnly: true, Idempotent: true,
 			Description: "This account's tasks, oldest first, 50 a page: {cursor?}."},
@@ -106,6 +109,28 @@ func processError(err error) error {
 		return tool.Fail("%s", refused.Message)
 	}
 	return err
+}
+
+// resultPage is resultView, or for a result stored in pages (an export's) the page
+// that token asks for (the first when empty).
+func (e *Env) resultPage(ctx context.Context, c *tool.Call, p *metav1alpha1.WorkflowProcess, token string) (any, error) {
+	st := process.Stored(p)
+	if st == nil {
+		if token != "" && workflow.Terminal(&p.Status) {
+			return nil, tool.BadArgs("argument \"continue\": the result of task %s does not come in pages", p.Name)
+		}
+		return resultView(p)
+	}
+	page, err := e.Processes.ResultPage(ctx, p, st, token, c.Bounds, func(next string) string {
+		return fmt.Sprintf("Call sandbar_tasks_result with {\"taskId\": %q, \"continue\": %q} for the next page", p.Name, next)
+	})
+	if errors.Is(err, process.ErrBadToken) {
+		return nil, tool.BadArgs("argument \"continue\" is %s", err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"task": process.TaskOf(p), "result": page}, nil
 }
 
 // resultView is a task's result once it ended, or its state while it runs.

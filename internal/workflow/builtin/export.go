@@ -39,15 +39,22 @@ type ExportInput struct {
 	Format string `json:"format,omitempty" jsonschema:"json (attributes) or markdown (documents); default json."`
 }
 
+// exportPage is how many instances one step of an export reads and stores.
+const exportPage = 500
+
 var exportJob = newJob(Export,
 	"Exports the instances of a class, or of all classes, as a bundle in json or markdown.",
 	export,
 	func(r Result) string {
-		items, _ := r["items"].([]any)
-		return fmt.Sprintf("exported %d instances", len(items))
+		return fmt.Sprintf("exported %d instances", r.count("count"))
 	})
 
+// export stores each page of instances as chunks (see ResultStore) before its
+// cursor moves on; the result keeps the format, the count and the chunks' summary.
 func export(ctx context.Context, env Env, in ExportInput, run *Run) (bool, error) {
+	if env.Results == nil {
+		return false, failf("this manager has no store for export results")
+	}
 	classes, err := classesOf(env.Snapshot, in.Class, true)
 	if err != nil {
 		return false, err
@@ -57,10 +64,16 @@ func export(ctx context.Context, env Env, in ExportInput, run *Run) (bool, error
 	if in.Format != "" {
 		r["format"] = in.Format
 	}
-	if _, ok := r["items"]; !ok {
-		r["items"] = []any{}
+	stored := storedIn(r)
+	if cur := &run.Cursor; cur.Continue == "" && cur.Class < len(classes) {
+		if cur.Mark != nil && cur.Mark.Class == cur.Class {
+			stored.truncate(cur.Mark.Chunks) // the class is scanned again from its start
+		} else {
+			cur.Mark = &Mark{Class: cur.Class, Chunks: len(stored.Chunks)}
+		}
 	}
-	return scan(ctx, env, run, classes, func(cl *catalog.Class, u *unstructured.Unstructured, spec map[string]any) error {
+	var items []any
+	done, err := scanPages(ctx, env, run, classes, exportPage, func(cl *catalog.Class, u *unstructured.Unstructured, spec map[string]any) error {
 		item := map[string]any{"class": cl.Ident(), "name": u.GetName()}
 		if in.Format == string(metav1alpha1.CodecMarkdown) {
 			md, err := codec.EncodeMarkdown(cl, u.GetName(), spec)
@@ -71,8 +84,23 @@ func export(ctx context.Context, env Env, in ExportInput, run *Run) (bool, error
 		} else {
 			item["attributes"] = spec
 		}
-		items, _ := r["items"].([]any)
-		r["items"] = append(items, item)
+		items = append(items, item)
 		return nil
 	})
+	if err != nil {
+		return false, err
+	}
+	if len(items) > 0 {
+		chunks, err := env.Results.write(ctx, env.processRef(), stored, items)
+		if err != nil {
+			return false, err
+		}
+		stored.add(chunks...)
+	}
+	r["count"] = stored.Count()
+	r["stored"] = stored
+	if done {
+		run.Cursor.Mark = nil
+	}
+	return done, nil
 }

@@ -71,8 +71,9 @@ func importBundle(ctx context.Context, env Env, in ImportInput, run *Run) (bool,
 	}
 	r, items := run.Result, in.Bundle.Items
 	end := min(run.Cursor.Item+chunk, len(items))
+	bundled := bundledTargets(env.Snapshot, items)
 	for i := run.Cursor.Item; i < end; i++ {
-		outcome, err := importItem(ctx, env, items[i])
+		outcome, err := importItem(ctx, env, items[i], bundled)
 		if err != nil {
 			r["failed"] = r.num("failed") + 1
 			r.appendCapped("errors", map[string]any{"index": i, "name": items[i].Name, "error": err.Error()})
@@ -91,10 +92,57 @@ func importBundle(ctx context.Context, env Env, in ImportInput, run *Run) (bool,
 	return true, nil
 }
 
+// bundledTargets reports whether the bundle holds an instance of a class (by its
+// catalog name) with a name; it looks at the bundle once, when first asked.
+func bundledTargets(snap *catalog.Snapshot, items []BundleItem) func(class, name string) bool {
+	var names map[string]bool
+	return func(class, name string) bool {
+		if names == nil {
+			names = map[string]bool{}
+			for _, item := range items {
+				cl := snap.FindClass(item.Class)
+				if cl == nil {
+					continue
+				}
+				n := item.Name
+				if n == "" && item.Source != "" {
+					if doc, err := codec.DecodeMarkdown(cl, item.Source); err == nil {
+						n, _ = doc.Metadata["name"].(string)
+					}
+				}
+				names[cl.Name+"/"+n] = true
+			}
+		}
+		return names[class+"/"+name]
+	}
+}
+
+// danglingRefs are the references of an item's spec whose target neither exists in
+// the namespace nor is an item of the bundle (of the target class or a subclass).
+func danglingRefs(ctx context.Context, env Env, cl *catalog.Class, spec map[string]any, bundled func(class, name string) bool) ([]string, error) {
+	missing, err := MissingRefs(ctx, env.Client, env.Snapshot, env.Namespace, cl, spec)
+	if err != nil {
+		return nil, err
+	}
+	var problems []string
+	for _, m := range missing {
+		inBundle := false
+		for _, n := range append([]string{m.Target}, env.Snapshot.Subclasses(m.Target)...) {
+			inBundle = inBundle || bundled(n, m.Name)
+		}
+		if !inBundle {
+			problems = append(problems, m.Problem()+" (nor is it an item of the bundle)")
+		}
+	}
+	return problems, nil
+}
+
 // importItem creates or updates one item. An instance it writes carries the process
 // and what it did in an annotation, so that a chunk done again (its status write
 // lost to a conflict) counts the item as it did the first time, not as unchanged.
-func importItem(ctx context.Context, env Env, item BundleItem) (string, error) {
+// An item with a reference to an instance that neither exists nor is in the bundle
+// is refused, and nothing of it is written.
+func importItem(ctx context.Context, env Env, item BundleItem, bundled func(class, name string) bool) (string, error) {
 	ns, by := env.Namespace, env.Namespace+"/"+env.Process
 	cl := env.Snapshot.FindClass(item.Class)
 	if cl == nil || !cl.Servable() {
@@ -118,9 +166,16 @@ func importItem(ctx context.Context, env Env, item BundleItem) (string, error) {
 	if len(problems) > 0 {
 		return "", fmt.Errorf("%v", problems)
 	}
+	dangling, err := danglingRefs(ctx, env, cl, spec, bundled)
+	if err != nil {
+		return "", fmt.Errorf("its references could not be checked, so nothing of it was written: %w", err)
+	}
+	if len(dangling) > 0 {
+		return "", fmt.Errorf("refused, nothing of it was written: %s", strings.Join(dangling, "; "))
+	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(cl.GVK())
-	err := env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
+	err = env.Client.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u)
 	switch {
 	case apierrors.IsNotFound(err):
 		u = &unstructured.Unstructured{Object: map[string]any{"spec": spec}}

@@ -37,6 +37,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -90,8 +91,17 @@ type Env struct {
 	Snapshot *catalog.Snapshot
 	// Namespace is the process's namespace: the instances a job reads and writes are there.
 	Namespace string
-	// Process is the process's name.
-	Process string
+	// Process is the process's name, and ProcessUID its uid (which owns the chunks
+	// of a stored result).
+	Process    string
+	ProcessUID types.UID
+	// Results keeps the items of an export outside the process's status; an export
+	// fails without it.
+	Results *ResultStore
+}
+
+func (e Env) processRef() ProcessRef {
+	return ProcessRef{Namespace: e.Namespace, Name: e.Process, UID: e.ProcessUID}
 }
 
 // Run is a job between its chunks, as the process's status keeps it.
@@ -107,14 +117,28 @@ type Cursor struct {
 	Class    int    `json:"c,omitempty"`
 	Continue string `json:"k,omitempty"`
 	Item     int    `json:"i,omitempty"`
+	// Mark is where an export's stored result stood when it began its current
+	// class: a class scanned again from its start drops what it stored since.
+	Mark *Mark `json:"m,omitempty"`
+}
+
+// Mark is how many chunks an export had stored when it began the class Class.
+type Mark struct {
+	Class  int `json:"c"`
+	Chunks int `json:"n"`
 }
 
 // Result is a job's result so far, as JSON values.
 type Result map[string]any
 
 func (r Result) num(key string) float64 {
-	f, _ := r[key].(float64)
-	return f
+	switch v := r[key].(type) {
+	case float64:
+		return v
+	case int:
+		return float64(v)
+	}
+	return 0
 }
 
 func (r Result) count(key string) int { return int(r.num(key)) }

@@ -62,6 +62,12 @@ func classesOf(snap *catalog.Snapshot, name string, all bool) ([]*catalog.Class,
 // reports whether every class has been visited.
 func scan(ctx context.Context, env Env, run *Run, classes []*catalog.Class,
 	visit func(cl *catalog.Class, u *unstructured.Unstructured, spec map[string]any) error) (bool, error) {
+	return scanPages(ctx, env, run, classes, chunk, visit)
+}
+
+// scanPages is scan with pages of up to size instances.
+func scanPages(ctx context.Context, env Env, run *Run, classes []*catalog.Class, size int64,
+	visit func(cl *catalog.Class, u *unstructured.Unstructured, spec map[string]any) error) (bool, error) {
 	cur := &run.Cursor
 	if cur.Class >= len(classes) {
 		return true, nil
@@ -69,7 +75,7 @@ func scan(ctx context.Context, env Env, run *Run, classes []*catalog.Class,
 	cl := classes[cur.Class]
 	list := &unstructured.UnstructuredList{}
 	list.SetGroupVersionKind(cl.GVK().GroupVersion().WithKind(cl.InstanceAPI.Kind + "List"))
-	if err := env.Client.List(ctx, list, client.InNamespace(env.Namespace), client.Limit(chunk), client.Continue(cur.Continue)); err != nil {
+	if err := env.Client.List(ctx, list, client.InNamespace(env.Namespace), client.Limit(size), client.Continue(cur.Continue)); err != nil {
 		if !apierrors.IsResourceExpired(err) {
 			return false, err
 		}

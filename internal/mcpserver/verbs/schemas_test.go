@@ -73,9 +73,10 @@ func TestPureClassInputSchema(t *testing.T) {
 				t.Errorf("%d properties, want %d slots and metadata", len(props), len(tc.class.Slots))
 			}
 			md, ok := props["metadata"].(*jsonschema.Schema)
-			if !ok || md.Type != "object" || md.AdditionalProperties == nil || len(md.Properties) != 3 ||
-				md.Properties["name"].Type != "string" || md.Properties["labels"].AdditionalProperties.Type != "string" {
-				t.Errorf("metadata = %v, want an object of name, namespace and labels and nothing else", props["metadata"])
+			if !ok || md.Type != "object" || md.AdditionalProperties == nil || len(md.Properties) != 4 ||
+				md.Properties["name"].Type != "string" || md.Properties["labels"].AdditionalProperties.Type != "string" ||
+				md.Properties["idempotencyKey"].Type != "string" {
+				t.Errorf("metadata = %v, want an object of name, namespace, labels and idempotencyKey and nothing else", props["metadata"])
 			}
 			for _, s := range tc.class.Slots {
 				if !reflect.DeepEqual(props[s.Field], SlotJSONSchema(s)) {

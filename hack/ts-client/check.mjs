@@ -17,6 +17,18 @@ export function textOf(result) {
     .join("\n");
 }
 
+// refusedToken checks that res (with its body) refuses a wrong token as the server
+// does: 401 with a Bearer challenge of realm. It returns what it saw.
+export function refusedToken(res, body, realm) {
+  const challenge = res.headers.get("www-authenticate");
+  check(res.status === 401, `status ${res.status}, want 401; body: ${body}`);
+  check(
+    challenge !== null && /^Bearer\b/i.test(challenge) && challenge.includes(realm),
+    `WWW-Authenticate is ${JSON.stringify(challenge)}, want a Bearer challenge with ${realm}`,
+  );
+  return { status: res.status, wwwAuthenticate: challenge, body: body.trim() };
+}
+
 // run runs a script's main and exits 0 when it resolves; otherwise, or when it takes
 // more than 45 s (the Go tests give a script 60 s), it names the step it was at
 // (stepOf) on stderr and exits 1.

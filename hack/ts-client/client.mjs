@@ -13,7 +13,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
-import { check, run, textOf } from "./check.mjs";
+import { check, refusedToken, run, textOf } from "./check.mjs";
 
 const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
 const REQUIRED_TOOLS = ["sandbar_entity_create", CLASS_TOOL];
@@ -104,14 +104,7 @@ async function main() {
       },
     }),
   });
-  const body = await res.text();
-  const challenge = res.headers.get("www-authenticate");
-  seen.wrongToken = { status: res.status, wwwAuthenticate: challenge, body: body.trim() };
-  check(res.status === 401, `status ${res.status}, want 401; body: ${body}`);
-  check(
-    challenge !== null && /^Bearer\b/i.test(challenge) && challenge.includes(REALM),
-    `WWW-Authenticate is ${JSON.stringify(challenge)}, want a Bearer challenge with ${REALM}`,
-  );
+  seen.wrongToken = refusedToken(res, await res.text(), REALM);
 
   step = "done";
   console.log(JSON.stringify({ ok: true, sdk: "@modelcontextprotocol/sdk", ...seen }));

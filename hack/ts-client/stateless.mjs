@@ -18,7 +18,7 @@
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
-import { check, run, textOf } from "./check.mjs";
+import { check, refusedToken, run, textOf } from "./check.mjs";
 
 const REVISION = "2026-07-28";
 const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
@@ -145,14 +145,7 @@ async function main() {
   step = "server/discover with a wrong token";
   const wrong = token.includes(":") ? token.slice(0, token.indexOf(":")) + ":not-the-key" : "nobody:not-the-key";
   const res = await post(url, wrong, { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: meta({}) } });
-  const body = await res.text();
-  const challenge = res.headers.get("www-authenticate");
-  seen.wrongToken = { status: res.status, wwwAuthenticate: challenge, body: body.trim() };
-  check(res.status === 401, `status ${res.status}, want 401; body: ${body}`);
-  check(
-    challenge !== null && /^Bearer\b/i.test(challenge) && challenge.includes(REALM),
-    `WWW-Authenticate is ${JSON.stringify(challenge)}, want a Bearer challenge with ${REALM}`,
-  );
+  seen.wrongToken = refusedToken(res, await res.text(), REALM);
 
   step = "done";
   console.log(JSON.stringify({ ok: true, sdk: "@modelcontextprotocol/client + ext-tasks", ...seen }));

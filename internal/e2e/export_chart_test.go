@@ -17,18 +17,12 @@ limitations under the License.
 package e2e_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"slices"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
 // The chart caps what one export stores (limits.storedResultBytes, 64 MiB by
@@ -37,22 +31,8 @@ import (
 // their processes live) with them, and never to update or delete any Secret.
 func TestChartCapsAndGrantsStoredExportResults(t *testing.T) {
 	g := NewWithT(t)
-	helm := os.Getenv("HELM4")
-	if helm == "" {
-		t.Fatal("HELM4 is not set: run the tests with `make test`")
-	}
-	chart := filepath.Join(testenv.RepoRoot(), "charts", "sandbar")
-	render := func(sets ...string) string {
-		out, err := exec.Command(helm, append([]string{"template", "sandbar", chart, "--namespace", "sandbar-system"}, sets...)...).CombinedOutput()
-		g.Expect(err).NotTo(HaveOccurred(), "%s", out)
-		return string(out)
-	}
-	args := func(rendered string) []string {
-		var dep appsv1.Deployment
-		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
-			find(t, decode(t, rendered), "Deployment.apps sandbar-system/sandbar").Object, &dep)).To(Succeed())
-		return dep.Spec.Template.Spec.Containers[0].Args
-	}
+	render := func(flags ...string) string { return renderChart(t, flags...) }
+	args := func(rendered string) []string { return managerArgs(t, rendered) }
 	secretVerbs := func(rendered, id string) []string {
 		var role rbacv1.ClusterRole // a Role's rules read the same
 		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(find(t, decode(t, rendered), id).Object, &role)).To(Succeed())
@@ -72,7 +52,5 @@ func TestChartCapsAndGrantsStoredExportResults(t *testing.T) {
 	narrow := render("--set", "rbac.apiKeyNamespaces={team-a}")
 	g.Expect(secretVerbs(narrow, "Role.rbac.authorization.k8s.io team-a/sandbar-api-keys")).To(ConsistOf("get", "list", "watch", "create"))
 
-	out, err := exec.Command(helm, "template", "sandbar", chart, "--set", "limits.storedResultBytes=-1").CombinedOutput()
-	g.Expect(err).To(HaveOccurred(), "values.schema.json refuses a negative cap")
-	g.Expect(string(out)).To(ContainSubstring("/limits/storedResultBytes"))
+	g.Expect(chartRefuses(t, "--set", "limits.storedResultBytes=-1")).To(ContainSubstring("/limits/storedResultBytes"), "a negative cap")
 }

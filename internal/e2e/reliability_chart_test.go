@@ -17,38 +17,16 @@ limitations under the License.
 package e2e_test
 
 import (
-	"os"
-	"os/exec"
-	"path/filepath"
 	"testing"
 
 	. "github.com/onsi/gomega"
-	appsv1 "k8s.io/api/apps/v1"
-	"k8s.io/apimachinery/pkg/runtime"
-
-	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
 // The chart's mcp.callTimeout reaches the manager, and the schema refuses what is not
 // a duration.
 func TestChartPassesTheCallTimeout(t *testing.T) {
 	g := NewWithT(t)
-	helm := os.Getenv("HELM4")
-	if helm == "" {
-		t.Fatal("HELM4 is not set: run the tests with `make test`")
-	}
-	chart := filepath.Join(testenv.RepoRoot(), "charts", "sandbar")
-	args := func(sets ...string) []string {
-		out, err := exec.Command(helm, append([]string{"template", "sandbar", chart, "--namespace", "sandbar-system"}, sets...)...).CombinedOutput()
-		g.Expect(err).NotTo(HaveOccurred(), "%s", out)
-		var dep appsv1.Deployment
-		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
-			find(t, decode(t, string(out)), "Deployment.apps sandbar-system/sandbar").Object, &dep)).To(Succeed())
-		return dep.Spec.Template.Spec.Containers[0].Args
-	}
-	g.Expect(args()).To(ContainElement("--mcp-call-timeout=10s"))
-	g.Expect(args("--set", "mcp.callTimeout=30s")).To(ContainElement("--mcp-call-timeout=30s"))
-	out, err := exec.Command(helm, "template", "sandbar", chart, "--set", "mcp.callTimeout=ten").CombinedOutput()
-	g.Expect(err).To(HaveOccurred(), "values.schema.json refuses what is not a duration")
-	g.Expect(string(out)).To(ContainSubstring("/mcp/callTimeout"))
+	g.Expect(managerArgs(t, renderChart(t))).To(ContainElement("--mcp-call-timeout=10s"))
+	g.Expect(managerArgs(t, renderChart(t, "--set", "mcp.callTimeout=30s"))).To(ContainElement("--mcp-call-timeout=30s"))
+	g.Expect(chartRefuses(t, "--set", "mcp.callTimeout=ten")).To(ContainSubstring("/mcp/callTimeout"), "not a duration")
 }

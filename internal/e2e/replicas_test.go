@@ -20,12 +20,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"os"
 	"os/exec"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,23 +29,9 @@ import (
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sandbar-dev/sandbar/internal/testenv/faults"
 )
-
-// roundRobin is a load balancer without affinity: each request goes to the next
-// replica, whatever session it belongs to.
-type roundRobin struct {
-	mu       sync.Mutex
-	next     int
-	replicas []*httputil.ReverseProxy
-}
-
-func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rr.mu.Lock()
-	p := rr.replicas[rr.next%len(rr.replicas)]
-	rr.next++
-	rr.mu.Unlock()
-	p.ServeHTTP(w, r)
-}
 
 // statelessThroughReplicas starts a second replica of the manager (the first is at
 // first) and puts both behind a balancer without affinity: a client of the stateless
@@ -72,20 +54,12 @@ func statelessThroughReplicas(t *testing.T, c client.Client, manager string, arg
 	secondURL := "http://" + mcpAddr + "/mcp"
 	waitForMCP(t, secondURL, token)
 
-	rr := &roundRobin{}
-	for _, u := range []string{first, secondURL} {
-		target, err := url.Parse(u)
-		g.Expect(err).NotTo(HaveOccurred())
-		target.Path = ""
-		p := httputil.NewSingleHostReverseProxy(target)
-		p.FlushInterval = -1
-		rr.replicas = append(rr.replicas, p)
-	}
-	lb := httptest.NewServer(rr)
-	defer lb.Close()
+	lb, stop, err := faults.Balance(first, secondURL)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer stop()
 
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "sandbar-e2e", Version: "1"}, nil).Connect(ctx,
-		&mcp.StreamableClientTransport{Endpoint: lb.URL + "/mcp", MaxRetries: -1,
+		&mcp.StreamableClientTransport{Endpoint: lb, MaxRetries: -1,
 			HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 	g.Expect(err).NotTo(HaveOccurred())

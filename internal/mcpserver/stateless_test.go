@@ -23,11 +23,7 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
-	"net/http/httputil"
-	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -45,6 +41,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
+	"github.com/sandbar-dev/sandbar/internal/testenv/faults"
 )
 
 // revision2026 is the stateless protocol revision.
@@ -374,36 +371,12 @@ func TestStatelessTasksExtension(t *testing.T) {
 	g.Expect(full).To(HaveKey("content"))
 }
 
-// roundRobin is a load balancer without affinity: each request goes to the next
-// replica.
-type roundRobin struct {
-	mu       sync.Mutex
-	next     int
-	replicas []*httputil.ReverseProxy
-}
-
-func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	rr.mu.Lock()
-	p := rr.replicas[rr.next%len(rr.replicas)]
-	rr.next++
-	rr.mu.Unlock()
-	p.ServeHTTP(w, r)
-}
-
 func balance(t *testing.T, urls ...string) string {
 	t.Helper()
-	rr := &roundRobin{}
-	for _, u := range urls {
-		target, err := url.Parse(u)
-		NewWithT(t).Expect(err).NotTo(HaveOccurred())
-		target.Path = ""
-		p := httputil.NewSingleHostReverseProxy(target)
-		p.FlushInterval = -1
-		rr.replicas = append(rr.replicas, p)
-	}
-	lb := httptest.NewServer(rr)
-	t.Cleanup(lb.Close)
-	return lb.URL + "/mcp"
+	lb, stop, err := faults.Balance(urls...)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(stop)
+	return lb
 }
 
 func TestStatelessClientWorksThroughAnyReplica(t *testing.T) {

@@ -98,23 +98,7 @@ func TestTypeScriptSDKStatelessClient(t *testing.T) {
 	})
 
 	// Wait until the server serves the create tool, so that the script lists it.
-	cs := connect(t, mcpURL, token, nil)
-	const classTool = "sandbar_class_zorp_SpaceBoot"
-	var listErr error
-	if err := waitFor(func() bool {
-		for tool, err := range cs.Tools(context.Background(), nil) {
-			if err != nil {
-				listErr = err
-				return false
-			}
-			if tool.Name == classTool {
-				return true
-			}
-		}
-		return false
-	}); err != nil {
-		t.Fatalf("the server does not serve %s: %v (last tools/list error: %v)", classTool, err, listErr)
-	}
+	waitForTool(t, "sandbar_class_zorp_SpaceBoot")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

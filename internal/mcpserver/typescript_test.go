@@ -65,23 +65,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 
 	// The server adds a class's create tool when it sees the class in a catalog
 	// snapshot; wait until it serves it, so that the script lists it for sure.
-	cs := connect(t, mcpURL, token, nil)
-	const classTool = "sandbar_class_zorp_SpaceBoot"
-	var listErr error
-	if err := waitFor(func() bool {
-		for tool, err := range cs.Tools(context.Background(), nil) {
-			if err != nil {
-				listErr = err
-				return false
-			}
-			if tool.Name == classTool {
-				return true
-			}
-		}
-		return false
-	}); err != nil {
-		t.Fatalf("the server does not serve %s: %v (last tools/list error: %v)", classTool, err, listErr)
-	}
+	waitForTool(t, "sandbar_class_zorp_SpaceBoot")
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
@@ -108,5 +92,26 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	if err != nil || !found || name != "TS Boot" {
 		t.Fatalf("SpaceBoot %s has spec.name %q (found %v, err %v), want %q; spec: %v",
 			key, name, found, err, "TS Boot", u.Object["spec"])
+	}
+}
+
+// waitForTool waits until the suite's server lists a tool to the suite's account.
+func waitForTool(t *testing.T, name string) {
+	t.Helper()
+	cs := connect(t, mcpURL, token, nil)
+	var listErr error
+	if err := waitFor(func() bool {
+		for tool, err := range cs.Tools(context.Background(), nil) {
+			if err != nil {
+				listErr = err
+				return false
+			}
+			if tool.Name == name {
+				return true
+			}
+		}
+		return false
+	}); err != nil {
+		t.Fatalf("the server does not serve %s: %v (last tools/list error: %v)", name, err, listErr)
 	}
 }

@@ -14,9 +14,11 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package faults puts a TCP proxy between a client and a server (the manager and
-// its API server, in tests) that can hold every byte, as a paused or overloaded
-// server does, or cut every connection, as a server that went away does.
+// Package faults stands between clients and servers in tests, as the network of a
+// real cluster does: a TCP proxy (between the manager and its API server) that can
+// hold every byte, as a paused or overloaded server does, or cut every connection,
+// as a server that went away does; and a load balancer without affinity in front of
+// several replicas.
 package faults
 
 import (

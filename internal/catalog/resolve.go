@@ -245,7 +245,7 @@ func linearize(c *metav1alpha1.Class, l Lookup) ([]*metav1alpha1.Class, *Problem
 		case visiting:
 			cycle := append(path[indexOf(path, k.Name):], k.Name)
 			return &Problem{Reason: metav1alpha1.ReasonInheritanceCycle,
-				Message: "inheritance cycle: " + strings.Join(cycle, " -> ")}
+				Message: "inheritance cycle: " + strings.Join(cycle, " -> ") + "; remove one of these parents"}
 		}
 		state[k.Name] = visiting
 		path = append(path, k.Name)
@@ -342,6 +342,10 @@ func ValidateWorkflow(wd *metav1alpha1.WorkflowDefinition, l Lookup) *Workflow {
 			out.CancellableFrom = append(out.CancellableFrom, s.Name)
 		}
 	}
+	if trapped := trappedState(wd); trapped != "" {
+		return invalid("state %q leads to no terminal state, and a process can reach it from the initial state: "+
+			"it would never end; add a transition from it towards a terminal state", trapped)
+	}
 	if wd.Spec.SubjectClass != "" {
 		if _, ok := l.Class(wd.Spec.SubjectClass); !ok {
 			out.Problem = &Problem{Reason: metav1alpha1.ReasonUnknownClass,
@@ -349,4 +353,50 @@ func ValidateWorkflow(wd *metav1alpha1.WorkflowDefinition, l Lookup) *Workflow {
 		}
 	}
 	return out
+}
+
+// trappedState is the first state, in declaration order, that a process can reach from
+// the initial state but from which no transition path leads to a terminal state; ""
+// when there is none.
+func trappedState(wd *metav1alpha1.WorkflowDefinition) string {
+	next := map[string][]string{}
+	prev := map[string][]string{}
+	for _, t := range wd.Spec.Transitions {
+		for _, f := range t.From {
+			next[f] = append(next[f], t.To)
+			prev[t.To] = append(prev[t.To], f)
+		}
+	}
+	walk := func(start []string, edges map[string][]string) map[string]bool {
+		seen := map[string]bool{}
+		queue := append([]string(nil), start...)
+		for _, s := range start {
+			seen[s] = true
+		}
+		for len(queue) > 0 {
+			s := queue[0]
+			queue = queue[1:]
+			for _, n := range edges[s] {
+				if !seen[n] {
+					seen[n] = true
+					queue = append(queue, n)
+				}
+			}
+		}
+		return seen
+	}
+	var terminals []string
+	for _, s := range wd.Spec.States {
+		if s.Terminal != "" {
+			terminals = append(terminals, s.Name)
+		}
+	}
+	reachable := walk([]string{wd.Spec.Initial}, next)
+	canEnd := walk(terminals, prev)
+	for _, s := range wd.Spec.States {
+		if reachable[s.Name] && !canEnd[s.Name] {
+			return s.Name
+		}
+	}
+	return ""
 }

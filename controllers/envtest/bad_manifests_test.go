@@ -152,6 +152,24 @@ func badManifests() []badManifest {
 			},
 		},
 		{
+			name: "Class/inheritance cycle of 130 names of 253 characters, longer than a condition's message may be",
+			apply: func(p string) []client.Object {
+				name := func(i int) string { return fmt.Sprintf("%s.%03d.%s", p, i%130, strings.Repeat("n", 247-len(p))) }
+				var out []client.Object
+				for i := range 130 {
+					out = append(out, abstract(class(name(i), p, fmt.Sprintf("L%03d", i), []string{name(i + 1)})))
+				}
+				return out
+			},
+			want: func(p string, objs []client.Object) []wantCondition {
+				return []wantCondition{
+					ready(objs[0], metav1.ConditionFalse, metav1alpha1.ReasonInheritanceCycle, "inheritance cycle: "+objs[0].GetName()),
+					ready(objs[0], metav1.ConditionFalse, metav1alpha1.ReasonInheritanceCycle, "(111 more)"),
+					ready(objs[0], metav1.ConditionFalse, metav1alpha1.ReasonInheritanceCycle, "remove one of these parents"),
+				}
+			},
+		},
+		{
 			name: "Class/its own parent",
 			apply: func(p string) []client.Object {
 				return []client.Object{class(p+".self", p, "Self", []string{p + ".self"})}
@@ -202,6 +220,28 @@ func badManifests() []badManifest {
 			},
 			want: func(p string, objs []client.Object) []wantCondition {
 				return []wantCondition{readyTrue(objs[len(objs)-1])}
+			},
+		},
+		{
+			name: "Class/1,000 slots with descriptions at their limit, a CRD too large to store",
+			apply: func(p string) []client.Object {
+				var out, parents []client.Object
+				var names []string
+				for i := range 8 {
+					parent := abstract(class(fmt.Sprintf("%s.part%d", p, i), p, fmt.Sprintf("Part%d", i), nil))
+					for j := range 125 {
+						prop := property(fmt.Sprintf("%s.s%d-%03d", p, i, j), metav1alpha1.RangeString)
+						prop.Spec.Description = strings.Repeat("d", 2048)
+						out = append(out, prop)
+						parent.Spec.Slots = append(parent.Spec.Slots, slot(prop.Name, false))
+					}
+					parents = append(parents, parent)
+					names = append(names, parent.Name)
+				}
+				return append(append(out, parents...), class(p+".huge", p, "Huge", names))
+			},
+			want: func(p string, objs []client.Object) []wantCondition {
+				return []wantCondition{ready(objs[len(objs)-1], metav1.ConditionFalse, metav1alpha1.ReasonApplyFailed, "too large for the API server to store")}
 			},
 		},
 		{

@@ -244,6 +244,10 @@ func linearize(c *metav1alpha1.Class, l Lookup) ([]*metav1alpha1.Class, *Problem
 			return nil
 		case visiting:
 			cycle := append(path[indexOf(path, k.Name):], k.Name)
+			if n := len(cycle); n > 2*cycleShown {
+				// A long cycle keeps its ends: a message must stay short enough to be stored.
+				cycle = append(append(cycle[:cycleShown:cycleShown], fmt.Sprintf("(%d more)", n-2*cycleShown)), cycle[n-cycleShown:]...)
+			}
 			return &Problem{Reason: metav1alpha1.ReasonInheritanceCycle,
 				Message: "inheritance cycle: " + strings.Join(cycle, " -> ") + "; remove one of these parents"}
 		}
@@ -272,6 +276,9 @@ func linearize(c *metav1alpha1.Class, l Lookup) ([]*metav1alpha1.Class, *Problem
 	}
 	return order, nil
 }
+
+// cycleShown is how many classes an inheritance cycle's message names at each end.
+const cycleShown = 10
 
 func indexOf(xs []string, x string) int {
 	for i, v := range xs {

@@ -148,7 +148,8 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 		switch {
 		case c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse:
 			out.conflict = &catalog.Problem{Reason: metav1alpha1.ReasonCRDConflict,
-				Message: fmt.Sprintf("the API server refused the names of %s: %s", existing.Name, c.Message)}
+				Message: fmt.Sprintf("the API server refused the names of %s: %s; change spec.kind or spec.instanceAPI.plural",
+					existing.Name, c.Message)}
 			return out, nil
 		case c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue:
 			return out, nil

@@ -90,7 +90,13 @@ func ValidateProperty(p *metav1alpha1.Property, l Lookup) *Problem {
 			return invalid("pattern %q is not a valid regular expression: %v", s.Pattern, err)
 		}
 	}
+	info, _ := RangeOf(s.Range)
 	for _, v := range s.Enum {
+		if info.coerce != nil {
+			if _, err := info.coerce(v); err != nil {
+				return invalid("enum value %q is not a valid %s: no instance could hold it; fix or remove it", v, info.Words)
+			}
+		}
 		if re != nil && !re.MatchString(v) {
 			return invalid("enum value %q does not match pattern %q", v, s.Pattern)
 		}

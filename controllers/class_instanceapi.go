@@ -109,7 +109,7 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 			if apierrors.IsAlreadyExists(err) {
 				return r.crdExistsOutsideCache(ctx, class, out)
 			}
-			return r.applyFailed(out, err)
+			return r.applyFailed(out, resolved, err)
 		}
 		out.exists = true
 		log.Info("instance API created", "crd", desired.Name)
@@ -138,7 +138,7 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 		}
 		existing.Annotations[annotationSpecHash] = hash
 		if err := r.Update(ctx, &existing); err != nil {
-			return r.applyFailed(out, err)
+			return r.applyFailed(out, resolved, err)
 		}
 		log.Info("instance API updated", "crd", existing.Name)
 		event(r.Recorder, class, &existing, corev1.EventTypeNormal, "InstanceAPIUpdated", actionUpdateInstanceAPI, "updated the CRD "+existing.Name)
@@ -148,7 +148,8 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 		switch {
 		case c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse:
 			out.conflict = &catalog.Problem{Reason: metav1alpha1.ReasonCRDConflict,
-				Message: fmt.Sprintf("the API server refused the names of %s: %s", existing.Name, c.Message)}
+				Message: fmt.Sprintf("the API server refused the names of %s: %s; change spec.kind or spec.instanceAPI.plural",
+					existing.Name, c.Message)}
 			return out, nil
 		case c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue:
 			return out, nil
@@ -192,15 +193,32 @@ func (r *ClassReconciler) ancestorKinds(ctx context.Context, c *catalog.Class) [
 	return kinds
 }
 
-// applyFailed turns an API server's refusal of a CRD into a problem the Class shows;
-// other errors are retried.
-func (r *ClassReconciler) applyFailed(out instanceAPIOutcome, err error) (instanceAPIOutcome, error) {
-	if apierrors.IsInvalid(err) || apierrors.IsForbidden(err) {
+// applyFailed turns an API server's refusal of a CRD into a problem the Class shows.
+// Other errors are retried, and the Class says so meanwhile: its instance API is not
+// what it declares.
+func (r *ClassReconciler) applyFailed(out instanceAPIOutcome, resolved *catalog.Class, err error) (instanceAPIOutcome, error) {
+	switch {
+	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
 		out.problem = &catalog.Problem{Reason: metav1alpha1.ReasonApplyFailed,
 			Message: fmt.Sprintf("the API server refused the CRD %s: %v", out.names.CRDName, err)}
 		return out, nil
+	case tooLarge(err):
+		// Retrying cannot help: a change of the Class or its Properties reconciles again.
+		out.problem = &catalog.Problem{Reason: metav1alpha1.ReasonApplyFailed, Message: fmt.Sprintf(
+			"the CRD %s is too large for the API server to store (%v); give the class fewer slots "+
+				"(it has %d with its ancestors' slots) or shorter descriptions, or set spec.instanceAPI.enabled to false",
+			out.names.CRDName, err, len(resolved.Slots))}
+		return out, nil
 	}
+	out.problem = &catalog.Problem{Reason: metav1alpha1.ReasonApplyFailed,
+		Message: fmt.Sprintf("could not apply the CRD %s, retrying: %v", out.names.CRDName, err)}
 	return out, err
+}
+
+// tooLarge reports whether the API server, or etcd behind it, refused an object for
+// its size.
+func tooLarge(err error) bool {
+	return apierrors.IsRequestEntityTooLargeError(err) || strings.Contains(err.Error(), "request is too large")
 }
 
 // crdExistsOutsideCache handles a CRD that exists but that the cache does not show:

@@ -19,6 +19,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"path"
 	"strings"
 
 	"golang.org/x/crypto/bcrypt"
@@ -137,12 +138,27 @@ func serviceAccountStatus(sa *metav1alpha1.ServiceAccount, secret, conflict *cat
 	case ready != nil:
 	case conflict != nil:
 		ready = conflict
+	case badGlob(sa) != nil:
+		ready = badGlob(sa)
 	case sa.Spec.Active != nil && !*sa.Spec.Active:
 		ready = &catalog.Problem{Reason: metav1alpha1.ReasonInactive, Message: "the account is deactivated (spec.active is false)"}
 	}
 	conds.setProblem(metav1alpha1.ConditionReady, ready, metav1alpha1.ReasonReady,
 		fmt.Sprintf("clients can authenticate as %q", sa.Spec.ServiceName))
 	return metav1alpha1.ServiceAccountStatus{ObservedGeneration: sa.Generation, Conditions: conds.list}
+}
+
+// badGlob reports the first of the account's tool permissions that is not a valid
+// glob: it matches no tool, so the account would silently lack what it grants.
+func badGlob(sa *metav1alpha1.ServiceAccount) *catalog.Problem {
+	for _, g := range sa.Spec.Permissions.Tools {
+		if _, err := path.Match(g, ""); err != nil {
+			return &catalog.Problem{Reason: metav1alpha1.ReasonInvalid, Message: fmt.Sprintf(
+				"spec.permissions.tools %q is not a valid glob (path.Match syntax: *, ?, [a-z], \\ escapes): %v; "+
+					"it would match no tool, so the account is not served until it is fixed", g, err)}
+		}
+	}
+	return nil
 }
 
 // SetupWithManager registers the reconciler: an account is reconciled again when its

@@ -49,7 +49,7 @@ func (c *conditions) set(typ string, ok bool, reason, message string) {
 		status = metav1.ConditionTrue
 	}
 	meta.SetStatusCondition(&c.list, metav1.Condition{
-		Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: c.generation,
+		Type: typ, Status: status, Reason: reason, Message: cutTo(message, conditionMessageLimit), ObservedGeneration: c.generation,
 	})
 }
 
@@ -112,17 +112,24 @@ func event(rec events.EventRecorder, regarding, related runtime.Object, typ, rea
 	rec.Eventf(regarding, related, typ, reason, action, "%s", cutNote(note))
 }
 
+// conditionMessageLimit is the longest message a condition may have; the API server
+// refuses a status with a longer one, and the condition would keep its old message.
+const conditionMessageLimit = 32768
+
 // cutNote shortens a note longer than noteLimit bytes to fit, on a UTF-8 boundary, ending
 // in "...".
-func cutNote(note string) string {
-	if len(note) <= noteLimit {
-		return note
+func cutNote(note string) string { return cutTo(note, noteLimit) }
+
+// cutTo shortens s to at most limit bytes, on a UTF-8 boundary, ending in "...".
+func cutTo(s string, limit int) string {
+	if len(s) <= limit {
+		return s
 	}
-	cut := noteLimit - len("...")
-	for cut > 0 && !utf8.RuneStart(note[cut]) {
+	cut := limit - len("...")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
 		cut--
 	}
-	return note[:cut] + "..."
+	return s[:cut] + "..."
 }
 
 // cacheLookup finds metamodel objects in the manager's cache.

@@ -17,7 +17,9 @@ limitations under the License.
 package controllers
 
 import (
+	"strings"
 	"testing"
+	"unicode/utf8"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -159,5 +161,23 @@ func TestPropertyStatus(t *testing.T) {
 			}
 			checkConditions(t, st.Conditions, tc.want)
 		})
+	}
+}
+
+// A problem whose message is longer than the API server lets a condition's message be
+// (32768 bytes) is still written, its message cut: a status with a longer one would be
+// refused, and the condition would keep saying something no longer true.
+func TestLongProblemMessagesFitACondition(t *testing.T) {
+	long := strings.Repeat("é", 40000) // 80000 bytes
+	class := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: "zorp.long", Generation: 3}}
+	resolved := &catalog.Class{Name: "zorp.long", Problem: &catalog.Problem{Reason: metav1alpha1.ReasonInheritanceCycle, Message: long}}
+	st := classStatus(class, resolved, instanceAPIOutcome{}, nil)
+	for _, c := range st.Conditions {
+		if len(c.Message) > 32768 || !utf8.ValidString(c.Message) {
+			t.Errorf("%s message is %d bytes (valid UTF-8: %v), want at most 32768", c.Type, len(c.Message), utf8.ValidString(c.Message))
+		}
+		if c.Type == metav1alpha1.ConditionReady && !strings.HasPrefix(long, strings.TrimSuffix(c.Message, "...")) {
+			t.Errorf("Ready message is not the start of the problem's")
+		}
 	}
 }

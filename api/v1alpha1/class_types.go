@@ -118,9 +118,10 @@ type ClassSpec struct {
 	Prefix string `json:"prefix"`
 
 	// kind is the class's name in UpperCamelCase, as "SpaceBoot" in zorp/SpaceBoot.
-	// It is also the kind of the generated instance API.
+	// It is also the kind of the generated instance API, so at most 59 characters: the
+	// API server takes kinds and list kinds (<kind>List) of at most 63.
 	// +required
-	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:MaxLength=59
 	// +kubebuilder:validation:Pattern=`^[A-Z][A-Za-z0-9]*$`
 	Kind string `json:"kind"`
 
@@ -227,6 +228,7 @@ type ClassStatus struct {
 // +kubebuilder:subresource:status
 // +kubebuilder:resource:scope=Cluster,shortName=cls,categories=sandbar
 // +kubebuilder:validation:XValidation:rule="!has(self.spec.parents) || !(self.metadata.name in self.spec.parents)",message="a Class cannot be its own parent"
+// +kubebuilder:validation:XValidation:rule="(has(self.spec.abstract) && self.spec.abstract) || (has(self.spec.instanceAPI) && has(self.spec.instanceAPI.enabled) && !self.spec.instanceAPI.enabled) || size(self.metadata.name) <= 63",message="a Class with an instance API has a name of at most 63 characters (its generated CRD carries the name in a label); shorten metadata.name, or make the Class abstract or set spec.instanceAPI.enabled to false"
 // +kubebuilder:printcolumn:name="Prefix",type=string,JSONPath=`.spec.prefix`
 // +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.kind`
 // +kubebuilder:printcolumn:name="Abstract",type=boolean,JSONPath=`.spec.abstract`

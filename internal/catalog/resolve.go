@@ -90,7 +90,13 @@ func ValidateProperty(p *metav1alpha1.Property, l Lookup) *Problem {
 			return invalid("pattern %q is not a valid regular expression: %v", s.Pattern, err)
 		}
 	}
+	info, _ := RangeOf(s.Range)
 	for _, v := range s.Enum {
+		if info.coerce != nil {
+			if _, err := info.coerce(v); err != nil {
+				return invalid("enum value %q is not a valid %s: no instance could hold it; fix or remove it", v, info.Words)
+			}
+		}
 		if re != nil && !re.MatchString(v) {
 			return invalid("enum value %q does not match pattern %q", v, s.Pattern)
 		}
@@ -244,8 +250,12 @@ func linearize(c *metav1alpha1.Class, l Lookup) ([]*metav1alpha1.Class, *Problem
 			return nil
 		case visiting:
 			cycle := append(path[indexOf(path, k.Name):], k.Name)
+			if n := len(cycle); n > 2*cycleShown {
+				// A long cycle keeps its ends: a message must stay short enough to be stored.
+				cycle = append(append(cycle[:cycleShown:cycleShown], fmt.Sprintf("(%d more)", n-2*cycleShown)), cycle[n-cycleShown:]...)
+			}
 			return &Problem{Reason: metav1alpha1.ReasonInheritanceCycle,
-				Message: "inheritance cycle: " + strings.Join(cycle, " -> ")}
+				Message: "inheritance cycle: " + strings.Join(cycle, " -> ") + "; remove one of these parents"}
 		}
 		state[k.Name] = visiting
 		path = append(path, k.Name)
@@ -272,6 +282,9 @@ func linearize(c *metav1alpha1.Class, l Lookup) ([]*metav1alpha1.Class, *Problem
 	}
 	return order, nil
 }
+
+// cycleShown is how many classes an inheritance cycle's message names at each end.
+const cycleShown = 10
 
 func indexOf(xs []string, x string) int {
 	for i, v := range xs {
@@ -342,6 +355,10 @@ func ValidateWorkflow(wd *metav1alpha1.WorkflowDefinition, l Lookup) *Workflow {
 			out.CancellableFrom = append(out.CancellableFrom, s.Name)
 		}
 	}
+	if trapped := trappedState(wd); trapped != "" {
+		return invalid("state %q leads to no terminal state, and a process can reach it from the initial state: "+
+			"it would never end; add a transition from it towards a terminal state", trapped)
+	}
 	if wd.Spec.SubjectClass != "" {
 		if _, ok := l.Class(wd.Spec.SubjectClass); !ok {
 			out.Problem = &Problem{Reason: metav1alpha1.ReasonUnknownClass,
@@ -349,4 +366,50 @@ func ValidateWorkflow(wd *metav1alpha1.WorkflowDefinition, l Lookup) *Workflow {
 		}
 	}
 	return out
+}
+
+// trappedState is the first state, in declaration order, that a process can reach from
+// the initial state but from which no transition path leads to a terminal state; ""
+// when there is none.
+func trappedState(wd *metav1alpha1.WorkflowDefinition) string {
+	next := map[string][]string{}
+	prev := map[string][]string{}
+	for _, t := range wd.Spec.Transitions {
+		for _, f := range t.From {
+			next[f] = append(next[f], t.To)
+			prev[t.To] = append(prev[t.To], f)
+		}
+	}
+	walk := func(start []string, edges map[string][]string) map[string]bool {
+		seen := map[string]bool{}
+		queue := append([]string(nil), start...)
+		for _, s := range start {
+			seen[s] = true
+		}
+		for len(queue) > 0 {
+			s := queue[0]
+			queue = queue[1:]
+			for _, n := range edges[s] {
+				if !seen[n] {
+					seen[n] = true
+					queue = append(queue, n)
+				}
+			}
+		}
+		return seen
+	}
+	var terminals []string
+	for _, s := range wd.Spec.States {
+		if s.Terminal != "" {
+			terminals = append(terminals, s.Name)
+		}
+	}
+	reachable := walk([]string{wd.Spec.Initial}, next)
+	canEnd := walk(terminals, prev)
+	for _, s := range wd.Spec.States {
+		if reachable[s.Name] && !canEnd[s.Name] {
+			return s.Name
+		}
+	}
+	return ""
 }

@@ -45,19 +45,19 @@ func holdAPIServer(t *testing.T) {
 // what to look at, when to retry. The first call after the API server is back works.
 func TestPausedAPIServerGetsAnActionableAnswerWithinTheDeadline(t *testing.T) {
 	g := NewWithT(t)
-	cs := connect(t, serve(t, mcpserver.Options{CallTimeout: 2 * time.Second}), token, nil)
+	cs := connect(t, serve(t, mcpserver.Options{CallTimeout: 5 * time.Second}), token, nil)
 	listTools(t, cs)
 	name := unique("paused-boot")
 
 	holdAPIServer(t)
 	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Paused", "metadata": map[string]any{"name": name}})
 	g.Expect(res.IsError).To(BeTrue(), text(res))
-	g.Expect(text(res)).To(Equal("the Kubernetes API server did not answer within 2s. The change may or may not have been made: " +
+	g.Expect(text(res)).To(Equal("the Kubernetes API server did not answer within 5s. The change may or may not have been made: " +
 		"look with sandbar_entity_find (or read the instance's resource) before you call sandbar_class_zorp_SpaceBoot again (after 5 s)."))
 
 	res = callTool(t, cs, "sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot"})
 	g.Expect(res.IsError).To(BeTrue(), text(res))
-	g.Expect(text(res)).To(HavePrefix("the Kubernetes API server did not answer within 2s. Nothing was changed; call sandbar_entity_find again after 5 s."))
+	g.Expect(text(res)).To(HavePrefix("the Kubernetes API server did not answer within 5s. Nothing was changed; call sandbar_entity_find again after 5 s."))
 
 	res = callTool(t, cs, "sandbar_project_export", map[string]any{"class": "zorp/SpaceBoot"})
 	g.Expect(res.IsError).To(BeTrue(), text(res))
@@ -148,7 +148,7 @@ func TestReadinessFollowsTheAPIServer(t *testing.T) {
 // way to the API server when they were sent.
 func TestCreateRetriedWithItsIdempotencyKeyMakesOneObject(t *testing.T) {
 	g := NewWithT(t)
-	cs := connect(t, serve(t, mcpserver.Options{CallTimeout: 2 * time.Second}), token, nil)
+	cs := connect(t, serve(t, mcpserver.Options{CallTimeout: 5 * time.Second}), token, nil)
 	g.Expect(listTools(t, cs)["sandbar_class_zorp_SpaceBoot"].Description).To(ContainSubstring("metadata.idempotencyKey"),
 		"the tool says how to retry safely")
 	value, key := unique("Retried"), unique("order-42")

@@ -117,7 +117,7 @@ func TestCredentialsInMetamodelTextsAreRedacted(t *testing.T) {
 	ctx := context.Background()
 	leak, key := leakedToken(t)
 	prop := &metav1alpha1.Property{ObjectMeta: metav1.ObjectMeta{Name: "vaultleak.code"}, Spec: metav1alpha1.PropertySpec{
-		Range: metav1alpha1.RangeKeyword, Description: "The door code; the old one was " + leak + " until it leaked.",
+		Range: metav1alpha1.RangeString, Description: "The door code; the old one was " + leak + " until it leaked.",
 		Enum: []string{"red", leak},
 	}}
 	vault := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: "vaultleak.vault"}, Spec: metav1alpha1.ClassSpec{

@@ -194,8 +194,8 @@ func (r *ClassReconciler) ancestorKinds(ctx context.Context, c *catalog.Class) [
 }
 
 // applyFailed turns an API server's refusal of a CRD into a problem the Class shows.
-// Other errors are retried, and the Class says so meanwhile: its instance API is not
-// what it declares.
+// Other errors (a conflict, a timeout) are retried, and the Class keeps its condition
+// meanwhile: the CRD it has still serves its instances, and its tools stay served.
 func (r *ClassReconciler) applyFailed(out instanceAPIOutcome, resolved *catalog.Class, err error) (instanceAPIOutcome, error) {
 	switch {
 	case apierrors.IsInvalid(err) || apierrors.IsForbidden(err):
@@ -210,8 +210,6 @@ func (r *ClassReconciler) applyFailed(out instanceAPIOutcome, resolved *catalog.
 			out.names.CRDName, err, len(resolved.Slots))}
 		return out, nil
 	}
-	out.problem = &catalog.Problem{Reason: metav1alpha1.ReasonApplyFailed,
-		Message: fmt.Sprintf("could not apply the CRD %s, retrying: %v", out.names.CRDName, err)}
 	return out, err
 }
 

@@ -57,6 +57,7 @@ func run() int {
 		probeAddr     string
 		leaderElect   bool
 		leaderElectNS string
+		lease         leaseTimings
 		origins       string
 		mcpOpts       = mcpserver.Options{Version: version}
 		nameStyle     string
@@ -74,6 +75,9 @@ func run() int {
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the manager's /healthz and /readyz.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect one leader among the replicas to run the reconcilers (every replica serves MCP).")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader-election lease (default: the pod's namespace).")
+	flag.DurationVar(&lease.duration, "leader-elect-lease-duration", 15*time.Second, "How long a lease its leader stopped renewing holds before another replica takes it: a leader that dies is replaced after about this long.")
+	flag.DurationVar(&lease.renewDeadline, "leader-elect-renew-deadline", 10*time.Second, "How long the leader keeps trying to renew its lease before it gives up leading (and exits, to be restarted); less than the lease duration.")
+	flag.DurationVar(&lease.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to take or renew the lease.")
 	flag.StringVar(&mcpOpts.BindAddress, "mcp-bind-address", ":8080", "Address of the MCP server (/mcp, /healthz, /readyz).")
 	flag.StringVar(&mcpOpts.ToolSurface, "tool-surface", mcpserver.SurfaceBoth, "Tools to serve: operational (verbs with the class as argument), per-class (one create tool per class) or both.")
 	flag.StringVar(&nameStyle, "tool-name-style", string(mcpserver.StyleUnderscore), "Tool names: underscore (sandbar_entity_create; accepted by every client) or dotted (sandbar.entity.create).")
@@ -111,6 +115,10 @@ func run() int {
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
 
+	if err := lease.validate(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	mcpOpts.FinishedProcessTTL = sandbarOpts.FinishedProcessTTL
 	mcpOpts.NameStyle = mcpserver.NameStyle(nameStyle)
 	mcpOpts.AllowedOrigins = splitList(origins)
@@ -136,6 +144,9 @@ func run() int {
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "sandbar-manager.meta.sandbar.dev",
 		LeaderElectionNamespace: leaderElectNS,
+		LeaseDuration:           &lease.duration,
+		RenewDeadline:           &lease.renewDeadline,
+		RetryPeriod:             &lease.retryPeriod,
 		Cache:                   controllers.CacheOptions(splitList(keyNamespaces)...),
 	}, sandbarOpts)
 	if err != nil {
@@ -177,6 +188,22 @@ func run() int {
 		return 1
 	}
 	return 0
+}
+
+// leaseTimings are the leader election's timings.
+type leaseTimings struct{ duration, renewDeadline, retryPeriod time.Duration }
+
+// validate refuses what the leader election would refuse only once the manager runs.
+func (l leaseTimings) validate() error {
+	switch {
+	case l.retryPeriod <= 0:
+		return fmt.Errorf("--leader-elect-retry-period must be positive, not %s", l.retryPeriod)
+	case l.renewDeadline <= l.retryPeriod*6/5:
+		return fmt.Errorf("--leader-elect-renew-deadline (%s) must be more than 1.2 times --leader-elect-retry-period (%s)", l.renewDeadline, l.retryPeriod)
+	case l.duration <= l.renewDeadline:
+		return fmt.Errorf("--leader-elect-lease-duration (%s) must be more than --leader-elect-renew-deadline (%s)", l.duration, l.renewDeadline)
+	}
+	return nil
 }
 
 // splitList reads a comma-separated flag value.

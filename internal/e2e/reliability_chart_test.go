@@ -30,3 +30,15 @@ func TestChartPassesTheCallTimeout(t *testing.T) {
 	g.Expect(managerArgs(t, renderChart(t, "--set", "mcp.callTimeout=30s"))).To(ContainElement("--mcp-call-timeout=30s"))
 	g.Expect(chartRefuses(t, "--set", "mcp.callTimeout=ten")).To(ContainSubstring("/mcp/callTimeout"), "not a duration")
 }
+
+// The chart's leaderElectionLease reaches the manager, and the schema refuses what is
+// not a duration.
+func TestChartPassesTheLeaseTimings(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(managerArgs(t, renderChart(t))).To(ContainElements("--leader-elect-lease-duration=15s",
+		"--leader-elect-renew-deadline=10s", "--leader-elect-retry-period=2s"))
+	g.Expect(managerArgs(t, renderChart(t, "--set", "leaderElectionLease.duration=6s", "--set", "leaderElectionLease.renewDeadline=4s",
+		"--set", "leaderElectionLease.retryPeriod=1s"))).To(ContainElements("--leader-elect-lease-duration=6s",
+		"--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s"))
+	g.Expect(chartRefuses(t, "--set", "leaderElectionLease.duration=long")).To(ContainSubstring("/leaderElectionLease/duration"), "not a duration")
+}

@@ -38,6 +38,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -48,6 +49,7 @@ import (
 )
 
 var (
+	env   *envtest.Environment
 	cfg   *rest.Config
 	k8s   client.Client
 	token string
@@ -59,12 +61,13 @@ func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
 	testenv.SetLogger()
-	env, err := testenv.Start()
-	if err != nil {
+	var err error
+	if env, err = testenv.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
+	defer removeManagerBinary()
 	cfg = env.Config
 	if k8s, err = client.New(cfg, client.Options{Scheme: controllers.NewScheme()}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -135,6 +138,12 @@ func startReplica(t *testing.T, name string) *replica {
 
 // rpc sends one JSON-RPC request on a fresh session and returns the result or error.
 func rpc(t *testing.T, url, method string, params any) (map[string]any, map[string]any) {
+	t.Helper()
+	return rpcAs(t, url, token, method, params)
+}
+
+// rpcAs is rpc with the given account's token.
+func rpcAs(t *testing.T, url, token, method string, params any) (map[string]any, map[string]any) {
 	t.Helper()
 	sid := ""
 	post := func(id int, method string, params any) (map[string]any, map[string]any) {

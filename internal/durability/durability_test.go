@@ -195,8 +195,10 @@ func rpcAs(t *testing.T, url, token, method string, params any) (map[string]any,
 	return post(2, method, params)
 }
 
-func taskStatus(t *testing.T, url, id string) string {
-	res, rpcErr := rpc(t, url, "tasks/get", map[string]any{"taskId": id})
+func taskStatus(t *testing.T, url, id string) string { return taskStatusAs(t, url, token, id) }
+
+func taskStatusAs(t *testing.T, url, token, id string) string {
+	res, rpcErr := rpcAs(t, url, token, "tasks/get", map[string]any{"taskId": id})
 	if rpcErr != nil {
 		return fmt.Sprint(rpcErr)
 	}

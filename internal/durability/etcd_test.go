@@ -82,7 +82,7 @@ func TestWorkResumesAfterEtcdRestarts(t *testing.T) {
 		Should(ContainElement("sandbar_class_zorp_SpaceBoot"), "the samples are served")
 
 	// An import, under way when etcd stops.
-	const n = 2000
+	const n = 1500
 	res, rpcErr := rpcAs(t, m.url, tok, "tools/call", map[string]any{"name": "sandbar_project_import",
 		"arguments": map[string]any{"bundle": map[string]any{"items": importItems("etcd", n)}}, "task": map[string]any{}})
 	g.Expect(rpcErr).To(BeNil())
@@ -92,14 +92,17 @@ func TestWorkResumesAfterEtcdRestarts(t *testing.T) {
 		g.Expect(c.Get(ctx, client.ObjectKey{Namespace: "default", Name: id}, &p)).To(Succeed())
 		return &p
 	}
+	var before *metav1alpha1.WorkflowProcess
 	g.Eventually(func() int64 {
-		if p := processIn().Status.Progress; p != nil {
-			return p.Done
+		if before = processIn(); before.Status.Progress != nil {
+			return before.Status.Progress.Done
 		}
 		return 0
 	}).WithTimeout(timeout).WithPolling(20 * time.Millisecond).Should(BeNumerically(">", 0))
 
 	g.Expect(etcd.Stop()).To(Succeed())
+	g.Expect(before.Status.Phase).To(Equal(metav1alpha1.PhaseRunning), "the import was under way when etcd stopped")
+	g.Expect(before.Status.Progress.Done).To(BeNumerically("<", n))
 	down := time.Now()
 	g.Eventually(func() error {
 		short, cancel := context.WithTimeout(ctx, 2*time.Second)

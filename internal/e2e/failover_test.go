@@ -64,6 +64,8 @@ import (
 func TestSessionClientsFailOverBetweenReplicas(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
+	began := time.Now()
+	step := func(what string) { t.Logf("%s: %s", time.Since(began).Round(100*time.Millisecond), what) }
 	env, err := testenv.Start()
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = env.Stop() })
@@ -76,6 +78,7 @@ func TestSessionClientsFailOverBetweenReplicas(t *testing.T) {
 	work := t.TempDir()
 	kubeconfig := adminKubeconfig(t, env, work)
 	manager := buildManager(t, work)
+	step("control plane up, manager built")
 	replicas := []*managerProcess{
 		newManagerProcess(t, manager, kubeconfig, filepath.Join(work, "a.log")),
 		newManagerProcess(t, manager, kubeconfig, filepath.Join(work, "b.log")),
@@ -86,6 +89,7 @@ func TestSessionClientsFailOverBetweenReplicas(t *testing.T) {
 	for _, r := range replicas {
 		waitForMCP(t, r.url, token)
 	}
+	step("replicas serve MCP")
 	// The instance the subscribers follow, once the manager serves its Class.
 	watched := spaceBoot("watched")
 	g.Expect(unstructured.SetNestedField(watched.Object, "Watched", "spec", "name")).To(Succeed())
@@ -126,6 +130,7 @@ func TestSessionClientsFailOverBetweenReplicas(t *testing.T) {
 	}
 	updateReachesSubscribers("before any replica goes")
 
+	step("two replicas serve, two subscribers follow an instance")
 	w := startWorkload(t, pool.URL, token, 3)
 	w.progresses(t, "before any replica goes")
 
@@ -144,6 +149,7 @@ func TestSessionClientsFailOverBetweenReplicas(t *testing.T) {
 	g.Eventually(func() int64 { return importProgress(t, k8s, importing) }).WithTimeout(timeout).
 		WithPolling(20*time.Millisecond).Should(BeNumerically(">", 0), "the import has begun")
 	replicas[victim].kill(t)
+	step(fmt.Sprintf("replica %d killed", victim))
 	g.Expect(processPhase(t, k8s, importing)).To(Equal(metav1alpha1.PhaseRunning), "the replica died in the middle of the import")
 	g.Eventually(func() bool { return pool.Ready(victim) }).WithTimeout(timeout).Should(BeFalse())
 	w.progresses(t, "after a replica was killed")
@@ -156,9 +162,11 @@ func TestSessionClientsFailOverBetweenReplicas(t *testing.T) {
 	updateReachesSubscribers("after a replica was killed")
 	importCompletes(t, starter, k8s, importing, "killed", imported)
 
+	step("the import completed")
 	replicas[victim].start(t)
 	g.Eventually(func() bool { return pool.Ready(victim) }).WithTimeout(timeout).Should(BeTrue())
 	w.progresses(t, "after the killed replica came back")
+	step("the killed replica is back")
 
 	// A rolling restart, in the middle of another import: first the leader, which holds
 	// every session by now and hands over its lease as it stops, then the other, which
@@ -177,6 +185,7 @@ func TestSessionClientsFailOverBetweenReplicas(t *testing.T) {
 		}
 		g.Expect(moving).NotTo(BeEmpty(), "replica %d holds a subscriber's session", i)
 		replicas[i].terminate(t)
+		step(fmt.Sprintf("replica %d stopped", i))
 		g.Eventually(func() bool { return pool.Ready(i) }).WithTimeout(timeout).Should(BeFalse())
 		w.progresses(t, fmt.Sprintf("while replica %d restarts", i))
 		for j, s := range moving {
@@ -186,6 +195,7 @@ func TestSessionClientsFailOverBetweenReplicas(t *testing.T) {
 		replicas[i].start(t)
 		g.Eventually(func() bool { return pool.Ready(i) }).WithTimeout(timeout).Should(BeTrue())
 		updateReachesSubscribers(fmt.Sprintf("after replica %d restarted", i))
+		step(fmt.Sprintf("replica %d is back", i))
 	}
 	importCompletes(t, w.clients[2], k8s, importing, "rolled", imported)
 	w.progresses(t, "after the rolling restart")

@@ -91,6 +91,7 @@ func run() int {
 	flag.Int64Var(&mcpOpts.MaxRequestBytes, "mcp-max-request-bytes", 1<<20, "Largest request body accepted (413 beyond).")
 	flag.DurationVar(&mcpOpts.SessionTimeout, "mcp-session-timeout", 30*time.Minute, "Close MCP sessions idle for this long.")
 	flag.DurationVar(&mcpOpts.CallTimeout, "mcp-call-timeout", 10*time.Second, "Answer a tool call within this long: past it, or when the Kubernetes API server refuses, the answer says what happened and what to do next (tools that wait get their waiting time on top).")
+	flag.DurationVar(&mcpOpts.ShutdownDelay, "mcp-shutdown-delay", 3*time.Second, "On SIGTERM, go on taking MCP requests this long with /readyz failing (so a load balancer moves away), then close the port and let requests in flight finish (up to 10 s).")
 	flag.BoolVar(&mcpOpts.NoAuth, "mcp-insecure-no-auth", false, "Serve MCP without tokens, as an account of --mcp-no-auth-namespace allowed every tool; only with a loopback --mcp-bind-address (for tools that cannot send a token, such as the MCP conformance suite).")
 	flag.StringVar(&mcpOpts.NoAuthNamespace, "mcp-no-auth-namespace", "default", "The namespace of the no-auth account.")
 	flag.Float64Var(&qps, "kube-api-qps", 50, "Requests per second the manager may send to the API server (reconcilers and MCP together).")
@@ -147,7 +148,11 @@ func run() int {
 		LeaseDuration:           &lease.duration,
 		RenewDeadline:           &lease.renewDeadline,
 		RetryPeriod:             &lease.retryPeriod,
-		Cache:                   controllers.CacheOptions(splitList(keyNamespaces)...),
+		// A replica that stops (a rolling restart) hands the lease over at once: the
+		// next leader takes up reconciliation and tasks without waiting for it to
+		// expire. run returns right after the manager stops, as this needs.
+		LeaderElectionReleaseOnCancel: true,
+		Cache:                         controllers.CacheOptions(splitList(keyNamespaces)...),
 	}, sandbarOpts)
 	if err != nil {
 		log.Error(err, "creating the manager")

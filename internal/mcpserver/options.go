@@ -86,6 +86,10 @@ type Options struct {
 	// CallTimeout bounds a tool call (0: tool.DefaultDeadline); a tool that waits
 	// (for a task, for a Class to be served) gets its waiting time on top.
 	CallTimeout time.Duration
+	// ShutdownDelay is how long the server goes on taking requests once it is told
+	// to stop, /readyz failing, before its port closes (a load balancer moves away
+	// meanwhile); requests in flight then get up to 10 s to finish.
+	ShutdownDelay time.Duration
 	// Version is the build's version, shown in serverInfo.
 	Version string
 	// NoAuth serves every request as an account of NoAuthNamespace allowed every tool,
@@ -157,6 +161,9 @@ func (o Options) Validate() error {
 	}
 	if o.CallTimeout < 0 || (o.CallTimeout > 0 && o.CallTimeout < time.Second) {
 		return fmt.Errorf("--mcp-call-timeout must be at least 1s (0: %s), not %s", tool.DefaultDeadline, o.CallTimeout)
+	}
+	if o.ShutdownDelay < 0 {
+		return fmt.Errorf("--mcp-shutdown-delay must be >= 0, not %s", o.ShutdownDelay)
 	}
 	if o.DefaultMaxTools < 0 {
 		return errors.New("--default-max-tools must be >= 0 (0: no limit)")

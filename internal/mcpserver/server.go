@@ -73,6 +73,7 @@ type Server struct {
 	opts  Options
 	store *catalog.Store
 	mcp   *mcp.Server
+	edge  *edge.Edge
 	http  http.Handler
 	ready atomic.Bool
 	// servedVersion is the newest catalog version the server serves in full.
@@ -195,7 +196,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 			return nil, err
 		}
 	}
-	s.http = e.Handler()
+	s.edge, s.http = e, e.Handler()
 	return s, nil
 }
 
@@ -236,7 +237,8 @@ func (s *Server) Handler() http.Handler { return s.http }
 // NeedLeaderElection is false: every replica serves MCP.
 func (s *Server) NeedLeaderElection() bool { return false }
 
-// Start serves until ctx ends, then lets in-flight requests finish for up to 10 s.
+// Start serves until ctx ends; then /readyz fails while requests are still taken
+// for ShutdownDelay, and requests in flight get up to 10 s to finish.
 func (s *Server) Start(ctx context.Context) error {
 	ln, err := net.Listen("tcp", s.opts.BindAddress)
 	if err != nil {
@@ -267,7 +269,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.opts.NoAuth {
 		log.Info("WARNING: serving MCP without authentication (loopback only)", "namespace", s.opts.NoAuthNamespace)
 	}
-	return edge.Serve(ctx, ln, s.http, edge.DefaultTimeouts)
+	timeouts := edge.DefaultTimeouts
+	timeouts.ShutdownDelay = s.opts.ShutdownDelay
+	return s.edge.Serve(ctx, ln, timeouts)
 }
 
 // follow keeps the served tools, resources and prompts equal to what the newest

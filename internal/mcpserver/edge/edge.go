@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 )
 
@@ -46,6 +47,8 @@ type Edge struct {
 	// chain wraps a transport in metrics, origins and an authentication.
 	chain        func(authenticate func(http.Handler) http.Handler, h http.Handler) http.Handler
 	authenticate func(http.Handler) http.Handler
+	// stopping is set once shutdown starts: /readyz fails from then on.
+	stopping atomic.Bool
 }
 
 // New builds the chain and the health endpoints.
@@ -65,6 +68,10 @@ func New(opts Options) (*Edge, error) {
 	}
 	e.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	e.mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
+		if e.stopping.Load() {
+			http.Error(w, "shutting down", http.StatusServiceUnavailable)
+			return
+		}
 		if !opts.Ready() {
 			http.Error(w, "not ready", http.StatusServiceUnavailable)
 			return
@@ -93,7 +100,7 @@ func (e *Edge) HandlePublic(pattern string, h http.Handler) { e.mux.Handle(patte
 // Handler is the edge's HTTP handler.
 func (e *Edge) Handler() http.Handler { return e.mux }
 
-// Timeouts bound how long a client may take.
+// Timeouts bound how long a client may take, and how the server stops.
 type Timeouts struct {
 	// ReadHeader is the time to send a request's headers.
 	ReadHeader time.Duration
@@ -103,22 +110,60 @@ type Timeouts struct {
 	Read time.Duration
 	// Idle is how long a kept-alive connection may wait for its next request.
 	Idle time.Duration
+	// ShutdownDelay is how long the server goes on taking requests once shutdown
+	// starts, with /readyz failing, so that a load balancer notices and sends the
+	// next ones elsewhere before the port closes.
+	ShutdownDelay time.Duration
+	// Drain is how long requests in flight when the port closes may take to finish
+	// (a tool call's answer, a task's start); past it they are cut.
+	Drain time.Duration
 }
 
 // DefaultTimeouts are the server's: enough for a slow client to send the largest
 // body, short enough that connections held open by sending nothing (or a byte now
-// and then) are closed.
-var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Read: time.Minute, Idle: 2 * time.Minute}
+// and then) are closed; a drain that lets a tool call within its default deadline
+// (10 s) answer.
+var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Read: time.Minute, Idle: 2 * time.Minute,
+	ShutdownDelay: 3 * time.Second, Drain: 10 * time.Second}
 
-// Serve serves a handler on a listener until ctx ends, then lets in-flight requests
-// finish for up to 10 s. There is no write timeout: responses may be long streams.
+// Serve serves a handler on a listener until ctx ends; see [Edge.Serve] for how it
+// stops.
 func Serve(ctx context.Context, ln net.Listener, h http.Handler, t Timeouts) error {
+	return serve(ctx, ln, h, t, func() {})
+}
+
+// Serve serves the edge on a listener until ctx ends. Then /readyz fails at once
+// while requests are still taken for t.ShutdownDelay (a load balancer stops sending
+// them); then the port closes, GET streams end (their clients open them again on
+// another replica) and requests in flight (tool calls) finish, unhurried by the
+// end of ctx, for up to t.Drain. There is no write timeout: responses may be long
+// streams.
+func (e *Edge) Serve(ctx context.Context, ln net.Listener, t Timeouts) error {
+	return serve(ctx, ln, e.mux, t, func() { e.stopping.Store(true) })
+}
+
+func serve(ctx context.Context, ln net.Listener, h http.Handler, t Timeouts, stopping func()) error {
+	// Requests live past ctx (keeping its values, the logger): a call in flight when
+	// shutdown starts answers. Streams end when the port closes; anything left past
+	// the drain is cut.
+	base, cut := context.WithCancel(context.WithoutCancel(ctx))
+	defer cut()
+	streams, endStreams := context.WithCancel(base)
+	defer endStreams()
 	srv := &http.Server{
-		Handler:           h,
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.Method == http.MethodGet {
+				sctx, cancel := context.WithCancel(r.Context())
+				defer cancel()
+				defer context.AfterFunc(streams, cancel)()
+				r = r.WithContext(sctx)
+			}
+			h.ServeHTTP(w, r)
+		}),
 		ReadHeaderTimeout: t.ReadHeader,
 		ReadTimeout:       t.Read,
 		IdleTimeout:       t.Idle,
-		BaseContext:       func(net.Listener) context.Context { return ctx },
+		BaseContext:       func(net.Listener) context.Context { return base },
 	}
 	errs := make(chan error, 1)
 	go func() { errs <- srv.Serve(ln) }()
@@ -127,9 +172,21 @@ func Serve(ctx context.Context, ln net.Listener, h http.Handler, t Timeouts) err
 		return err
 	case <-ctx.Done():
 	}
-	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	stopping()
+	if t.ShutdownDelay > 0 {
+		delay := time.NewTimer(t.ShutdownDelay)
+		select {
+		case err := <-errs:
+			delay.Stop()
+			return err
+		case <-delay.C:
+		}
+	}
+	endStreams()
+	drain, cancel := context.WithTimeout(context.Background(), t.Drain)
 	defer cancel()
-	if err := srv.Shutdown(shutdown); err != nil {
+	if err := srv.Shutdown(drain); err != nil {
+		cut()
 		_ = srv.Close()
 	}
 	return nil

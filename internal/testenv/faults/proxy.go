@@ -17,8 +17,9 @@ limitations under the License.
 // Package faults stands between clients and servers in tests, as the network of a
 // real cluster does: a TCP proxy (between the manager and its API server) that can
 // hold every byte, as a paused or overloaded server does, or cut every connection,
-// as a server that went away does; and a load balancer without affinity in front of
-// several replicas.
+// as a server that went away does; a load balancer without affinity in front of
+// several replicas; and a pool that probes replicas' readiness and keeps sessions on
+// their replica.
 package faults
 
 import (

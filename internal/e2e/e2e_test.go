@@ -242,7 +242,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 	mcpAddr, probeAddr := freeAddr(t), freeAddr(t)
 	replica := []string{"--kubeconfig=" + managerKubeconfig, "--leader-elect", "--leader-election-namespace=" + namespace,
-		"--api-key-namespaces=" + namespace}
+		"--api-key-namespaces=" + namespace, "--mcp-shutdown-delay=0"} // no load balancer to wait for
 	mgr := exec.Command(manager, append(slices.Clone(replica),
 		"--mcp-bind-address="+mcpAddr, "--health-probe-bind-address="+probeAddr, "--metrics-bind-address=0")...)
 	logFile, err := os.Create(filepath.Join(work, "manager.log"))

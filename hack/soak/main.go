@@ -226,10 +226,13 @@ func run(c config) (int, error) {
 	defer func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case <-exited:
+		case err := <-exited:
+			if err != nil {
+				fmt.Println(">> the manager exited:", err)
+			}
 		case <-time.After(15 * time.Second):
 			_ = cmd.Process.Kill()
-			<-exited
+			fmt.Println(">> the manager did not stop in 15 s and was killed:", <-exited)
 		}
 	}()
 	alive := func() bool {

@@ -188,8 +188,8 @@ func (s *soak) run(ctx context.Context) int {
 	if notes < patches {
 		failures = append(failures, fmt.Sprintf("subscriptions: %d patches made with the Kubernetes API, %d notifications received", patches, notes))
 	}
-	burst := s.burst(ctx, start, setPhase)
-	stopSampling()
+	stopSampling() // the burst samples on its own
+	burst := s.burst(ctx, start)
 	failures = append(failures, burst.failures...)
 
 	// The report.
@@ -335,9 +335,8 @@ type burstResult struct {
 // burst opens cfg.abandoned sessions with the last account and abandons them, then
 // waits for the manager's goroutines and heap in use to fall back to their level
 // before it, within the slack, once the session timeout has passed.
-func (s *soak) burst(ctx context.Context, start time.Time, setPhase func(string)) burstResult {
+func (s *soak) burst(ctx context.Context, start time.Time) burstResult {
 	cfg := s.cfg
-	setPhase("burst")
 	before := s.record(start, "before")
 	token := s.tokens[len(s.tokens)-1]
 	ids := make(chan string, cfg.abandoned)
@@ -390,7 +389,9 @@ func (s *soak) burst(ctx context.Context, start time.Time, setPhase func(string)
 	// garbage collection after it (the runtime forces one every 2 minutes at the
 	// latest) and for the level to come back, up to 3 minutes.
 	timedOut := last.Add(cfg.sessionTimeout)
-	pause(ctx, time.Until(timedOut))
+	for time.Now().Before(timedOut) && pause(ctx, min(cfg.sample, time.Until(timedOut))) {
+		s.record(start, "burst")
+	}
 	var after sample
 	back := func(sm sample) bool {
 		return sm.lastGC.After(timedOut) && sm.goroutines <= before.goroutines+cfg.goroutineSlack && sm.goalMiB <= before.goalMiB+cfg.heapSlackMB

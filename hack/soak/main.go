@@ -64,6 +64,7 @@ type config struct {
 	rateBurst                   int
 	maxRSSSlope, maxGorSlope    float64
 	patchEvery                  time.Duration
+	minFlatWindow               time.Duration
 	managerFlags                string
 	goroutineSlack, heapSlackMB float64
 }
@@ -89,6 +90,7 @@ func main() {
 	flag.IntVar(&c.rateBurst, "rate-burst", 200, "The manager's --mcp-rate-burst.")
 	flag.DurationVar(&c.patchEvery, "patch-every", 20*time.Second, "How often each subscribed instance is patched with the Kubernetes API.")
 	flag.Float64Var(&c.maxRSSSlope, "max-rss-slope", 2, "Steepest RSS slope after warm-up (the second half of the work) that counts as flat, in MiB per minute.")
+	flag.DurationVar(&c.minFlatWindow, "min-flat-window", 3*time.Minute, "Shortest work after warm-up whose slopes are judged; a shorter run prints them unjudged.")
 	flag.Float64Var(&c.maxGorSlope, "max-goroutine-slope", 10, "Steepest goroutine slope after warm-up that counts as flat, per minute.")
 	flag.Float64Var(&c.goroutineSlack, "goroutine-slack", 50, "Goroutines above the level before the burst that the manager may still have once the abandoned sessions timed out.")
 	flag.Float64Var(&c.heapSlackMB, "heap-slack", 16, "MiB of heap goal (go_memstats_next_gc_bytes, twice the heap live at the last collection) above the level before the burst that the manager may still have after a collection past the abandoned sessions' timeout.")

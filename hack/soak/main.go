@@ -39,6 +39,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/tools/clientcmd"
@@ -184,8 +185,10 @@ func run(c config) (int, error) {
 	}
 	accounts := (c.sessions+c.perAccount-1)/c.perAccount + 1 // the last one opens the burst
 	for i := range accounts {
-		if err := k8s.Create(ctx, soakAccount(i)); err != nil {
-			return 0, err
+		for _, obj := range soakAccount(i) {
+			if err := k8s.Create(ctx, obj); err != nil {
+				return 0, err
+			}
 		}
 	}
 
@@ -309,17 +312,27 @@ func readyCondition(conds []metav1.Condition) bool {
 
 func accountName(i int) string { return fmt.Sprintf("soak-%d", i) }
 
-// soakAccount is an MCP account that acts as the sample's Kubernetes ServiceAccount
-// claude (which may edit instances of namespace default) and may call every tool
-// its sessions use.
-func soakAccount(i int) *metav1alpha1.ServiceAccount {
-	return &metav1alpha1.ServiceAccount{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: accountName(i)},
-		Spec: metav1alpha1.ServiceAccountSpec{
-			ServiceName:        accountName(i),
-			ServiceAccountName: "claude",
-			APIKeySecretRef:    metav1alpha1.SecretKeyRef{Name: accountName(i) + "-key"},
-			Permissions:        metav1alpha1.Permissions{Tools: []string{"*", "sandbar_entity_delete"}},
+// soakAccount is an MCP account that may call every tool its sessions use, acting
+// as a Kubernetes ServiceAccount of its own that may edit the instances of the
+// namespace (each Kubernetes identity gets its own client in the manager, with its
+// own --kube-api-qps, as each tenant's does).
+func soakAccount(i int) []client.Object {
+	name := accountName(i)
+	return []client.Object{
+		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name}},
+		&rbacv1.RoleBinding{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name + "-sandbar-editor"},
+			RoleRef:    rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "sandbar-instance-editor"},
+			Subjects:   []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Namespace: namespace, Name: name}},
+		},
+		&metav1alpha1.ServiceAccount{
+			ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name},
+			Spec: metav1alpha1.ServiceAccountSpec{
+				ServiceName:        name,
+				ServiceAccountName: name,
+				APIKeySecretRef:    metav1alpha1.SecretKeyRef{Name: name + "-key"},
+				Permissions:        metav1alpha1.Permissions{Tools: []string{"*", "sandbar_entity_delete"}},
+			},
 		},
 	}
 }

@@ -249,8 +249,10 @@ func (s *soak) run(ctx context.Context) int {
 	rssSlope, gorSlope := slope(xs, rss), slope(xs, gor)
 	fmt.Printf("\nafter warm-up (from %s, %d samples): RSS %+.2f MiB/min (flat: at most %.1f), goroutines %+.1f/min (flat: at most %.0f); heap goal %+.2f MiB/min\n",
 		(workEnd / 2).Truncate(time.Second), len(xs), rssSlope, cfg.maxRSSSlope, gorSlope, cfg.maxGorSlope, slope(xs, goal))
+	flat := "flat after warm-up"
 	switch window := workEnd - workEnd/2; {
 	case window < cfg.minFlatWindow || len(xs) < 3:
+		flat = "slopes not judged (a short run)"
 		// A short window's slope is mostly the noise of a garbage-collected heap.
 		fmt.Printf("slopes not judged: the work after warm-up lasted %s (%d samples), less than --min-flat-window=%s\n",
 			window.Truncate(time.Second), len(xs), cfg.minFlatWindow)
@@ -270,7 +272,7 @@ func (s *soak) run(ctx context.Context) int {
 		}
 		return 1
 	}
-	fmt.Println("PASS: no unexpected errors, every create exactly once, every patch notified, flat after warm-up, abandoned sessions released")
+	fmt.Println("PASS: no unexpected errors, every create exactly once, every patch notified, " + flat + ", abandoned sessions released")
 	return 0
 }
 
@@ -320,7 +322,7 @@ func (s *soak) checkCreates(ctx context.Context) []string {
 		}
 	}
 	s.createSummary = fmt.Sprintf("creates: %d successful (%d kept, each found exactly once; %d deleted by their session, each gone; %d left out after a failed delete); "+
-		"%d creates sent again with their key answered with the first instance; %d instances with a key of no successful create",
+		"%d creates sent again with their key answered with the first instance; %d instances with a key of no recorded create (its answer cut off by the end of the work, or a failed call)",
 		len(s.creates), kept, deleted, skipped, s.idempotentHits.Load(), unrecorded)
 	if len(failures) > 10 {
 		failures = append(failures[:10], fmt.Sprintf("… and %d more creates not exactly once", len(failures)-10))

@@ -89,6 +89,20 @@ bench: envtest-assets ## Run the benchmarks; each is printed with its ratio to t
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test -run '^$$' -bench . -benchmem ./internal/... | tee $(LOCALBIN)/bench.txt
 	@hack/bench-ratios.sh $(LOCALBIN)/bench.txt
 
+# SOAK_*: the knobs of `make soak` (docs/reliability.md, "Load and soak"); SOAK_FLAGS
+# passes more (go run ./hack/soak --help lists them).
+SOAK_SESSIONS ?= 100
+SOAK_DURATION ?= 10m
+SOAK_ABANDONED ?= 1000
+SOAK_SESSION_TIMEOUT ?= 1m
+SOAK_FLAGS ?=
+
+.PHONY: soak
+soak: build envtest-assets ## Load and soak benchmark (not in make test): SOAK_SESSIONS (100) MCP sessions of mixed work for SOAK_DURATION (10m) against the manager on a local control plane, then SOAK_ABANDONED (1000) abandoned sessions; a report, and exit 1 on a failed check.
+	go build -o $(LOCALBIN)/sandbar-soak ./hack/soak
+	$(LOCALBIN)/sandbar-soak --assets "$(ENVTEST_ASSETS)" --manager "$(LOCALBIN)/manager" --sessions $(SOAK_SESSIONS) \
+		--duration $(SOAK_DURATION) --abandoned $(SOAK_ABANDONED) --session-timeout $(SOAK_SESSION_TIMEOUT) $(SOAK_FLAGS)
+
 .PHONY: dev
 dev: build envtest-assets ## Start a local control plane, install CRDs and samples, run the manager in the foreground.
 	go build -o $(LOCALBIN)/sandbar-dev ./hack/dev

@@ -90,7 +90,7 @@ func FuzzJSONRPC(f *testing.F) {
 // a JSON-RPC error for what is not an arguments object: never a panic, never an
 // internal error, and never a write outside the account's namespace.
 func FuzzToolArguments(f *testing.F) {
-	for _, args := range []string{
+	seeds := []string{
 		`{}`, `{"class":"zorp.spaceboot"}`, `{"class":"zorp/SpaceBoot","name":"moonwalker","namespace":"elsewhere"}`,
 		`{"class":"zorp.spaceboot","spec":{"name":"x","price":3}}`, `{"namespace":"elsewhere","name":"untouchable"}`,
 		`{"name":"untouchable","namespace":"elsewhere","class":"zorp.spaceboot","spec":{"price":"ninety"}}`,
@@ -98,10 +98,10 @@ func FuzzToolArguments(f *testing.F) {
 		`{"source":"---\nname: x\n---\n","format":"markdown","namespace":"elsewhere"}`,
 		`{"taskId":"x"}`, `{"process":"elsewhere/x"}`, `{"limit":-1,"cursor":"!!"}`, `{"filter":{"price":{"gt":"x"}}}`,
 		`[]`, `null`, `3`, `"x"`,
-	} {
-		for i := range 64 {
-			f.Add(uint16(i), []byte(args))
-		}
+	}
+	// Each tool once (the sample account is served fewer than 64), with the seeds in turn.
+	for i := range 64 {
+		f.Add(uint16(i), []byte(seeds[i%len(seeds)]))
 	}
 	f.Fuzz(func(t *testing.T, index uint16, args []byte) {
 		if !json.Valid(args) {

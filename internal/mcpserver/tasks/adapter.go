@@ -37,7 +37,6 @@ import (
 	"io"
 	"maps"
 	"net/http"
-	"slices"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -221,7 +220,6 @@ func Capture(next http.Handler, limit int64) http.Handler {
 				if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" && len(msg.Params.Task) > 0 && string(msg.Params.Task) != "null" {
 					r.Header.Set(header, string(msg.Params.Task))
 				}
-				body = withParams(body)
 			}
 			// The SDK reads the body again, and refuses one over its limit.
 			r.Body = struct {
@@ -231,60 +229,6 @@ func Capture(next http.Handler, limit int64) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-// methods are the tasks/* methods register adds to the SDK server.
-var methods = []string{"tasks/get", "tasks/update", "tasks/result", "tasks/list", "tasks/cancel"}
-
-// withParams gives each request of body (one message or a batch) to one of methods
-// that has no params, or null, an empty params object. The SDK hands such a request
-// of a custom method to the middleware as a nil params pointer whose promoted methods
-// panic (go-sdk v1.8.0), which would end the process; with {} the handlers answer
-// (tasks/list) or refuse what is missing (tasks/get: no taskId).
-func withParams(body []byte) []byte {
-	trimmed := bytes.TrimSpace(body)
-	if len(trimmed) == 0 || trimmed[0] != '[' {
-		if fixed, ok := fillParams(trimmed); ok {
-			return fixed
-		}
-		return body
-	}
-	var batch []json.RawMessage
-	if json.Unmarshal(trimmed, &batch) != nil {
-		return body
-	}
-	changed := false
-	for i, m := range batch {
-		if fixed, ok := fillParams(m); ok {
-			batch[i], changed = fixed, true
-		}
-	}
-	if !changed {
-		return body
-	}
-	if out, err := json.Marshal(batch); err == nil {
-		return out
-	}
-	return body
-}
-
-// fillParams is msg with params {} when it is a request to one of methods without
-// params; ok is false when it needs none.
-func fillParams(msg []byte) (_ []byte, ok bool) {
-	var m map[string]json.RawMessage
-	if json.Unmarshal(msg, &m) != nil {
-		return nil, false
-	}
-	var method string
-	if json.Unmarshal(m["method"], &method) != nil || !slices.Contains(methods, method) {
-		return nil, false
-	}
-	if p, has := m["params"]; has && !bytes.Equal(bytes.TrimSpace(p), []byte("null")) {
-		return nil, false
-	}
-	m["params"] = json.RawMessage("{}")
-	out, err := json.Marshal(m)
-	return out, err == nil
 }
 
 // Adapter serves Tasks for one SDK server.
@@ -313,6 +257,35 @@ func (a *Adapter) support(name string) string {
 		return Optional
 	}
 	return Forbidden
+}
+
+// Params gives a tasks/* request that came without params (or with null) empty
+// ones. The SDK hands such a request of a custom method on with a nil params
+// pointer whose methods (GetMeta, the request's ProtocolVersion) panic (go-sdk
+// v1.8.0), in a goroutine of the SDK's where nothing recovers it: the process would
+// end. With empty params the handlers answer (tasks/list) or refuse what is missing
+// (tasks/get: no taskId). It must be the outermost receiving middleware.
+func (a *Adapter) Params(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch r := req.(type) {
+		case *mcp.ServerRequest[*taskParams]:
+			r.Params = orEmpty(r.Params)
+		case *mcp.ServerRequest[*updateParams]:
+			r.Params = orEmpty(r.Params)
+		case *mcp.ServerRequest[*resultParams]:
+			r.Params = orEmpty(r.Params)
+		case *mcp.ServerRequest[*listParams]:
+			r.Params = orEmpty(r.Params)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func orEmpty[T any](p *T) *T {
+	if p == nil {
+		return new(T)
+	}
+	return p
 }
 
 // Middleware adds the tasks capability and each tool's execution.taskSupport, and

@@ -32,6 +32,8 @@ import (
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/validation"
+	"k8s.io/apimachinery/pkg/api/meta"
+	apivalidation "k8s.io/apimachinery/pkg/api/validation"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -159,15 +161,17 @@ func admitted[T any](t *testing.T, plural string, objs []T) []T {
 	a := admissions[plural]
 	var out []T
 	for _, o := range objs {
+		// The API server's checks of a custom resource's metadata (its name is a DNS
+		// subdomain).
+		if acc, err := meta.Accessor(&o); err != nil ||
+			len(apivalidation.ValidateObjectMetaAccessor(acc, false, apivalidation.NameIsDNSSubdomain, field.NewPath("metadata"))) > 0 {
+			continue
+		}
 		u, err := runtime.DefaultUnstructuredConverter.ToUnstructured(&o)
 		if err != nil {
 			continue
 		}
 		u["apiVersion"], u["kind"] = metav1alpha1.GroupVersion.String(), "X"
-		meta, _ := u["metadata"].(map[string]any)
-		if name, _ := meta["name"].(string); name == "" {
-			continue // the API server names nothing itself here (no generateName)
-		}
 		structuraldefaulting.Default(u, a.structural)
 		if errs := validation.ValidateCustomResource(nil, u, a.schema); len(errs) > 0 {
 			continue

@@ -19,8 +19,8 @@ package fuzz
 import (
 	"encoding/json"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -170,15 +170,14 @@ func FuzzResourceURI(f *testing.F) {
 }
 
 // answerOf is the response among an answer's messages (notifications may precede it).
-func answerOf(t *testing.T, what string, rec interface{ Result() *http.Response }, msgs []message) message {
+func answerOf(t *testing.T, what string, rec *httptest.ResponseRecorder, msgs []message) message {
 	t.Helper()
 	for _, m := range msgs {
 		if m.Method == "" {
 			return m
 		}
 	}
-	res := rec.Result()
-	t.Fatalf("%s: no JSON-RPC response: HTTP %d %s", what, res.StatusCode, strings.Join(res.Header.Values("Content-Type"), ","))
+	t.Fatalf("%s: no JSON-RPC response: HTTP %d %s", what, rec.Code, rec.Header().Get("Content-Type"))
 	return message{}
 }
 

@@ -91,6 +91,13 @@ func FuzzJSONRPC(f *testing.F) {
 // internal error, and never a write outside the account's namespace.
 func FuzzToolArguments(f *testing.F) {
 	seeds := []string{
+		`{"class":"zorp.spaceboot","attributes":{"name":"x","price":3}}`,
+		`{"class":"zorp/SpaceBoot","metadata":{"name":"y","namespace":"elsewhere"},"attributes":{"name":"y"}}`,
+		`{"class":"zorp.spaceboot","name":"untouchable","namespace":"elsewhere","attributes":{"price":2},"resourceVersion":"999"}`,
+		`{"class":"zorp.spaceboot","namespace":"elsewhere","where":{"price":1},"labelSelector":"a=b","limit":2}`,
+		`{"entities":[{"class":"zorp.spaceboot","name":"z","namespace":"elsewhere","attributes":{"name":"z"}}],"dryRun":false}`,
+		`{"workflow":"order-fulfilment","subject":"elsewhere/untouchable","input":{}}`,
+		`{"class":"zorp.spaceboot","idempotencyKey":"k","attributes":{"name":"k"}}`,
 		`{}`, `{"class":"zorp.spaceboot"}`, `{"class":"zorp/SpaceBoot","name":"moonwalker","namespace":"elsewhere"}`,
 		`{"class":"zorp.spaceboot","spec":{"name":"x","price":3}}`, `{"namespace":"elsewhere","name":"untouchable"}`,
 		`{"name":"untouchable","namespace":"elsewhere","class":"zorp.spaceboot","spec":{"price":"ninety"}}`,

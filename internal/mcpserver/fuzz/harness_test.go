@@ -133,8 +133,17 @@ func start() (*edge, error) {
 
 	e := &edge{}
 	e.ids.Store(100)
-	cl := fake.NewClientBuilder().
-		WithScheme(scheme).
+	builder := fake.NewClientBuilder().WithScheme(scheme)
+	// The API server selects instances by metadata.name; the fake client does so
+	// through an index.
+	for _, c := range snap.Classes {
+		if c.InstanceAPI != nil {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(c.GVK())
+			builder = builder.WithIndex(u, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} })
+		}
+	}
+	cl := builder.
 		WithRESTMapper(meta.MultiRESTMapper{testrestmapper.TestOnlyStaticRESTMapper(scheme), instances}).
 		WithObjects(objs...).
 		WithStatusSubresource(&metav1alpha1.Class{}, &metav1alpha1.Property{}, &metav1alpha1.WorkflowDefinition{},

@@ -103,6 +103,36 @@ soak: build envtest-assets ## Load and soak benchmark (not in make test): SOAK_S
 	$(LOCALBIN)/sandbar-soak --assets "$(ENVTEST_ASSETS)" --manager "$(LOCALBIN)/manager" --sessions $(SOAK_SESSIONS) \
 		--duration $(SOAK_DURATION) --abandoned $(SOAK_ABANDONED) --session-timeout $(SOAK_SESSION_TIMEOUT) $(SOAK_FLAGS)
 
+# FUZZ_TARGETS are package:target pairs; `make fuzz` runs each for FUZZTIME with
+# FUZZ_PARALLEL workers (-parallel), one after another (-fuzz takes one target of
+# one package at a time).
+FUZZ_TARGETS = \
+	./internal/mcpserver/fuzz:FuzzJSONRPC \
+	./internal/mcpserver/fuzz:FuzzToolArguments \
+	./internal/mcpserver/fuzz:FuzzResourceURI \
+	./internal/mcpserver/resources:FuzzParseURI \
+	./internal/codec:FuzzDecodeMarkdown \
+	./internal/codec:FuzzDecodeJSON \
+	./internal/catalog:FuzzCoerce \
+	./internal/instanceapi:FuzzClassSpec \
+	./internal/instanceapi:FuzzPropertySpec
+FUZZTIME ?= 10m
+FUZZ_PARALLEL ?= 1
+
+.PHONY: fuzz
+fuzz: ## Run every fuzz target for FUZZTIME (10m) each and print its execs; a crasher lands in the package's testdata/fuzz, whose corpora every `go test` runs.
+	@logs=$$(mktemp -d); failed=""; \
+	for t in $(FUZZ_TARGETS); do \
+		pkg=$${t%%:*}; name=$${t##*:}; \
+		echo "== $$name ($$pkg, $(FUZZTIME), -parallel $(FUZZ_PARALLEL))"; \
+		if ! go test -run '^$$' -fuzz "^$$name\$$" -fuzztime $(FUZZTIME) -parallel $(FUZZ_PARALLEL) $$pkg > $$logs/$$name.txt 2>&1; then \
+			failed="$$failed $$name"; tail -30 $$logs/$$name.txt; \
+		fi; \
+		grep 'fuzz: elapsed' $$logs/$$name.txt | tail -1; \
+	done; \
+	echo "logs: $$logs"; \
+	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
+
 .PHONY: dev
 dev: build envtest-assets ## Start a local control plane, install CRDs and samples, run the manager in the foreground.
 	go build -o $(LOCALBIN)/sandbar-dev ./hack/dev

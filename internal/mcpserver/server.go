@@ -155,10 +155,11 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// The first is the outermost: telemetry times every request and sees the answer
 	// the client gets; redaction sees every answer last before it (results and
 	// errors, whichever middleware made them), then the session registry and the
-	// Tasks adapter see every request and the account first. What the server sends
+	// Tasks adapter see every request and the account first (the adapter's Params,
+	// outermost, fills what the SDK leaves nil before anything reads it). What the server sends
 	// on its own (progress, list changes, resource updates) reaches a session only
 	// while its account may have it, and passes redaction on the sending side.
-	s.mcp.AddReceivingMiddleware(tel.Middleware(&s.served), redact.Middleware, s.sessions.Middleware,
+	s.mcp.AddReceivingMiddleware(taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, s.sessions.Middleware,
 		taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware)
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
 

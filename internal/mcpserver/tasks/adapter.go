@@ -259,6 +259,35 @@ func (a *Adapter) support(name string) string {
 	return Forbidden
 }
 
+// Params gives a tasks/* request that came without params (or with null) empty
+// ones. The SDK hands such a request of a custom method on with a nil params
+// pointer whose methods (GetMeta, the request's ProtocolVersion) panic (go-sdk
+// v1.8.0), in a goroutine of the SDK's where nothing recovers it: the process would
+// end. With empty params the handlers answer (tasks/list) or refuse what is missing
+// (tasks/get: no taskId). It must be the outermost receiving middleware.
+func (a *Adapter) Params(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch r := req.(type) {
+		case *mcp.ServerRequest[*taskParams]:
+			r.Params = orEmpty(r.Params)
+		case *mcp.ServerRequest[*updateParams]:
+			r.Params = orEmpty(r.Params)
+		case *mcp.ServerRequest[*resultParams]:
+			r.Params = orEmpty(r.Params)
+		case *mcp.ServerRequest[*listParams]:
+			r.Params = orEmpty(r.Params)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+func orEmpty[T any](p *T) *T {
+	if p == nil {
+		return new(T)
+	}
+	return p
+}
+
 // Middleware adds the tasks capability and each tool's execution.taskSupport, and
 // turns task-augmented tools/call requests into tasks.
 func (a *Adapter) Middleware(next mcp.MethodHandler) mcp.MethodHandler {

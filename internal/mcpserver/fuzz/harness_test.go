@@ -1,0 +1,559 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package fuzz feeds the MCP server's protocol edge with generated input: raw
+// JSON-RPC bodies, tool arguments and resource URIs through the handler the manager
+// serves at /mcp. It has no control plane: the server runs over controller-runtime's
+// fake client holding the samples, so every fuzz worker process starts in a moment.
+package fuzz
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	authorizationv1 "k8s.io/api/authorization/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/meta/testrestmapper"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/controllers"
+	"github.com/sandbar-dev/sandbar/internal/apikey"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/identity"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
+)
+
+const (
+	// home is the namespace of the sample account "claude", the only one it may act in.
+	home = "default"
+	// elsewhere holds an instance the account must never touch.
+	elsewhere = "elsewhere"
+	// sessionRevision is the newest session-based revision, stateless the newest.
+	sessionRevision = "2025-11-25"
+	stateless       = "2026-07-28"
+)
+
+// edge is one MCP server over a fake cluster, made once per process (each fuzz
+// worker is a process of its own) and shared by the targets of the process.
+type edge struct {
+	handler http.Handler
+	cluster client.Client
+	token   string
+	// session is an initialized session of the 2025-11-25 revision.
+	session string
+	// tools are the names tools/list gives the account, sorted.
+	tools []string
+	// ids number the requests the targets make: the session refuses an id in flight.
+	ids atomic.Int64
+
+	mu sync.Mutex
+	// strays are the writes the server made outside the account's namespace.
+	strays []string
+}
+
+var (
+	shared    *edge
+	sharedErr error
+	once      sync.Once
+)
+
+// server starts the shared server, or fails the test with why it could not.
+func server(tb testing.TB) *edge {
+	tb.Helper()
+	once.Do(func() { shared, sharedErr = start() })
+	if sharedErr != nil {
+		tb.Fatal(sharedErr)
+	}
+	return shared
+}
+
+// start builds the catalog of the samples, a fake cluster holding them, and the
+// server the manager would run, then opens a session.
+func start() (*edge, error) {
+	scheme := controllers.NewScheme()
+	objs, in, err := samples(scheme)
+	if err != nil {
+		return nil, err
+	}
+	snap := catalog.Build(in)
+	// The generated APIs of the concrete classes, as their CRDs would serve them.
+	instances := meta.NewDefaultRESTMapper(nil)
+	for _, c := range snap.Classes {
+		if c.InstanceAPI != nil {
+			instances.Add(c.GVK(), meta.RESTScopeNamespace)
+		}
+	}
+	// One instance in a namespace the account may not act in: it must stay as it is.
+	if boot := snap.Classes["zorp.spaceboot"]; boot != nil && boot.InstanceAPI != nil {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(boot.GVK())
+		u.SetNamespace(elsewhere)
+		u.SetName("untouchable")
+		u.Object["spec"] = map[string]any{"name": "untouchable", "price": int64(1)}
+		objs = append(objs, u)
+	}
+
+	e := &edge{}
+	e.ids.Store(100)
+	builder := fake.NewClientBuilder().WithScheme(scheme)
+	// The API server selects instances by metadata.name; the fake client does so
+	// through an index.
+	for _, c := range snap.Classes {
+		if c.InstanceAPI != nil {
+			u := &unstructured.Unstructured{}
+			u.SetGroupVersionKind(c.GVK())
+			builder = builder.WithIndex(u, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} })
+		}
+	}
+	cl := builder.
+		WithRESTMapper(meta.MultiRESTMapper{testrestmapper.TestOnlyStaticRESTMapper(scheme), instances}).
+		WithObjects(objs...).
+		WithStatusSubresource(&metav1alpha1.Class{}, &metav1alpha1.Property{}, &metav1alpha1.WorkflowDefinition{},
+			&metav1alpha1.ServiceAccount{}, &metav1alpha1.WorkflowProcess{}).
+		WithInterceptorFuncs(e.interceptor()).
+		Build()
+	e.cluster = cl
+
+	ctx := context.Background()
+	if e.token, err = apikey.Issue(ctx, cl, home, "claude"); err != nil {
+		return nil, fmt.Errorf("issuing a key: %w", err)
+	}
+	store := catalog.NewStore()
+	store.Publish(snap)
+	srv, err := mcpserver.New(mcpserver.Options{
+		BindAddress:  "127.0.0.1:0",
+		ToolSurface:  mcpserver.SurfaceBoth,
+		NameStyle:    mcpserver.StyleUnderscore,
+		ClientPrefix: mcpserver.DefaultClientPrefix,
+		Version:      "fuzz",
+		// A call that waits (for a task, a process) gives up soon: the fake cluster runs
+		// no workflows.
+		CallTimeout: time.Second,
+		RequestLog:  "off",
+	}, store, mcpserver.Cluster{
+		Client:    cl,
+		APIReader: cl,
+		Informers: &informers{fake: &informertest.FakeInformers{Scheme: scheme}},
+		Connection: identity.Connection{
+			Config:  &rest.Config{Host: "https://cluster.invalid"},
+			Options: client.Options{Scheme: scheme},
+			// The fake cluster stands for every identity: what an account may do is
+			// then decided by the server alone, which is what the targets check.
+			NewClient: func(*rest.Config, client.Options) (client.Client, error) { return cl, nil },
+			Manager:   cl,
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	// Serve follows the catalog and the processes; the targets call the handler
+	// directly, without the network.
+	go func() { _ = srv.Serve(context.Background(), ln) }()
+	e.handler = srv.Handler()
+	if err := e.ready(); err != nil {
+		return nil, err
+	}
+	if err := e.initialize(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// samples reads config/samples into typed objects, with the status the reconcilers
+// would give them (every class resolved and served, the account ready), and the
+// catalog inputs they make.
+func samples(scheme *runtime.Scheme) ([]client.Object, catalog.Inputs, error) {
+	var objs []client.Object
+	var in catalog.Inputs
+	ready := []metav1.Condition{{Type: metav1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Fuzz"},
+		{Type: metav1alpha1.ConditionInstanceAPIEstablished, Status: metav1.ConditionTrue, Reason: "Fuzz"}}
+	for _, f := range testenv.SampleFiles {
+		us, err := testenv.Objects(filepath.Join(testenv.RepoRoot(), "config", "samples", f))
+		if err != nil {
+			return nil, in, err
+		}
+		for _, u := range us {
+			o, err := scheme.New(u.GroupVersionKind())
+			if err != nil {
+				return nil, in, err
+			}
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, o); err != nil {
+				return nil, in, err
+			}
+			switch t := o.(type) {
+			case *metav1alpha1.Class:
+				t.Status.Conditions = ready
+				if !t.Spec.Abstract {
+					t.Status.InstanceAPI = &metav1alpha1.InstanceAPIStatus{}
+				}
+				in.Classes = append(in.Classes, *t)
+			case *metav1alpha1.Property:
+				in.Properties = append(in.Properties, *t)
+			case *metav1alpha1.WorkflowDefinition:
+				in.Workflows = append(in.Workflows, *t)
+			case *metav1alpha1.ServiceAccount:
+				t.Status.Conditions = ready[:1]
+				in.ServiceAccounts = append(in.ServiceAccounts, *t)
+			}
+			objs = append(objs, o.(client.Object))
+		}
+	}
+	return objs, in, nil
+}
+
+// interceptor answers SubjectAccessReviews (the fake cluster has no RBAC: the
+// server's own checks are what is fuzzed) and records every write outside the
+// account's namespace.
+func (e *edge) interceptor() interceptor.Funcs {
+	record := func(verb string, obj client.Object) {
+		if ns := obj.GetNamespace(); ns != "" && ns != home {
+			e.mu.Lock()
+			e.strays = append(e.strays, fmt.Sprintf("%s %T %s/%s", verb, obj, ns, obj.GetName()))
+			e.mu.Unlock()
+		}
+	}
+	return interceptor.Funcs{
+		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
+			if sar, ok := obj.(*authorizationv1.SubjectAccessReview); ok {
+				sar.Status.Allowed = true
+				return nil
+			}
+			record("create", obj)
+			if err := c.Create(ctx, obj, opts...); err != nil {
+				return err
+			}
+			// No controller runs workflows here: a process ends as it starts, so that a
+			// tool that waits for one answers at once.
+			if p, ok := obj.(*metav1alpha1.WorkflowProcess); ok {
+				p.Status.Phase = metav1alpha1.PhaseFailed
+				p.Status.StatusMessage = "the fuzz cluster runs no workflows"
+				return c.Status().Update(ctx, p)
+			}
+			return nil
+		},
+		Update: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			record("update", obj)
+			return c.Update(ctx, obj, opts...)
+		},
+		Patch: func(ctx context.Context, c client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			record("patch", obj)
+			return c.Patch(ctx, obj, patch, opts...)
+		},
+		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
+			e.mu.Lock()
+			e.strays = append(e.strays, fmt.Sprintf("apply %T", obj))
+			e.mu.Unlock()
+			return c.Apply(ctx, obj, opts...)
+		},
+		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
+			record("delete", obj)
+			return c.Delete(ctx, obj, opts...)
+		},
+		DeleteAllOf: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
+			o := &client.DeleteAllOfOptions{}
+			o.ApplyOptions(opts)
+			if o.Namespace != home {
+				record("delete all of", obj)
+			}
+			return c.DeleteAllOf(ctx, obj, opts...)
+		},
+		SubResourceCreate: func(ctx context.Context, c client.Client, sub string, obj, subObj client.Object, opts ...client.SubResourceCreateOption) error {
+			record("create "+sub+" of", obj)
+			return c.SubResource(sub).Create(ctx, obj, subObj, opts...)
+		},
+		SubResourceUpdate: func(ctx context.Context, c client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			record("update "+sub+" of", obj)
+			return c.SubResource(sub).Update(ctx, obj, opts...)
+		},
+		SubResourcePatch: func(ctx context.Context, c client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			record("patch "+sub+" of", obj)
+			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		},
+	}
+}
+
+// checkHome fails the test when the server wrote outside the account's namespace,
+// or the instance there changed.
+func (e *edge) checkHome(t *testing.T) {
+	t.Helper()
+	e.mu.Lock()
+	strays := slices.Clone(e.strays)
+	e.mu.Unlock()
+	if len(strays) > 0 {
+		t.Fatalf("the server wrote outside namespace %s: %v", home, strays)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "zorp.sandbar.dev", Version: "v1", Kind: "SpaceBoot"})
+	if err := e.cluster.Get(context.Background(), client.ObjectKey{Namespace: elsewhere, Name: "untouchable"}, u); err != nil {
+		t.Fatalf("the instance in namespace %s: %v", elsewhere, err)
+	}
+	if u.GetResourceVersion() != "999" {
+		t.Fatalf("the instance in namespace %s changed: resourceVersion %s", elsewhere, u.GetResourceVersion())
+	}
+}
+
+// informers are the fake informers, safe for the concurrent use the server makes of
+// them.
+type informers struct {
+	mu   sync.Mutex
+	fake *informertest.FakeInformers
+}
+
+func (i *informers) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.fake.GetInformer(ctx, obj, opts...)
+}
+
+func (i *informers) GetInformerForKind(ctx context.Context, gvk schema.GroupVersionKind, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.fake.GetInformerForKind(ctx, gvk, opts...)
+}
+
+func (i *informers) RemoveInformer(ctx context.Context, obj client.Object) error {
+	i.mu.Lock()
+	defer i.mu.Unlock()
+	return i.fake.RemoveInformer(ctx, obj)
+}
+
+func (i *informers) Start(ctx context.Context) error { return i.fake.Start(ctx) }
+
+func (i *informers) WaitForCacheSync(ctx context.Context) bool { return i.fake.WaitForCacheSync(ctx) }
+
+func (i *informers) IndexField(ctx context.Context, obj client.Object, field string, extract client.IndexerFunc) error {
+	return i.fake.IndexField(ctx, obj, field, extract)
+}
+
+// ready waits until the server serves the catalog.
+func (e *edge) ready() error {
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		rec := httptest.NewRecorder()
+		e.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		if rec.Code == http.StatusOK {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the server did not become ready: %d %s", rec.Code, rec.Body)
+		}
+		<-time.After(10 * time.Millisecond)
+	}
+}
+
+// initialize opens the session of the 2025-11-25 revision and lists the tools.
+func (e *edge) initialize() error {
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + sessionRevision +
+		`","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}`
+	rec := e.post(variantSession, []byte(init))
+	if rec.Code != http.StatusOK {
+		return fmt.Errorf("initialize: %d %s", rec.Code, rec.Body)
+	}
+	e.session = rec.Header().Get("Mcp-Session-Id")
+	if e.session == "" {
+		return errors.New("initialize: no session id")
+	}
+	if rec := e.post(variantSession, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); rec.Code != http.StatusAccepted {
+		return fmt.Errorf("notifications/initialized: %d %s", rec.Code, rec.Body)
+	}
+	msgs, err := messages(e.post(variantSession, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)))
+	if err != nil || len(msgs) == 0 {
+		return fmt.Errorf("tools/list: %v", err)
+	}
+	var list struct {
+		Tools []struct {
+			Name string `json:"name"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(msgs[len(msgs)-1].Result, &list); err != nil {
+		return fmt.Errorf("tools/list: %w", err)
+	}
+	for _, t := range list.Tools {
+		e.tools = append(e.tools, t.Name)
+	}
+	sort.Strings(e.tools)
+	if len(e.tools) == 0 {
+		return errors.New("tools/list: no tools")
+	}
+	return nil
+}
+
+// How a body is sent.
+const (
+	// variantSession: in the session opened by initialize, 2025-11-25.
+	variantSession = iota
+	// variantStateless: 2026-07-28, with the Mcp-Method and Mcp-Name headers the
+	// body's method and name ask for.
+	variantStateless
+	// variantRaw: 2026-07-28 headers, but no Mcp-Method: the body alone.
+	variantRaw
+	// variantAnonymous: no token.
+	variantAnonymous
+	variants
+)
+
+// post sends a body to /mcp through the whole chain, as a client of the variant.
+func (e *edge) post(variant int, body []byte) *httptest.ResponseRecorder {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/mcp", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	if variant != variantAnonymous {
+		req.Header.Set("Authorization", "Bearer "+e.token)
+	}
+	switch variant {
+	case variantSession:
+		req.Header.Set("Mcp-Protocol-Version", sessionRevision)
+		if e.session != "" {
+			req.Header.Set("Mcp-Session-Id", e.session)
+		}
+	case variantStateless:
+		req.Header.Set("Mcp-Protocol-Version", stateless)
+		var head struct {
+			Method string `json:"method"`
+			Params struct {
+				Name string `json:"name"`
+				URI  string `json:"uri"`
+			} `json:"params"`
+		}
+		if json.Unmarshal(body, &head) == nil {
+			req.Header.Set("Mcp-Method", head.Method)
+			if n := head.Params.Name + head.Params.URI; n != "" {
+				req.Header.Set("Mcp-Name", n)
+			}
+		}
+	case variantRaw, variantAnonymous:
+		req.Header.Set("Mcp-Protocol-Version", stateless)
+	}
+	rec := httptest.NewRecorder()
+	e.handler.ServeHTTP(rec, req)
+	return rec
+}
+
+// message is one JSON-RPC message of an answer.
+type message struct {
+	JSONRPC string           `json:"jsonrpc"`
+	ID      json.RawMessage  `json:"id"`
+	Method  string           `json:"method"`
+	Result  json.RawMessage  `json:"result"`
+	Error   *json.RawMessage `json:"error"`
+}
+
+// rpcError is a JSON-RPC error object.
+type rpcError struct {
+	Code    *int64  `json:"code"`
+	Message *string `json:"message"`
+}
+
+// messages reads the JSON-RPC messages of an answer: one JSON object (or a batch),
+// or the data of each event of a stream. It fails on anything that is not valid
+// JSON-RPC: a message with neither method, result nor error, an error without code
+// or message.
+func messages(rec *httptest.ResponseRecorder) ([]message, error) {
+	ct := rec.Header().Get("Content-Type")
+	body := rec.Body.Bytes()
+	var raws [][]byte
+	switch {
+	case strings.HasPrefix(ct, "application/json"):
+		raws = append(raws, body)
+	case strings.HasPrefix(ct, "text/event-stream"):
+		for line := range strings.Lines(string(body)) {
+			// The priming event (for resumption) has empty data.
+			if data, ok := strings.CutPrefix(strings.TrimRight(line, "\r\n"), "data:"); ok && strings.TrimSpace(data) != "" {
+				raws = append(raws, []byte(strings.TrimSpace(data)))
+			}
+		}
+	default:
+		return nil, nil
+	}
+	var out []message
+	for _, raw := range raws {
+		if !json.Valid(raw) {
+			return nil, fmt.Errorf("not JSON: %q in %q", raw, body)
+		}
+		var batch []json.RawMessage
+		if bytes.HasPrefix(bytes.TrimSpace(raw), []byte("[")) {
+			if err := json.Unmarshal(raw, &batch); err != nil {
+				return nil, fmt.Errorf("not a batch: %q", raw)
+			}
+		} else {
+			batch = []json.RawMessage{raw}
+		}
+		for _, r := range batch {
+			var m message
+			if err := json.Unmarshal(r, &m); err != nil {
+				return nil, fmt.Errorf("not a JSON-RPC message: %q: %w", r, err)
+			}
+			if m.JSONRPC != "2.0" {
+				return nil, fmt.Errorf("not JSON-RPC 2.0: %q", r)
+			}
+			if m.Method == "" && m.Result == nil && m.Error == nil {
+				return nil, fmt.Errorf("neither a request, a result nor an error: %q", r)
+			}
+			if m.Error != nil {
+				var e rpcError
+				if err := json.Unmarshal(*m.Error, &e); err != nil || e.Code == nil || e.Message == nil || *e.Message == "" {
+					return nil, fmt.Errorf("an error without code or message: %q", r)
+				}
+			}
+			out = append(out, m)
+		}
+	}
+	return out, nil
+}
+
+// errorOf is the code and message of a message's error.
+func errorOf(m message) (int64, string) {
+	if m.Error == nil {
+		return 0, ""
+	}
+	var e rpcError
+	_ = json.Unmarshal(*m.Error, &e)
+	if e.Code == nil || e.Message == nil {
+		return 0, ""
+	}
+	return *e.Code, *e.Message
+}

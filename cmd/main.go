@@ -55,6 +55,7 @@ func run() int {
 		metricsSecure bool
 		metricsCerts  string
 		probeAddr     string
+		pprofAddr     string
 		leaderElect   bool
 		leaderElectNS string
 		lease         leaseTimings
@@ -73,6 +74,7 @@ func run() int {
 	flag.BoolVar(&metricsSecure, "metrics-secure", true, "Serve metrics over HTTPS to clients whose Kubernetes token may get /metrics (the ClusterRole sandbar-metrics-reader); false: plain HTTP to anyone, for local development only.")
 	flag.StringVar(&metricsCerts, "metrics-cert-dir", "", "Directory holding tls.crt and tls.key for the metrics endpoint (default: a self-signed certificate).")
 	flag.StringVar(&probeAddr, "health-probe-bind-address", ":8081", "Address of the manager's /healthz and /readyz.")
+	flag.StringVar(&pprofAddr, "pprof-bind-address", "0", "Address of Go's profiling endpoints (/debug/pprof/); \"0\" turns them off. They show the process's memory and stacks: bind them to loopback (127.0.0.1:6060) and reach them with kubectl port-forward.")
 	flag.BoolVar(&leaderElect, "leader-elect", false, "Elect one leader among the replicas to run the reconcilers (every replica serves MCP).")
 	flag.StringVar(&leaderElectNS, "leader-election-namespace", "", "Namespace of the leader-election lease (default: the pod's namespace).")
 	flag.DurationVar(&lease.duration, "leader-elect-lease-duration", 15*time.Second, "How long a lease its leader stopped renewing holds before another replica takes it: a leader that dies is replaced after about this long.")
@@ -142,6 +144,7 @@ func run() int {
 	mgr, store, err := controllers.NewManager(ctx, restConfig, ctrl.Options{
 		Metrics:                 controllers.MetricsServer(metricsAddr, metricsSecure, metricsCerts),
 		HealthProbeBindAddress:  probeAddr,
+		PprofBindAddress:        pprofAddr,
 		LeaderElection:          leaderElect,
 		LeaderElectionID:        "sandbar-manager.meta.sandbar.dev",
 		LeaderElectionNamespace: leaderElectNS,

@@ -187,20 +187,8 @@ func connectAs(t *testing.T, url, tok string) *mcp.ClientSession {
 	t.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "durability", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
-			HTTPClient: &http.Client{Transport: bearer{token: tok, base: http.DefaultTransport}}}, nil)
+			HTTPClient: &http.Client{Transport: testenv.Bearer{Token: tok}}}, nil)
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(func() { _ = cs.Close() })
 	return cs
-}
-
-// bearer adds a token to each request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
 }

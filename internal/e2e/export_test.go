@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
 // exportThroughMCP exports a class through the manager with an account's token and
@@ -37,7 +38,7 @@ func exportThroughMCP(t *testing.T, c client.Client, url, token, namespace, clas
 	ctx := context.Background()
 	cl := mcp.NewClient(&mcp.Implementation{Name: "sandbar-e2e", Version: "1"}, nil)
 	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1,
-		HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}}, nil)
+		HTTPClient: &http.Client{Transport: testenv.Bearer{Token: token}}}, nil)
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = cs.Close() }()
 	res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sandbar_project_export", Arguments: map[string]any{"class": class}})
@@ -53,18 +54,6 @@ func exportThroughMCP(t *testing.T, c client.Client, url, token, namespace, clas
 		}
 		return p.Status.Phase
 	}).WithTimeout(timeout).Should(Equal(metav1alpha1.PhaseSucceeded))
-}
-
-// bearer adds an Authorization header to every request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
 }
 
 // resultText is the text of a tool result, for failure messages.

@@ -273,7 +273,7 @@ func (c *sessionClient) session(ctx context.Context) (*mcp.ClientSession, error)
 		},
 	})
 	cs, err := cl.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: c.url,
-		HTTPClient: &http.Client{Transport: bearer{token: c.token, base: http.DefaultTransport}}},
+		HTTPClient: &http.Client{Transport: testenv.Bearer{Token: c.token}}},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
 	if err != nil {
 		return nil, err

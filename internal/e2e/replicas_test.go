@@ -30,6 +30,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/sandbar-dev/sandbar/internal/testenv"
 	"github.com/sandbar-dev/sandbar/internal/testenv/faults"
 )
 
@@ -60,7 +61,7 @@ func statelessThroughReplicas(t *testing.T, c client.Client, manager string, arg
 
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "sandbar-e2e", Version: "1"}, nil).Connect(ctx,
 		&mcp.StreamableClientTransport{Endpoint: lb, MaxRetries: -1,
-			HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}},
+			HTTPClient: &http.Client{Transport: testenv.Bearer{Token: token}}},
 		&mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
 	g.Expect(err).NotTo(HaveOccurred())
 	defer func() { _ = cs.Close() }()

@@ -35,6 +35,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
 // Each benchmark has a baseline measured in the same run; make bench prints the ratios.
@@ -71,7 +72,7 @@ func benchSession(b *testing.B, url, tok string) *mcp.ClientSession {
 	b.Helper()
 	hc := &http.Client{Transport: http.DefaultTransport}
 	if tok != "" {
-		hc.Transport = bearer{token: tok, base: http.DefaultTransport}
+		hc.Transport = testenv.Bearer{Token: tok}
 	}
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: hc, MaxRetries: -1}, nil)

@@ -41,6 +41,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
 	"github.com/sandbar-dev/sandbar/internal/testenv/faults"
 )
 
@@ -65,7 +66,7 @@ func (s *sessionIDs) RoundTrip(r *http.Request) (*http.Response, error) {
 // how many answers carried a session id.
 func connectAt(t *testing.T, url, tok, revision string, opts *mcp.ClientOptions) (*mcp.ClientSession, *sessionIDs) {
 	t.Helper()
-	ids := &sessionIDs{base: bearer{token: tok, base: http.DefaultTransport}}
+	ids := &sessionIDs{base: testenv.Bearer{Token: tok}}
 	c := mcp.NewClient(&mcp.Implementation{Name: "sandbar-test", Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint: url, HTTPClient: &http.Client{Transport: ids}, MaxRetries: -1,
@@ -408,7 +409,7 @@ func TestStatelessClientWorksThroughAnyReplica(t *testing.T) {
 	// What the balancer does to a session-based client: its session lives on one
 	// replica, and the other does not know it (404 on notifications/initialized).
 	old, err := mcp.NewClient(&mcp.Implementation{Name: "sandbar-test", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: lb, HTTPClient: &http.Client{Transport: bearer{token: token, base: http.DefaultTransport}}, MaxRetries: -1},
+		&mcp.StreamableClientTransport{Endpoint: lb, HTTPClient: &http.Client{Transport: testenv.Bearer{Token: token}}, MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: sessionRevision})
 	for i := 0; err == nil && i < 4; i++ {
 		_, err = old.ListTools(context.Background(), nil)

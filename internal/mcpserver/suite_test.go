@@ -206,18 +206,6 @@ func waitFor(cond func() bool) error {
 	return nil
 }
 
-// bearer adds an Authorization header to every request.
-type bearer struct {
-	token string
-	base  http.RoundTripper
-}
-
-func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
-	r = r.Clone(r.Context())
-	r.Header.Set("Authorization", "Bearer "+b.token)
-	return b.base.RoundTrip(r)
-}
-
 // connect opens an MCP session as the holder of a token, at revision 2025-11-25: the
 // tests that use it assert what sessions do (streams, lock-outs, logging levels).
 // connectAt speaks the stateless revision (stateless_test.go).
@@ -226,7 +214,7 @@ func connect(t *testing.T, url, tok string, opts *mcp.ClientOptions) *mcp.Client
 	c := mcp.NewClient(&mcp.Implementation{Name: "sandbar-test", Version: "1"}, opts)
 	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
 		Endpoint:   url,
-		HTTPClient: &http.Client{Transport: bearer{token: tok, base: http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: testenv.Bearer{Token: tok}},
 		MaxRetries: -1,
 	}, &mcp.ClientSessionOptions{ProtocolVersion: sessionRevision})
 	if err != nil {

@@ -167,7 +167,7 @@ func connectSSE(t *testing.T, url, tok string) *mcp.ClientSession {
 	c := mcp.NewClient(&mcp.Implementation{Name: "sandbar-sse-test", Version: "1"}, nil)
 	cs, err := c.Connect(context.Background(), &mcp.SSEClientTransport{
 		Endpoint:   legacyURL(url),
-		HTTPClient: &http.Client{Transport: bearer{token: tok, base: http.DefaultTransport}},
+		HTTPClient: &http.Client{Transport: testenv.Bearer{Token: tok}},
 	}, nil)
 	if err != nil {
 		t.Fatalf("connecting over SSE: %v", err)

@@ -25,6 +25,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -134,4 +135,23 @@ func Apply(ctx context.Context, c client.Client, paths ...string) error {
 		}
 	}
 	return nil
+}
+
+// Bearer is an http.RoundTripper that sends a bearer token with every request, as an
+// MCP client configured with a token does.
+type Bearer struct {
+	Token string
+	// Base sends the request (http.DefaultTransport when nil).
+	Base http.RoundTripper
+}
+
+// RoundTrip sends r, with the token, through Base.
+func (b Bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.Token)
+	base := b.Base
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	return base.RoundTrip(r)
 }

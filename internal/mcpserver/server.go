@@ -172,8 +172,9 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		MaxRequestBodyBytes: opts.MaxRequestBytes,
 		SessionTimeout:      opts.SessionTimeout,
 		// Lets clients resume a stream after a dropped connection (Last-Event-ID) and
-		// keeps list_changed notifications for clients without an open GET stream.
-		EventStore: mcp.NewMemoryEventStore(nil),
+		// keeps list_changed notifications for clients without an open GET stream,
+		// within bounds per session and in all.
+		EventStore: mcptransport.NewEventStore(0, 0),
 	})
 	// The stateless revision (2026-07-28) has no sessions: every request is whole, so
 	// any replica answers it, and it ends the work it started when its client goes.

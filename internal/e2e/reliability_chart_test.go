@@ -42,3 +42,12 @@ func TestChartPassesTheLeaseTimings(t *testing.T) {
 		"--leader-elect-renew-deadline=4s", "--leader-elect-retry-period=1s"))
 	g.Expect(chartRefuses(t, "--set", "leaderElectionLease.duration=long")).To(ContainSubstring("/leaderElectionLease/duration"), "not a duration")
 }
+
+// The chart's mcp.shutdownDelay reaches the manager, and the schema refuses what is
+// not a duration.
+func TestChartPassesTheShutdownDelay(t *testing.T) {
+	g := NewWithT(t)
+	g.Expect(managerArgs(t, renderChart(t))).To(ContainElement("--mcp-shutdown-delay=3s"))
+	g.Expect(managerArgs(t, renderChart(t, "--set", "mcp.shutdownDelay=5s"))).To(ContainElement("--mcp-shutdown-delay=5s"))
+	g.Expect(chartRefuses(t, "--set", "mcp.shutdownDelay=soon")).To(ContainSubstring("/mcp/shutdownDelay"), "not a duration")
+}

@@ -250,11 +250,14 @@ type sessionClient struct {
 	// sessions counts the sessions made; subscribed those whose subscriptions were
 	// made.
 	sessions, subscribed atomic.Int32
-	closed               atomic.Bool
+	// done ends when the client is closed.
+	done context.Context
+	quit context.CancelFunc
 }
 
 func newSessionClient(name, url, token string) *sessionClient {
-	return &sessionClient{name: name, url: url, token: token, updated: make(chan string, 64)}
+	done, quit := context.WithCancel(context.Background())
+	return &sessionClient{name: name, url: url, token: token, updated: make(chan string, 64), done: done, quit: quit}
 }
 
 // session is the client's session, a new one if it has none.
@@ -292,14 +295,17 @@ func (c *sessionClient) session(ctx context.Context) (*mcp.ClientSession, error)
 		go func() {
 			_ = cs.Wait()
 			c.drop(cs)
-			for !c.closed.Load() {
+			for c.done.Err() == nil {
 				rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				_, err := c.session(rctx)
 				cancel()
 				if err == nil {
 					return
 				}
-				time.Sleep(100 * time.Millisecond) // a client's backoff between attempts
+				select { // a client's backoff between attempts, cut short by its close
+				case <-c.done.Done():
+				case <-time.After(100 * time.Millisecond):
+				}
 			}
 		}()
 	}
@@ -400,7 +406,7 @@ func (c *sessionClient) drain() {
 }
 
 func (c *sessionClient) close() {
-	c.closed.Store(true)
+	c.quit()
 	c.mu.Lock()
 	cs := c.cs
 	c.mu.Unlock()
@@ -414,7 +420,9 @@ func (c *sessionClient) close() {
 type workload struct {
 	clients []*sessionClient
 	done    []atomic.Int64
-	stopped atomic.Bool
+	// halt ends when the clients are to stop.
+	halt    context.Context
+	stopAll context.CancelFunc
 	wg      sync.WaitGroup
 
 	mu   sync.Mutex
@@ -423,7 +431,8 @@ type workload struct {
 }
 
 func startWorkload(t *testing.T, url, token string, n int) *workload {
-	w := &workload{done: make([]atomic.Int64, n)}
+	halt, stopAll := context.WithCancel(context.Background())
+	w := &workload{done: make([]atomic.Int64, n), halt: halt, stopAll: stopAll}
 	for i := range n {
 		c := newSessionClient(fmt.Sprintf("worker-%d", i), url, token)
 		t.Cleanup(c.close)
@@ -431,7 +440,7 @@ func startWorkload(t *testing.T, url, token string, n int) *workload {
 		w.wg.Add(1)
 		go func() {
 			defer w.wg.Done()
-			for j := 0; !w.stopped.Load(); j++ {
+			for j := 0; w.halt.Err() == nil; j++ {
 				if err := w.round(c, fmt.Sprintf("%s-%03d", c.name, j)); err != nil {
 					w.mu.Lock()
 					w.errs = append(w.errs, err)
@@ -439,11 +448,14 @@ func startWorkload(t *testing.T, url, token string, n int) *workload {
 					return
 				}
 				w.done[i].Add(1)
-				time.Sleep(50 * time.Millisecond) // the pace of a client, not a wait for anything
+				select { // the pace of a client, cut short when the workload stops
+				case <-w.halt.Done():
+				case <-time.After(50 * time.Millisecond):
+				}
 			}
 		}()
 	}
-	t.Cleanup(func() { w.stopped.Store(true); w.wg.Wait() })
+	t.Cleanup(func() { w.stopAll(); w.wg.Wait() })
 	return w
 }
 
@@ -508,7 +520,7 @@ func (w *workload) progresses(t *testing.T, when string) {
 
 // stop stops the clients and returns every key a create was sent with.
 func (w *workload) stop(t *testing.T) []string {
-	w.stopped.Store(true)
+	w.stopAll()
 	w.wg.Wait()
 	NewWithT(t).Expect(w.errs).To(BeEmpty())
 	return w.keys

@@ -32,6 +32,9 @@ import (
 const (
 	// maxPrinterSlots is how many slot columns kubectl get shows for instances.
 	maxPrinterSlots = 4
+	// maxSelectableSlots is how many slots a field selector can filter on: the API
+	// server allows eight selectable fields per version.
+	maxSelectableSlots = 8
 	// CategoryAll is the kubectl category of every instance of every class.
 	CategoryAll = "sandbar-instances"
 )
@@ -143,6 +146,35 @@ func PrinterColumns(c *catalog.Class) []apiextensionsv1.CustomResourceColumnDefi
 	})
 }
 
+// SelectableSlots are the fields of the slots the API server can filter instances by
+// with a field selector (spec.<field>=<value>): up to eight single-valued slots stored
+// as a string, an integer or a boolean, required ones first, in slot order.
+func SelectableSlots(c *catalog.Class) []string {
+	var out []string
+	for _, required := range []bool{true, false} {
+		for _, s := range c.Slots {
+			info, known := catalog.SlotRange(s)
+			if len(out) == maxSelectableSlots || s.Required != required || s.Many() || !known || info.AnyJSON {
+				continue
+			}
+			switch info.CRDType {
+			case "string", "integer", "boolean":
+				out = append(out, s.Field)
+			}
+		}
+	}
+	return out
+}
+
+// SelectableFields declares SelectableSlots in a CRD version.
+func SelectableFields(c *catalog.Class) []apiextensionsv1.SelectableField {
+	var out []apiextensionsv1.SelectableField
+	for _, f := range SelectableSlots(c) {
+		out = append(out, apiextensionsv1.SelectableField{JSONPath: ".spec." + f})
+	}
+	return out
+}
+
 // columnName turns tentacleCount into Tentacle-Count, in the style of kubectl's
 // headers; a slot named like one of kubectl's own columns gets a "Spec-" prefix.
 func columnName(field string) string {
@@ -217,6 +249,7 @@ func CRD(c *catalog.Class, ancestorKinds []string) *apiextensionsv1.CustomResour
 				Schema:                   &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: Schema(c)},
 				Subresources:             &apiextensionsv1.CustomResourceSubresources{Status: &apiextensionsv1.CustomResourceSubresourceStatus{}},
 				AdditionalPrinterColumns: PrinterColumns(c),
+				SelectableFields:         SelectableFields(c),
 			}},
 		},
 	}

@@ -380,6 +380,43 @@ func TestPrinterColumns(t *testing.T) {
 	}
 }
 
+func TestSelectableSlots(t *testing.T) {
+	tests := []struct {
+		desc  string
+		slots []catalog.Slot
+		want  []string
+	}{
+		{"no slots", nil, nil},
+		{"strings, integers and booleans of every string range; no numbers, lists, JSON or unknown ranges", []catalog.Slot{
+			one("name", metav1alpha1.RangeString), one("count", metav1alpha1.RangeInteger), one("on", metav1alpha1.RangeBoolean),
+			one("at", metav1alpha1.RangeDateTime), one("kw", metav1alpha1.RangeKeyword), one("id", metav1alpha1.RangeUUID),
+			one("price", metav1alpha1.RangeNumber), many("tags", metav1alpha1.RangeString), one("extra", metav1alpha1.RangeJSON),
+			one("hue", "colour")},
+			[]string{"name", "count", "on", "at", "kw", "id"}},
+		{"required first, then slot order, at most eight", []catalog.Slot{
+			one("a", metav1alpha1.RangeString), one("b", metav1alpha1.RangeString), one("c", metav1alpha1.RangeString),
+			one("d", metav1alpha1.RangeString), one("e", metav1alpha1.RangeString), one("f", metav1alpha1.RangeString),
+			one("g", metav1alpha1.RangeString), one("h", metav1alpha1.RangeString), required(one("r", metav1alpha1.RangeRef))},
+			[]string{"r", "a", "b", "c", "d", "e", "f", "g"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.desc, func(t *testing.T) {
+			if got := SelectableSlots(classWith(tt.slots...)); !reflect.DeepEqual(got, tt.want) {
+				t.Errorf("selectable slots = %v, want %v", got, tt.want)
+			}
+			fields := CRD(classWith(tt.slots...), nil).Spec.Versions[0].SelectableFields
+			if len(fields) != len(tt.want) {
+				t.Fatalf("CRD selectable fields = %+v, want one per slot %v", fields, tt.want)
+			}
+			for i, f := range fields {
+				if f.JSONPath != ".spec."+tt.want[i] {
+					t.Errorf("CRD selectable field %d = %q, want .spec.%s", i, f.JSONPath, tt.want[i])
+				}
+			}
+		})
+	}
+}
+
 // ---- BreakingChanges ------------------------------------------------------------
 
 func TestBreakingChanges(t *testing.T) {

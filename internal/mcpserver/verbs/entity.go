@@ -22,7 +22,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -35,6 +38,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
+	"github.com/sandbar-dev/sandbar/internal/instanceapi"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
@@ -402,10 +406,12 @@ func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (any, error) 
 		}
 	}
 
-	// A where clause is checked here, not by the API server: read large pages and
-	// go on until something matches, the list ends, or the bounds are reached.
+	// The API server filters by the slots every class of the query declares as
+	// selectable fields; the rest of a where clause is checked here: read large pages
+	// and go on until something matches, the list ends, or the bounds are reached.
+	serverWhere, scan := selectableWhere(classes, in.Where)
 	listLimit := limit
-	if len(in.Where) > 0 {
+	if scan {
 		listLimit = max(limit, findScanPage)
 	}
 	stopAt := time.Now().Add(findScanTime)
@@ -432,10 +438,25 @@ scan:
 			if sel != nil {
 				opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
 			}
+			fieldSet := client.MatchingFields{}
 			if in.Name != "" {
-				opts = append(opts, client.MatchingFields{"metadata.name": in.Name})
+				fieldSet["metadata.name"] = in.Name
 			}
-			if err := kc.List(ctx, list, opts...); err != nil {
+			for f, v := range serverWhere {
+				fieldSet["spec."+f] = v
+			}
+			if len(fieldSet) > 0 {
+				opts = append(opts, fieldSet)
+			}
+			err := kc.List(ctx, list, opts...)
+			if err != nil && len(serverWhere) > 0 && apierrors.IsBadRequest(err) {
+				// An API server without field selectors for custom resources
+				// (before Kubernetes 1.31): check the whole clause here.
+				serverWhere, listLimit = nil, max(limit, findScanPage)
+				pages--
+				continue
+			}
+			if err != nil {
 				if apierrors.IsResourceExpired(err) {
 					return nil, tool.Fail("the continue token has expired; start the query again")
 				}
@@ -485,6 +506,58 @@ scan:
 		}
 	}
 	return out, nil
+}
+
+// selectableWhere is the part of a where clause the API server can check, as field
+// selector values: the slots that every class of the query declares selectable, with
+// a value of the slot's own kind. scan is true when a part is left to check here.
+func selectableWhere(classes []*catalog.Class, where map[string]any) (fields map[string]string, scan bool) {
+	fields = map[string]string{}
+	for f, v := range where {
+		sv, ok := fieldValue(v)
+		for _, k := range classes {
+			if !ok {
+				break
+			}
+			ok = slices.Contains(instanceapi.SelectableSlots(k), f) && valueFits(k, f, v)
+		}
+		if !ok {
+			scan = true
+			continue
+		}
+		fields[f] = sv
+	}
+	return fields, scan
+}
+
+// fieldValue is a where value as the API server writes a selectable field's value.
+func fieldValue(v any) (string, bool) {
+	switch v := v.(type) {
+	case string:
+		return v, true
+	case bool:
+		return strconv.FormatBool(v), true
+	case float64:
+		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+			return strconv.FormatInt(int64(v), 10), true
+		}
+	}
+	return "", false
+}
+
+// valueFits says whether a where value has the JSON kind of the slot's stored values.
+func valueFits(k *catalog.Class, field string, v any) bool {
+	s, _ := k.Slot(field)
+	info, _ := catalog.SlotRange(s)
+	switch v.(type) {
+	case string:
+		return info.CRDType == "string"
+	case bool:
+		return info.CRDType == "boolean"
+	case float64:
+		return info.CRDType == "integer"
+	}
+	return false
 }
 
 func encodeCursor(cur findCursor) string {

@@ -21,6 +21,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -58,6 +59,12 @@ type WorkflowProcessReconciler struct {
 	FinishedTTL time.Duration
 	// Results keeps the items of exports in chunks owned by their processes.
 	Results *builtin.ResultStore
+
+	// written maps a process to the resourceVersion its last status write replaced,
+	// until the cache shows a newer one: a reconcile that meets that version in the
+	// cache would start from before the write. The write's watch event brings the
+	// reconcile that sees it.
+	written sync.Map
 }
 
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=workflowprocesses,verbs=get;list;watch;create;update;patch;delete
@@ -73,7 +80,14 @@ type WorkflowProcessReconciler struct {
 func (r *WorkflowProcessReconciler) Reconcile(ctx context.Context, req ctrl.Request) (res ctrl.Result, reterr error) {
 	var p metav1alpha1.WorkflowProcess
 	if err := r.Get(ctx, req.NamespacedName, &p); err != nil {
+		r.written.Delete(req.NamespacedName)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if before, ok := r.written.Load(req.NamespacedName); ok {
+		if before == p.ResourceVersion {
+			return ctrl.Result{}, nil // the cache has not seen this replica's last write yet
+		}
+		r.written.Delete(req.NamespacedName)
 	}
 	if workflow.Terminal(&p.Status) {
 		return r.expire(ctx, &p)
@@ -158,6 +172,7 @@ func (r *WorkflowProcessReconciler) write(ctx context.Context, p, orig *metav1al
 	if err := r.Status().Update(ctx, p); err != nil {
 		return client.IgnoreNotFound(err)
 	}
+	r.written.Store(client.ObjectKeyFromObject(p), orig.ResourceVersion)
 	if orig.Status.Phase != p.Status.Phase {
 		typ := corev1.EventTypeNormal
 		if p.Status.Phase == metav1alpha1.PhaseFailed {

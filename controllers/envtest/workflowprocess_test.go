@@ -30,6 +30,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -422,4 +423,51 @@ func TestBuiltinValidateReportsDanglingReferences(t *testing.T) {
 	g.Expect(res["failures"]).To(ConsistOf(And(HaveKeyWithValue("name", "lost"),
 		HaveKeyWithValue("problems", ConsistOf(ContainSubstring(`slot "book" refers to the `+p+`/Book "emma" in namespace "default", which does not exist`))))))
 	g.Expect(st.StatusMessage).To(ContainSubstring("checked 2 instances, 1 invalid (1 references to missing instances)"))
+}
+
+// An import that takes several reconciles goes from chunk to chunk without redoing
+// one: each reconcile starts from the status the last one wrote, so no status write
+// is refused as a conflict (the manager would log each as a reconciler error, and
+// the refused chunk's work would be done again).
+func TestALongImportWritesNoConflicts(t *testing.T) {
+	g := NewWithT(t)
+	p := uniq("w")
+	bookClass(t, p)
+	var items []any
+	for i := range 1500 {
+		n := fmt.Sprintf("b%04d", i)
+		items = append(items, map[string]any{"class": p + "/Book", "name": n, "attributes": map[string]any{"title": n}})
+	}
+	before := reconcileErrors(t, "workflowprocess")
+	start := time.Now()
+	imp := process(uniq("i"), builtin.Import, map[string]any{"bundle": map[string]any{"items": items}})
+	create(t, imp)
+	st := waitProcess(t, imp, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded), st.StatusMessage)
+	})
+	t.Logf("imported %d items in %s", len(items), time.Since(start).Round(time.Millisecond))
+	var res map[string]any
+	g.Expect(json.Unmarshal(st.Result.Raw, &res)).To(Succeed())
+	g.Expect(res).To(And(HaveKeyWithValue("created", 1500.0), HaveKeyWithValue("failed", 0.0)))
+	g.Expect(reconcileErrors(t, "workflowprocess")-before).To(BeZero(), "reconciler errors during the import")
+}
+
+// reconcileErrors is controller-runtime's count of a controller's reconciler errors.
+func reconcileErrors(t *testing.T, controller string) float64 {
+	t.Helper()
+	families, err := ctrlmetrics.Registry.Gather()
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() != "controller_runtime_reconcile_errors_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "controller" && l.GetValue() == controller {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	return 0
 }

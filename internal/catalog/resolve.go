@@ -86,7 +86,7 @@ func ValidateProperty(p *metav1alpha1.Property, l Lookup) *Problem {
 	var re *regexp.Regexp
 	if s.Pattern != "" {
 		var err error
-		if re, err = regexp.Compile(s.Pattern); err != nil {
+		if re, err = compile(s.Pattern, l); err != nil {
 			return invalid("pattern %q is not a valid regular expression: %v", s.Pattern, err)
 		}
 	}
@@ -111,6 +111,16 @@ func ValidateProperty(p *metav1alpha1.Property, l Lookup) *Problem {
 		}
 	}
 	return nil
+}
+
+// compile compiles a pattern through the lookup's cache when it has one.
+func compile(pattern string, l Lookup) (*regexp.Regexp, error) {
+	if c, ok := l.(interface {
+		compile(string) (*regexp.Regexp, error)
+	}); ok {
+		return c.compile(pattern)
+	}
+	return regexp.Compile(pattern)
 }
 
 // propertyProblem validates a Property through the lookup's cache when it has one.
@@ -175,11 +185,17 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 		out.Ancestors = append(out.Ancestors, a.Name)
 	}
 
-	index := map[string]int{}         // property name -> position in out.Slots
-	fieldOwner := map[string]string{} // field -> property name
+	n := 0
+	for _, k := range order {
+		n += len(k.Spec.Slots)
+	}
+	if n > 0 {
+		out.Slots = make([]Slot, 0, n)
+	}
+	slots := newSlotIndex(n)
 	for _, k := range order {
 		for _, ref := range k.Spec.Slots {
-			if i, ok := index[ref.Property]; ok {
+			if i := slots.byProperty(out.Slots, ref.Property); i >= 0 {
 				out.Slots[i].Required = out.Slots[i].Required || ref.Required
 				continue
 			}
@@ -204,16 +220,15 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 				out.Slots = nil
 				return out
 			}
-			if other, ok := fieldOwner[slot.Field]; ok {
+			if i := slots.byField(out.Slots, slot.Field); i >= 0 {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonDuplicateField,
-					Message: fmt.Sprintf("Properties %q and %q both use the field %q", other, ref.Property, slot.Field)}
+					Message: fmt.Sprintf("Properties %q and %q both use the field %q", out.Slots[i].Property, ref.Property, slot.Field)}
 				out.Slots = nil
 				return out
 			}
 			slot.Required = ref.Required
 			slot.From = k.Name
-			fieldOwner[slot.Field] = ref.Property
-			index[ref.Property] = len(out.Slots)
+			slots.add(slot, len(out.Slots))
 			out.Slots = append(out.Slots, slot)
 		}
 	}
@@ -231,6 +246,61 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 		}
 	}
 	return out
+}
+
+// slotIndex finds a class's slots by property and by field while they are
+// gathered: by a scan when they are few (most classes: no maps to make), by maps
+// when they are many.
+type slotIndex struct {
+	property, field map[string]int
+}
+
+// slotsScanned is the most slots found by a scan.
+const slotsScanned = 32
+
+func newSlotIndex(n int) slotIndex {
+	if n <= slotsScanned {
+		return slotIndex{}
+	}
+	return slotIndex{property: make(map[string]int, n), field: make(map[string]int, n)}
+}
+
+func (x slotIndex) add(s Slot, i int) {
+	if x.property != nil {
+		x.property[s.Property], x.field[s.Field] = i, i
+	}
+}
+
+// byProperty is the position of the slot of a Property, or -1.
+func (x slotIndex) byProperty(slots []Slot, property string) int {
+	if x.property != nil {
+		if i, ok := x.property[property]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range slots {
+		if slots[i].Property == property {
+			return i
+		}
+	}
+	return -1
+}
+
+// byField is the position of the slot with a field, or -1.
+func (x slotIndex) byField(slots []Slot, field string) int {
+	if x.field != nil {
+		if i, ok := x.field[field]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range slots {
+		if slots[i].Field == field {
+			return i
+		}
+	}
+	return -1
 }
 
 // linearize returns c's ancestors and c itself in inheritance order: every class comes

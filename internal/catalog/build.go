@@ -185,13 +185,34 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 		next.properties[name] = m
 	}
 	unchanged := len(changedClasses) == 0 && len(changedProperties) == 0
-	for name, c := range l.classes {
+	// A class with one parent starts from its parent's resolution, so parents are
+	// resolved first; inProgress stops the walk up at a cycle (whose classes then
+	// resolve alone, and report it).
+	inProgress := map[string]bool{}
+	var get func(name string) classMemo
+	get = func(name string) classMemo {
+		if m, ok := next.classes[name]; ok {
+			return m
+		}
+		c := l.classes[name]
 		m, ok := last.classes[name]
 		if !ok || changedClasses[name] || (!unchanged && m.dependsOn(changedClasses, changedProperties)) {
-			m = resolve(c, l)
+			var parent *classMemo
+			if ps := c.Spec.Parents; len(ps) == 1 && l.classes[ps[0]] != nil && !inProgress[ps[0]] && ps[0] != name {
+				inProgress[name] = true
+				if pm := get(ps[0]); pm.out.Problem == nil {
+					parent = &pm
+				}
+				delete(inProgress, name)
+			}
+			m = resolve(c, l, parent)
 		}
 		s.Classes[name] = m.out
 		next.classes[name] = m
+		return m
+	}
+	for name := range l.classes {
+		get(name)
 	}
 	for i := range in.Workflows {
 		w := ValidateWorkflow(&in.Workflows[i], l)
@@ -251,10 +272,18 @@ func (m classMemo) dependsOn(classes, properties map[string]bool) bool {
 	return false
 }
 
-// resolve resolves one class of a build and notes what it read.
-func resolve(c *metav1alpha1.Class, l mapLookup) classMemo {
-	r := &recorder{mapLookup: l}
-	rc := ResolveClass(c, r)
+// resolve resolves one class of a build, from its only parent's resolution when
+// that is given, and notes what it read (what the parent read, too).
+func resolve(c *metav1alpha1.Class, l mapLookup, parent *classMemo) classMemo {
+	r := &recorder{mapLookup: l, classes: make([]string, 0, 4), properties: make([]string, 0, 32)}
+	var rc *Class
+	if parent != nil {
+		r.classes = append(append(r.classes, parent.out.Name), parent.classes...)
+		r.properties = append(r.properties, parent.properties...)
+		rc = resolveClass(c, r, parent.out)
+	} else {
+		rc = ResolveClass(c, r)
+	}
 	rc.Ready = meta.IsStatusConditionTrue(c.Status.Conditions, metav1alpha1.ConditionReady)
 	if api := c.Status.InstanceAPI; api != nil && !c.Spec.Abstract {
 		// The names derive from the spec; status only says whether the API is

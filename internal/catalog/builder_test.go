@@ -147,3 +147,49 @@ func TestIncrementalBuildEqualsAFullBuildAndResolvesOnlyWhatChanged(t *testing.T
 		prev = next
 	}
 }
+
+// A build resolves a class with one parent from its parent's resolution: the result
+// is the class resolved on its own, whatever the parents are (cycles, problems,
+// diamonds, slots declared again, fields that clash with an inherited one).
+func TestBuildResolvesEveryClassAsResolveClassDoes(t *testing.T) {
+	props := append(baseProps(), newProp("zorp.home", metav1alpha1.RangeRef, withTarget("zorp.base")))
+	meta := newClass("meta.thing", true, nil, opt("d.a"))
+	meta.Spec.Prefix = "meta" // a reserved prefix: a problem of its own
+	codec := newClass("zorp.codec", true, nil, opt("footwear.tags"))
+	codec.Spec.Codec.Sections = []string{"tags"} // a list slot as a section: a problem of its own
+	small := Inputs{Properties: props, Classes: []metav1alpha1.Class{
+		newClass("zorp.base", true, nil, req("footwear.name"), opt("zorp.color")),
+		newClass("zorp.mid", true, []string{"zorp.base"}, opt("footwear.size"), req("zorp.color")),
+		newClass("zorp.leaf", false, []string{"zorp.mid"}, opt("zorp.tentacle-count"), opt("zorp.home")),
+		newClass("zorp.again", false, []string{"zorp.mid"}, req("footwear.size"), req("footwear.name")),
+		newClass("zorp.clash", false, []string{"zorp.base"}, opt("zorp.name")),
+		newClass("zorp.reserved", false, []string{"zorp.base"}, opt("zorp.metadata")),
+		newClass("zorp.orphan", false, []string{"zorp.nobody"}, opt("d.a")),
+		newClass("zorp.orphan-child", false, []string{"zorp.orphan"}, opt("d.b")),
+		newClass("zorp.a", false, []string{"zorp.b"}, opt("d.a")),
+		newClass("zorp.b", false, []string{"zorp.a"}, opt("d.b")),
+		newClass("zorp.of-cycle", false, []string{"zorp.a"}, opt("d.c")),
+		newClass("zorp.self", false, []string{"zorp.self"}, opt("d.c")),
+		newClass("zorp.left", true, []string{"zorp.base"}, opt("d.a")),
+		newClass("zorp.right", true, []string{"zorp.base"}, opt("d.b")),
+		newClass("zorp.diamond", false, []string{"zorp.left", "zorp.right"}, opt("d.c")),
+		newClass("zorp.below-diamond", false, []string{"zorp.diamond"}, opt("d.d")),
+		newClass("zorp.broken", false, []string{"zorp.base"}, opt("zorp.broken-ref")),
+		newClass("zorp.below-broken", false, []string{"zorp.broken"}, opt("d.d")),
+		meta,
+		newClass("zorp.below-meta", false, []string{"meta.thing"}, opt("d.b")),
+		codec,
+		newClass("zorp.below-codec", false, []string{"zorp.codec"}, opt("d.b")),
+	}}
+	for _, in := range []Inputs{small, benchInputs()} {
+		s := Build(in)
+		alone := lookupOf(in.Classes, in.Properties)
+		for i := range in.Classes {
+			c := &in.Classes[i]
+			want := resolve(c, alone, nil).out
+			if got := s.Classes[c.Name]; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: the build has\n%+v\nresolved alone it is\n%+v", c.Name, got, want)
+			}
+		}
+	}
+}

@@ -159,7 +159,14 @@ func SlotOf(p *metav1alpha1.Property) Slot {
 // and two slots with one field name). Slots come in inheritance order, roots first; a
 // slot is required when any class that declares it requires it. On failure the
 // returned Class has a Problem and no slots.
-func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
+func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class { return resolveClass(c, l, nil) }
+
+// resolveClass is ResolveClass; parent, when set, is c's only parent (c.Spec.Parents
+// names it alone), resolved without a problem: then c's ancestors are the parent's
+// and the parent, and c's slots begin with the parent's, as linearizing c would find
+// them (a class whose only parent resolves has no cycle through that parent, or the
+// parent would have one too), and only c's own slots are looked up.
+func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 	out := &Class{
 		Name:               c.Name,
 		Prefix:             c.Spec.Prefix,
@@ -176,16 +183,22 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 	if out.Problem = reservedPrefixProblem(c.Spec.Prefix); out.Problem != nil {
 		return out
 	}
-	order, problem := linearize(c, l)
-	if problem != nil {
-		out.Problem = problem
-		return out
-	}
-	for _, a := range order[:len(order)-1] {
-		out.Ancestors = append(out.Ancestors, a.Name)
-	}
-
+	var order []*metav1alpha1.Class
 	n := 0
+	if parent != nil {
+		out.Ancestors = append(append(make([]string, 0, len(parent.Ancestors)+1), parent.Ancestors...), parent.Name)
+		order = []*metav1alpha1.Class{c}
+		n = len(parent.Slots)
+	} else {
+		var problem *Problem
+		if order, problem = linearize(c, l); problem != nil {
+			out.Problem = problem
+			return out
+		}
+		for _, a := range order[:len(order)-1] {
+			out.Ancestors = append(out.Ancestors, a.Name)
+		}
+	}
 	for _, k := range order {
 		n += len(k.Spec.Slots)
 	}
@@ -193,6 +206,12 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 		out.Slots = make([]Slot, 0, n)
 	}
 	slots := newSlotIndex(n)
+	if parent != nil {
+		for _, s := range parent.Slots {
+			slots.add(s, len(out.Slots))
+			out.Slots = append(out.Slots, s)
+		}
+	}
 	for _, k := range order {
 		for _, ref := range k.Spec.Slots {
 			if i := slots.byProperty(out.Slots, ref.Property); i >= 0 {

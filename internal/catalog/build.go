@@ -144,8 +144,8 @@ func (r *recorder) Property(name string) (*metav1alpha1.Property, bool) {
 func (b *Builder) Build(in Inputs) *Snapshot {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	last := b.last
-	if last == nil {
+	last, first := b.last, b.last == nil
+	if first {
 		last = &memo{}
 	}
 	next := &memo{
@@ -172,8 +172,11 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 	}
 	// changed are the classes and properties that are new, gone or different since
 	// the last build (none in a first build, which resolves everything).
-	changedClasses := changed(l.classes, last.classes, func(m classMemo) string { return m.resourceVersion })
-	changedProperties := changed(l.properties, last.properties, func(m propertyMemo) string { return m.resourceVersion })
+	var changedClasses, changedProperties map[string]bool
+	if !first {
+		changedClasses = changed(l.classes, last.classes, func(m classMemo) string { return m.resourceVersion })
+		changedProperties = changed(l.properties, last.properties, func(m propertyMemo) string { return m.resourceVersion })
+	}
 
 	for name, p := range l.properties {
 		m, ok := last.properties[name]
@@ -236,11 +239,8 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 }
 
 // changed are the names of objects that differ from the last build's: new, gone,
-// of another resourceVersion, or without one. Nil when there was no last build.
+// of another resourceVersion, or without one.
 func changed[T metav1.Object, M any](now map[string]T, last map[string]M, version func(M) string) map[string]bool {
-	if len(last) == 0 {
-		return nil
-	}
 	out := map[string]bool{}
 	for name, o := range now {
 		if m, ok := last[name]; !ok || version(m) != o.GetResourceVersion() || o.GetResourceVersion() == "" {

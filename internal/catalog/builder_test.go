@@ -182,6 +182,14 @@ func TestBuildResolvesEveryClassAsResolveClassDoes(t *testing.T) {
 		newClass("zorp.below-codec", false, []string{"zorp.codec"}, opt("d.b")),
 	}}
 	for _, in := range []Inputs{small, benchInputs()} {
+		// Built after a build of the classes alone, without their Properties: the
+		// Properties all new, and every class that lacked one resolved again.
+		var b Builder
+		b.Build(Inputs{Classes: in.Classes})
+		if got, want := b.Build(in), Build(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("after a build without Properties, the incremental build differs from a full build")
+		}
+
 		s := Build(in)
 		alone := lookupOf(in.Classes, in.Properties)
 		for i := range in.Classes {

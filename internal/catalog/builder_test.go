@@ -201,3 +201,26 @@ func TestBuildResolvesEveryClassAsResolveClassDoes(t *testing.T) {
 		}
 	}
 }
+
+// Store.Publish compares snapshots a map at a time; it must see every field of a
+// Snapshot, as reflect.DeepEqual would.
+func TestPublishComparesEveryFieldOfASnapshot(t *testing.T) {
+	compared := map[string]bool{"Version": true, "Classes": true, "Properties": true, "Workflows": true, "Accounts": true}
+	typ := reflect.TypeFor[Snapshot]()
+	for i := range typ.NumField() {
+		if !compared[typ.Field(i).Name] {
+			t.Errorf("Snapshot.%s is not compared by sameContent: add it there and here", typ.Field(i).Name)
+		}
+	}
+	a, b := Build(benchInputs()), Build(benchInputs())
+	if !sameContent(a, b) || !reflect.DeepEqual(a, b) {
+		t.Fatal("two builds of the same inputs differ")
+	}
+	b.Classes["bench.l3"].Slots[0].Required = !b.Classes["bench.l3"].Slots[0].Required
+	if sameContent(a, b) {
+		t.Fatal("a slot's change went unseen")
+	}
+	if sameContent(&Snapshot{Classes: map[string]*Class{}}, &Snapshot{}) != reflect.DeepEqual(&Snapshot{Classes: map[string]*Class{}}, &Snapshot{}) {
+		t.Fatal("an empty and a nil map compare otherwise than reflect.DeepEqual has them")
+	}
+}

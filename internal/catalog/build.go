@@ -60,6 +60,12 @@ func (m mapLookup) propertyProblem(p *metav1alpha1.Property) *Problem {
 	return ValidateProperty(p, m)
 }
 
+// resolvedProperty is a Property as this build resolved it.
+func (m mapLookup) resolvedProperty(name string) (*Property, bool) {
+	p, ok := m.resolved[name]
+	return p, ok
+}
+
 func (m mapLookup) compile(pattern string) (*regexp.Regexp, error) {
 	if m.patterns == nil {
 		return regexp.Compile(pattern)
@@ -137,6 +143,18 @@ func (r *recorder) Property(name string) (*metav1alpha1.Property, bool) {
 		r.classes = append(r.classes, p.Spec.Target)
 	}
 	return p, ok
+}
+
+func (r *recorder) resolvedProperty(name string) (*Property, bool) {
+	p, ok := r.mapLookup.resolvedProperty(name)
+	r.properties = append(r.properties, name)
+	if !ok {
+		return nil, false
+	}
+	if p.Slot.Range == metav1alpha1.RangeRef {
+		r.classes = append(r.classes, p.Slot.Target)
+	}
+	return p, true
 }
 
 // Build builds the snapshot of in, reusing what the previous build resolved from

@@ -123,6 +123,24 @@ func compile(pattern string, l Lookup) (*regexp.Regexp, error) {
 	return regexp.Compile(pattern)
 }
 
+// slotOf looks up the Property of a slot: the slot it makes and what is wrong with
+// it (ok false: there is no such Property). A build's lookup has every Property
+// resolved already.
+func slotOf(name string, l Lookup) (Slot, *Problem, bool) {
+	if r, ok := l.(interface {
+		resolvedProperty(string) (*Property, bool)
+	}); ok {
+		if p, ok := r.resolvedProperty(name); ok {
+			return p.Slot, p.Problem, true
+		}
+	}
+	p, ok := l.Property(name)
+	if !ok {
+		return Slot{}, nil, false
+	}
+	return SlotOf(p), propertyProblem(p, l), true
+}
+
 // propertyProblem validates a Property through the lookup's cache when it has one.
 func propertyProblem(p *metav1alpha1.Property, l Lookup) *Problem {
 	if c, ok := l.(interface {
@@ -218,20 +236,19 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 				out.Slots[i].Required = out.Slots[i].Required || ref.Required
 				continue
 			}
-			p, ok := l.Property(ref.Property)
+			slot, pp, ok := slotOf(ref.Property, l)
 			if !ok {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonUnknownProperty,
 					Message: fmt.Sprintf("Property %q (a slot of %s) does not exist", ref.Property, k.Name)}
 				out.Slots = nil
 				return out
 			}
-			if pp := propertyProblem(p, l); pp != nil {
+			if pp != nil {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonPropertyNotReady,
 					Message: fmt.Sprintf("Property %q (a slot of %s) is not usable: %s", ref.Property, k.Name, pp.Message)}
 				out.Slots = nil
 				return out
 			}
-			slot := SlotOf(p)
 			if slot.Field == ReservedField {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonReservedField, Message: fmt.Sprintf(
 					"Property %q uses the field %q, which create tools reserve for the instance's metadata; set its spec.field",
@@ -250,6 +267,15 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 			slots.add(slot, len(out.Slots))
 			out.Slots = append(out.Slots, slot)
 		}
+	}
+	required := 0
+	for _, s := range out.Slots {
+		if s.Required {
+			required++
+		}
+	}
+	if required > 0 {
+		out.Required = make([]string, 0, required)
 	}
 	for _, s := range out.Slots {
 		if s.Required {

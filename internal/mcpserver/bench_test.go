@@ -234,7 +234,7 @@ func (l *rawLister) list(b *testing.B) {
 		}
 		page := l.post(b, map[string]any{"jsonrpc": "2.0", "id": l.id, "method": "tools/list", "params": params})
 		total += len(page)
-		if !bytes.Contains(page, []byte(`"tools":[{`)) {
+		if !bytes.Contains(page, []byte(`"tools":[`)) {
 			b.Fatalf("not a page of tools: %.300s", page)
 		}
 		// A key, not a value: inside a JSON string its quotes would be escaped.

@@ -40,11 +40,14 @@ type CatalogReconciler struct {
 	Store *catalog.Store
 	// DefaultServiceAccount is the Kubernetes ServiceAccount of accounts that name none.
 	DefaultServiceAccount string
+	// builder resolves again only what changed since the previous reconcile.
+	builder catalog.Builder
 }
 
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=classes;properties;workflowdefinitions;serviceaccounts,verbs=get;list;watch
 
-// Reconcile rebuilds the snapshot from the cache and publishes it if it changed.
+// Reconcile rebuilds the snapshot from the cache (what changed) and publishes it if
+// it changed.
 func (r *CatalogReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl.Result, error) {
 	var in struct {
 		classes    metav1alpha1.ClassList
@@ -57,7 +60,7 @@ func (r *CatalogReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl
 			return ctrl.Result{}, err
 		}
 	}
-	snap := catalog.Build(catalog.Inputs{
+	snap := r.builder.Build(catalog.Inputs{
 		Classes:         in.classes.Items,
 		Properties:      in.properties.Items,
 		Workflows:       in.workflows.Items,

@@ -52,7 +52,8 @@ var allowed = map[string][]string{
 	"internal/mcpserver/tasks":     {"api/v1alpha1", "internal/workflow", "internal/mcpserver/access", "internal/mcpserver/process", "internal/mcpserver/redact", "internal/mcpserver/tool", "internal/mcpserver/transport"},
 	"internal/mcpserver/verbs":     {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/instanceapi", "internal/codec", "internal/workflow", "internal/workflow/builtin", "internal/mcpserver/access", "internal/mcpserver/process", "internal/mcpserver/tool"},
 	"internal/mcpserver/resources": {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/codec", "internal/mcpserver/access", "internal/mcpserver/verbs"},
-	"internal/mcpserver":           {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/mcpserver/access", "internal/mcpserver/edge", "internal/mcpserver/process", "internal/mcpserver/prompts", "internal/mcpserver/redact", "internal/mcpserver/resources", "internal/mcpserver/tasks", "internal/mcpserver/telemetry", "internal/mcpserver/tool", "internal/mcpserver/transport", "internal/mcpserver/verbs"},
+	"internal/mcpserver/toollist":  {"internal/catalog", "internal/mcpserver/access", "internal/mcpserver/redact", "internal/mcpserver/transport"},
+	"internal/mcpserver":           {"api/v1alpha1", "internal/catalog", "internal/identity", "internal/mcpserver/access", "internal/mcpserver/edge", "internal/mcpserver/process", "internal/mcpserver/prompts", "internal/mcpserver/redact", "internal/mcpserver/resources", "internal/mcpserver/tasks", "internal/mcpserver/telemetry", "internal/mcpserver/tool", "internal/mcpserver/toollist", "internal/mcpserver/transport", "internal/mcpserver/verbs"},
 }
 
 // free are packages with no rule: the binaries and test support.

@@ -184,3 +184,57 @@ func BenchmarkBuild1000ClassesBaseline(b *testing.B) {
 		benchCopy = deepCopyInputs(in)
 	}
 }
+
+// oneChanged are the benchmark's inputs and the same with one leaf changed (its
+// description, and so its resourceVersion).
+func oneChanged() (Inputs, Inputs) {
+	a := benchInputs()
+	b := deepCopyInputs(a)
+	for i := range b.Classes {
+		if b.Classes[i].Name == "bench.l500" {
+			b.Classes[i].Spec.Description = "A class of the benchmark metamodel, changed."
+			b.Classes[i].ResourceVersion = "2"
+		}
+	}
+	return a, b
+}
+
+// BenchmarkBuild1000ClassesOneChanged builds and publishes the metamodel again after a
+// change to one class, incrementally: each build sees one class changed since the one
+// before, as the catalog reconciler does.
+func BenchmarkBuild1000ClassesOneChanged(b *testing.B) {
+	in, changed := oneChanged()
+	var builder Builder
+	st := NewStore()
+	st.Publish(builder.Build(in))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		next := in
+		if i++; i%2 == 1 {
+			next = changed
+		}
+		if !st.Publish(builder.Build(next)) {
+			b.Fatal("the change was not published")
+		}
+	}
+}
+
+// BenchmarkBuild1000ClassesOneChangedBaseline builds the same inputs in full each time,
+// and publishes them.
+func BenchmarkBuild1000ClassesOneChangedBaseline(b *testing.B) {
+	in, changed := oneChanged()
+	st := NewStore()
+	st.Publish(Build(in))
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		next := in
+		if i++; i%2 == 1 {
+			next = changed
+		}
+		if !st.Publish(Build(next)) {
+			b.Fatal("the change was not published")
+		}
+	}
+}

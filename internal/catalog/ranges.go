@@ -110,9 +110,9 @@ func Ranges() []RangeInfo { return ranges }
 // schemas say "Unknown range", the CRD stores it as text, it has no printer column
 // and no example, and its words are its name.
 func RangeOf(r metav1alpha1.PropertyRange) (RangeInfo, bool) {
-	for _, info := range ranges {
-		if info.Range == r {
-			return info, true
+	for i := range ranges {
+		if ranges[i].Range == r {
+			return ranges[i], true
 		}
 	}
 	unknown := "Unknown range " + strconv.Quote(string(r)) + "."

@@ -86,7 +86,7 @@ func ValidateProperty(p *metav1alpha1.Property, l Lookup) *Problem {
 	var re *regexp.Regexp
 	if s.Pattern != "" {
 		var err error
-		if re, err = regexp.Compile(s.Pattern); err != nil {
+		if re, err = compile(s.Pattern, l); err != nil {
 			return invalid("pattern %q is not a valid regular expression: %v", s.Pattern, err)
 		}
 	}
@@ -111,6 +111,34 @@ func ValidateProperty(p *metav1alpha1.Property, l Lookup) *Problem {
 		}
 	}
 	return nil
+}
+
+// compile compiles a pattern through the lookup's cache when it has one.
+func compile(pattern string, l Lookup) (*regexp.Regexp, error) {
+	if c, ok := l.(interface {
+		compile(string) (*regexp.Regexp, error)
+	}); ok {
+		return c.compile(pattern)
+	}
+	return regexp.Compile(pattern)
+}
+
+// slotOf looks up the Property of a slot: the slot it makes and what is wrong with
+// it (ok false: there is no such Property). A build's lookup has every Property
+// resolved already.
+func slotOf(name string, l Lookup) (Slot, *Problem, bool) {
+	if r, ok := l.(interface {
+		resolvedProperty(string) (*Property, bool)
+	}); ok {
+		if p, ok := r.resolvedProperty(name); ok {
+			return p.Slot, p.Problem, true
+		}
+	}
+	p, ok := l.Property(name)
+	if !ok {
+		return Slot{}, nil, false
+	}
+	return SlotOf(p), propertyProblem(p, l), true
 }
 
 // propertyProblem validates a Property through the lookup's cache when it has one.
@@ -149,7 +177,14 @@ func SlotOf(p *metav1alpha1.Property) Slot {
 // and two slots with one field name). Slots come in inheritance order, roots first; a
 // slot is required when any class that declares it requires it. On failure the
 // returned Class has a Problem and no slots.
-func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
+func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class { return resolveClass(c, l, nil) }
+
+// resolveClass is ResolveClass; parent, when set, is c's only parent (c.Spec.Parents
+// names it alone), resolved without a problem: then c's ancestors are the parent's
+// and the parent, and c's slots begin with the parent's, as linearizing c would find
+// them (a class whose only parent resolves has no cycle through that parent, or the
+// parent would have one too), and only c's own slots are looked up.
+func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 	out := &Class{
 		Name:               c.Name,
 		Prefix:             c.Spec.Prefix,
@@ -166,37 +201,54 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 	if out.Problem = reservedPrefixProblem(c.Spec.Prefix); out.Problem != nil {
 		return out
 	}
-	order, problem := linearize(c, l)
-	if problem != nil {
-		out.Problem = problem
-		return out
+	var order []*metav1alpha1.Class
+	n := 0
+	if parent != nil {
+		out.Ancestors = append(append(make([]string, 0, len(parent.Ancestors)+1), parent.Ancestors...), parent.Name)
+		order = []*metav1alpha1.Class{c}
+		n = len(parent.Slots)
+	} else {
+		var problem *Problem
+		if order, problem = linearize(c, l); problem != nil {
+			out.Problem = problem
+			return out
+		}
+		for _, a := range order[:len(order)-1] {
+			out.Ancestors = append(out.Ancestors, a.Name)
+		}
 	}
-	for _, a := range order[:len(order)-1] {
-		out.Ancestors = append(out.Ancestors, a.Name)
+	for _, k := range order {
+		n += len(k.Spec.Slots)
 	}
-
-	index := map[string]int{}         // property name -> position in out.Slots
-	fieldOwner := map[string]string{} // field -> property name
+	if n > 0 {
+		out.Slots = make([]Slot, 0, n)
+	}
+	slots := newSlotIndex(n)
+	if parent != nil {
+		for _, s := range parent.Slots {
+			slots.add(s, len(out.Slots))
+			out.Slots = append(out.Slots, s)
+		}
+	}
 	for _, k := range order {
 		for _, ref := range k.Spec.Slots {
-			if i, ok := index[ref.Property]; ok {
+			if i := slots.byProperty(out.Slots, ref.Property); i >= 0 {
 				out.Slots[i].Required = out.Slots[i].Required || ref.Required
 				continue
 			}
-			p, ok := l.Property(ref.Property)
+			slot, pp, ok := slotOf(ref.Property, l)
 			if !ok {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonUnknownProperty,
 					Message: fmt.Sprintf("Property %q (a slot of %s) does not exist", ref.Property, k.Name)}
 				out.Slots = nil
 				return out
 			}
-			if pp := propertyProblem(p, l); pp != nil {
+			if pp != nil {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonPropertyNotReady,
 					Message: fmt.Sprintf("Property %q (a slot of %s) is not usable: %s", ref.Property, k.Name, pp.Message)}
 				out.Slots = nil
 				return out
 			}
-			slot := SlotOf(p)
 			if slot.Field == ReservedField {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonReservedField, Message: fmt.Sprintf(
 					"Property %q uses the field %q, which create tools reserve for the instance's metadata; set its spec.field",
@@ -204,18 +256,26 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 				out.Slots = nil
 				return out
 			}
-			if other, ok := fieldOwner[slot.Field]; ok {
+			if i := slots.byField(out.Slots, slot.Field); i >= 0 {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonDuplicateField,
-					Message: fmt.Sprintf("Properties %q and %q both use the field %q", other, ref.Property, slot.Field)}
+					Message: fmt.Sprintf("Properties %q and %q both use the field %q", out.Slots[i].Property, ref.Property, slot.Field)}
 				out.Slots = nil
 				return out
 			}
 			slot.Required = ref.Required
 			slot.From = k.Name
-			fieldOwner[slot.Field] = ref.Property
-			index[ref.Property] = len(out.Slots)
+			slots.add(slot, len(out.Slots))
 			out.Slots = append(out.Slots, slot)
 		}
+	}
+	required := 0
+	for _, s := range out.Slots {
+		if s.Required {
+			required++
+		}
+	}
+	if required > 0 {
+		out.Required = make([]string, 0, required)
 	}
 	for _, s := range out.Slots {
 		if s.Required {
@@ -231,6 +291,61 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class {
 		}
 	}
 	return out
+}
+
+// slotIndex finds a class's slots by property and by field while they are
+// gathered: by a scan when they are few (most classes: no maps to make), by maps
+// when they are many.
+type slotIndex struct {
+	property, field map[string]int
+}
+
+// slotsScanned is the most slots found by a scan.
+const slotsScanned = 32
+
+func newSlotIndex(n int) slotIndex {
+	if n <= slotsScanned {
+		return slotIndex{}
+	}
+	return slotIndex{property: make(map[string]int, n), field: make(map[string]int, n)}
+}
+
+func (x slotIndex) add(s Slot, i int) {
+	if x.property != nil {
+		x.property[s.Property], x.field[s.Field] = i, i
+	}
+}
+
+// byProperty is the position of the slot of a Property, or -1.
+func (x slotIndex) byProperty(slots []Slot, property string) int {
+	if x.property != nil {
+		if i, ok := x.property[property]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range slots {
+		if slots[i].Property == property {
+			return i
+		}
+	}
+	return -1
+}
+
+// byField is the position of the slot with a field, or -1.
+func (x slotIndex) byField(slots []Slot, field string) int {
+	if x.field != nil {
+		if i, ok := x.field[field]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range slots {
+		if slots[i].Field == field {
+			return i
+		}
+	}
+	return -1
 }
 
 // linearize returns c's ancestors and c itself in inheritance order: every class comes

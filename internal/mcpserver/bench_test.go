@@ -17,6 +17,7 @@ limitations under the License.
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -125,8 +126,36 @@ func toolsOf(b *testing.B, url string) []*mcp.Tool {
 	return out
 }
 
-// BenchmarkToolsList1000Classes lists the tools of a catalog of 1,000 classes, per-class surface.
+// BenchmarkToolsList1000Classes lists the tools of a catalog of 1,000 classes,
+// per-class surface, as a lean client does: it reads every page whole and follows
+// its nextCursor, and decodes nothing else. What it measures is the server's work
+// and the bytes on the wire.
 func BenchmarkToolsList1000Classes(b *testing.B) {
+	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	waitTools(b, benchSession(b, url, token), 1000)
+	l := newRawLister(b, url, token)
+	for b.Loop() {
+		l.list(b)
+	}
+	b.ReportMetric(float64(l.bytes), "bytes/list")
+}
+
+// BenchmarkToolsList1000ClassesBaseline lists the same 1,000 tools from a bare go-sdk
+// server, with the same client.
+func BenchmarkToolsList1000ClassesBaseline(b *testing.B) {
+	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	waitTools(b, benchSession(b, url, token), 1000)
+	l := newRawLister(b, bareServer(b, toolsOf(b, url)), "")
+	for b.Loop() {
+		l.list(b)
+	}
+	b.ReportMetric(float64(l.bytes), "bytes/list")
+}
+
+// BenchmarkToolsList1000ClassesSDKClient lists the 1,000 classes' tools with the go-sdk
+// client, which decodes every tool and schema: the same work on both sides of the
+// ratio, and most of the time.
+func BenchmarkToolsList1000ClassesSDKClient(b *testing.B) {
 	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
 	cs := benchSession(b, url, token)
 	waitTools(b, cs, 1000)
@@ -135,14 +164,89 @@ func BenchmarkToolsList1000Classes(b *testing.B) {
 	}
 }
 
-// BenchmarkToolsList1000ClassesBaseline lists the same 1,000 tools from a bare go-sdk server.
-func BenchmarkToolsList1000ClassesBaseline(b *testing.B) {
+// BenchmarkToolsList1000ClassesSDKClientBaseline lists the same 1,000 tools from a bare
+// go-sdk server with the go-sdk client.
+func BenchmarkToolsList1000ClassesSDKClientBaseline(b *testing.B) {
 	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
 	waitTools(b, benchSession(b, url, token), 1000)
 	cs := benchSession(b, bareServer(b, toolsOf(b, url)), "")
 	for b.Loop() {
 		listAll(b, cs)
 	}
+}
+
+// rawLister speaks 2025-11-25 over plain HTTP: one session, tools/list page by page.
+type rawLister struct {
+	url, token, sid string
+	id              int
+	buf             bytes.Buffer
+	// bytes is the size of the last whole list.
+	bytes int
+}
+
+func newRawLister(b *testing.B, url, tok string) *rawLister {
+	b.Helper()
+	l := &rawLister{url: url, token: tok}
+	l.post(b, map[string]any{"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": map[string]any{
+		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}})
+	l.post(b, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	if l.sid == "" {
+		b.Fatal("no session id")
+	}
+	return l
+}
+
+func (l *rawLister) post(b *testing.B, msg map[string]any) []byte {
+	body, _ := json.Marshal(msg)
+	req, _ := http.NewRequest(http.MethodPost, l.url, bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if l.token != "" {
+		req.Header.Set("Authorization", "Bearer "+l.token)
+	}
+	if l.sid != "" {
+		req.Header.Set("Mcp-Session-Id", l.sid)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if sid := resp.Header.Get("Mcp-Session-Id"); sid != "" {
+		l.sid = sid
+	}
+	l.buf.Reset()
+	if _, err := l.buf.ReadFrom(resp.Body); err != nil || resp.StatusCode >= 300 {
+		b.Fatalf("HTTP %d: %v", resp.StatusCode, err)
+	}
+	return l.buf.Bytes()
+}
+
+// list reads every page of tools/list.
+func (l *rawLister) list(b *testing.B) {
+	cursor, total := "", 0
+	for {
+		l.id++
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		page := l.post(b, map[string]any{"jsonrpc": "2.0", "id": l.id, "method": "tools/list", "params": params})
+		total += len(page)
+		if !bytes.Contains(page, []byte(`"tools":[`)) {
+			b.Fatalf("not a page of tools: %.300s", page)
+		}
+		// A key, not a value: inside a JSON string its quotes would be escaped.
+		const key = `"nextCursor":"`
+		i := bytes.LastIndex(page, []byte(key))
+		if i < 0 {
+			break
+		}
+		rest := page[i+len(key):]
+		cursor = string(rest[:bytes.IndexByte(rest, '"')])
+	}
+	l.bytes = total
 }
 
 func waitTools(b *testing.B, cs *mcp.ClientSession, n int) {

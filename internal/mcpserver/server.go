@@ -43,6 +43,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tasks"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/toollist"
 	mcptransport "github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
@@ -94,6 +95,8 @@ type Server struct {
 	// sync only) tell which tools changed.
 	served       tool.Table
 	fingerprints map[string]string
+	// lists are the tools/list answers rendered since the served tools last changed.
+	lists *toollist.Cache
 }
 
 // New assembles the server. Start it with Start (it is a manager Runnable).
@@ -101,7 +104,8 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, store: store, informers: cl.Informers, fingerprints: map[string]string{}}
+	s := &Server{opts: opts, store: store, informers: cl.Informers, fingerprints: map[string]string{},
+		lists: toollist.New(toollist.MaxEntries, toollist.MaxBytes)}
 	var err error
 	var anonymous *catalog.Account
 	if opts.NoAuth {
@@ -156,11 +160,13 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// the client gets; redaction sees every answer last before it (results and
 	// errors, whichever middleware made them), then the session registry and the
 	// Tasks adapter see every request and the account first (the adapter's Params,
-	// outermost, fills what the SDK leaves nil before anything reads it). What the server sends
+	// outermost, fills what the SDK leaves nil before anything reads it). tools/list is
+	// answered from the answers rendered (adapted, filtered, redacted) since the tools
+	// last changed. What the server sends
 	// on its own (progress, list changes, resource updates) reaches a session only
 	// while its account may have it, and passes redaction on the sending side.
 	s.mcp.AddReceivingMiddleware(taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, s.sessions.Middleware,
-		taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware)
+		s.lists.Middleware, taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware)
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
 
 	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
@@ -296,6 +302,9 @@ func (s *Server) follow(ctx context.Context) {
 
 // syncTools serves the tools of a snapshot, adding only those that changed.
 func (s *Server) syncTools(snap *catalog.Snapshot) {
+	// No tools/list answer outlives the snapshot it was rendered from, and none is
+	// kept while the table and the SDK's tools disagree.
+	defer s.lists.Changing()()
 	entries, withheld := s.plan.tools(snap)
 	next := map[string]tool.Info{}
 	fingerprints := map[string]string{}

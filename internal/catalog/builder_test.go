@@ -1,0 +1,226 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package catalog
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"sort"
+	"testing"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+)
+
+// edit is a change to the benchmark metamodel, as the API server would store it
+// (a new resourceVersion).
+type edit struct {
+	name string
+	do   func(in *Inputs)
+	// rebuilt are the classes it must resolve again (nil: not checked).
+	rebuilt []string
+}
+
+func classAt(in *Inputs, name string) *metav1alpha1.Class {
+	for i := range in.Classes {
+		if in.Classes[i].Name == name {
+			return &in.Classes[i]
+		}
+	}
+	return nil
+}
+
+func propertyAt(in *Inputs, name string) *metav1alpha1.Property {
+	for i := range in.Properties {
+		if in.Properties[i].Name == name {
+			return &in.Properties[i]
+		}
+	}
+	return nil
+}
+
+// leavesOf are the leaves under the mid-level class bench.m<i>.
+func leavesOf(mid int) []string {
+	var out []string
+	for i := mid; i < benchLeaves; i += benchMids {
+		out = append(out, fmt.Sprintf("bench.l%d", i))
+	}
+	return out
+}
+
+// An incremental build is the full build of the same inputs, whatever changed; and
+// a change to one class resolves that class and its descendants again, and takes
+// every other class from the previous snapshot.
+func TestIncrementalBuildEqualsAFullBuildAndResolvesOnlyWhatChanged(t *testing.T) {
+	in := benchInputs()
+	var b Builder
+	prev := b.Build(deepCopyInputs(in))
+	if !reflect.DeepEqual(prev, Build(deepCopyInputs(in))) {
+		t.Fatal("a first build differs from a full build")
+	}
+	edits := []edit{
+		{name: "nothing", do: func(*Inputs) {}, rebuilt: []string{}},
+		{name: "a leaf's description", do: func(in *Inputs) {
+			c := classAt(in, "bench.l7")
+			c.Spec.Description, c.ResourceVersion = "Changed.", "2"
+		}, rebuilt: []string{"bench.l7"}},
+		{name: "a mid-level class's slots", do: func(in *Inputs) {
+			c := classAt(in, "bench.m5")
+			c.Spec.Slots = c.Spec.Slots[1:]
+			c.ResourceVersion = "3"
+		}, rebuilt: append([]string{"bench.m5"}, leavesOf(5)...)},
+		{name: "a property of a mid-level class", do: func(in *Inputs) {
+			p := propertyAt(in, "bench.m6.p1")
+			p.Spec.Description, p.ResourceVersion = "Changed.", "4"
+		}, rebuilt: append([]string{"bench.m6"}, leavesOf(6)...)},
+		{name: "a leaf's status", do: func(in *Inputs) {
+			c := classAt(in, "bench.l8")
+			c.Status.Conditions = nil
+			c.ResourceVersion = "5"
+		}, rebuilt: []string{"bench.l8"}},
+		{name: "a property made unusable", do: func(in *Inputs) {
+			p := propertyAt(in, "bench.l9.p0")
+			p.Spec.Pattern, p.ResourceVersion = "([", "6"
+		}, rebuilt: []string{"bench.l9"}},
+		{name: "a root deleted (a parent and a ref target)", do: func(in *Inputs) {
+			for i := range in.Classes {
+				if in.Classes[i].Name == "bench.r3" {
+					in.Classes = append(in.Classes[:i:i], in.Classes[i+1:]...)
+					return
+				}
+			}
+		}},
+		{name: "the root back", do: func(in *Inputs) {
+			*in = benchInputs()
+		}},
+		{name: "a property deleted", do: func(in *Inputs) {
+			for i := range in.Properties {
+				if in.Properties[i].Name == "bench.l10.p2" {
+					in.Properties = append(in.Properties[:i:i], in.Properties[i+1:]...)
+					return
+				}
+			}
+		}, rebuilt: []string{"bench.l10"}},
+		{name: "a class without a resourceVersion", do: func(in *Inputs) {
+			classAt(in, "bench.l11").ResourceVersion = ""
+		}, rebuilt: []string{"bench.l11"}},
+	}
+	for _, e := range edits {
+		e.do(&in)
+		next := b.Build(deepCopyInputs(in))
+		if full := Build(deepCopyInputs(in)); !reflect.DeepEqual(next, full) {
+			for name := range full.Classes {
+				if !reflect.DeepEqual(next.Classes[name], full.Classes[name]) {
+					t.Errorf("after %s, %s: %+v, a full build has %+v", e.name, name, next.Classes[name], full.Classes[name])
+				}
+			}
+			t.Fatalf("after %s the incremental build differs from a full build", e.name)
+		}
+		if e.rebuilt != nil {
+			var rebuilt []string
+			for name, c := range next.Classes {
+				if prev.Classes[name] != c {
+					rebuilt = append(rebuilt, name)
+				}
+			}
+			sort.Strings(rebuilt)
+			want := append([]string{}, e.rebuilt...)
+			sort.Strings(want)
+			if !slices.Equal(rebuilt, want) {
+				t.Errorf("after %s the build resolved %d classes again (%v), want %v", e.name, len(rebuilt), rebuilt[:min(len(rebuilt), 12)], want)
+			}
+		}
+		prev = next
+	}
+}
+
+// A build resolves a class with one parent from its parent's resolution: the result
+// is the class resolved on its own, whatever the parents are (cycles, problems,
+// diamonds, slots declared again, fields that clash with an inherited one).
+func TestBuildResolvesEveryClassAsResolveClassDoes(t *testing.T) {
+	props := append(baseProps(), newProp("zorp.home", metav1alpha1.RangeRef, withTarget("zorp.base")))
+	meta := newClass("meta.thing", true, nil, opt("d.a"))
+	meta.Spec.Prefix = "meta" // a reserved prefix: a problem of its own
+	codec := newClass("zorp.codec", true, nil, opt("footwear.tags"))
+	codec.Spec.Codec.Sections = []string{"tags"} // a list slot as a section: a problem of its own
+	small := Inputs{Properties: props, Classes: []metav1alpha1.Class{
+		newClass("zorp.base", true, nil, req("footwear.name"), opt("zorp.color")),
+		newClass("zorp.mid", true, []string{"zorp.base"}, opt("footwear.size"), req("zorp.color")),
+		newClass("zorp.leaf", false, []string{"zorp.mid"}, opt("zorp.tentacle-count"), opt("zorp.home")),
+		newClass("zorp.again", false, []string{"zorp.mid"}, req("footwear.size"), req("footwear.name")),
+		newClass("zorp.clash", false, []string{"zorp.base"}, opt("zorp.name")),
+		newClass("zorp.reserved", false, []string{"zorp.base"}, opt("zorp.metadata")),
+		newClass("zorp.orphan", false, []string{"zorp.nobody"}, opt("d.a")),
+		newClass("zorp.orphan-child", false, []string{"zorp.orphan"}, opt("d.b")),
+		newClass("zorp.a", false, []string{"zorp.b"}, opt("d.a")),
+		newClass("zorp.b", false, []string{"zorp.a"}, opt("d.b")),
+		newClass("zorp.of-cycle", false, []string{"zorp.a"}, opt("d.c")),
+		newClass("zorp.self", false, []string{"zorp.self"}, opt("d.c")),
+		newClass("zorp.left", true, []string{"zorp.base"}, opt("d.a")),
+		newClass("zorp.right", true, []string{"zorp.base"}, opt("d.b")),
+		newClass("zorp.diamond", false, []string{"zorp.left", "zorp.right"}, opt("d.c")),
+		newClass("zorp.below-diamond", false, []string{"zorp.diamond"}, opt("d.d")),
+		newClass("zorp.broken", false, []string{"zorp.base"}, opt("zorp.broken-ref")),
+		newClass("zorp.below-broken", false, []string{"zorp.broken"}, opt("d.d")),
+		meta,
+		newClass("zorp.below-meta", false, []string{"meta.thing"}, opt("d.b")),
+		codec,
+		newClass("zorp.below-codec", false, []string{"zorp.codec"}, opt("d.b")),
+	}}
+	for _, in := range []Inputs{small, benchInputs()} {
+		// Built after a build of the classes alone, without their Properties: the
+		// Properties all new, and every class that lacked one resolved again.
+		var b Builder
+		b.Build(Inputs{Classes: in.Classes})
+		if got, want := b.Build(in), Build(in); !reflect.DeepEqual(got, want) {
+			t.Errorf("after a build without Properties, the incremental build differs from a full build")
+		}
+
+		s := Build(in)
+		alone := lookupOf(in.Classes, in.Properties)
+		for i := range in.Classes {
+			c := &in.Classes[i]
+			want := resolve(c, alone, nil).out
+			if got := s.Classes[c.Name]; !reflect.DeepEqual(got, want) {
+				t.Errorf("%s: the build has\n%+v\nresolved alone it is\n%+v", c.Name, got, want)
+			}
+		}
+	}
+}
+
+// Store.Publish compares snapshots a map at a time; it must see every field of a
+// Snapshot, as reflect.DeepEqual would.
+func TestPublishComparesEveryFieldOfASnapshot(t *testing.T) {
+	compared := map[string]bool{"Version": true, "Classes": true, "Properties": true, "Workflows": true, "Accounts": true}
+	typ := reflect.TypeFor[Snapshot]()
+	for i := range typ.NumField() {
+		if !compared[typ.Field(i).Name] {
+			t.Errorf("Snapshot.%s is not compared by sameContent: add it there and here", typ.Field(i).Name)
+		}
+	}
+	a, b := Build(benchInputs()), Build(benchInputs())
+	if !sameContent(a, b) || !reflect.DeepEqual(a, b) {
+		t.Fatal("two builds of the same inputs differ")
+	}
+	b.Classes["bench.l3"].Slots[0].Required = !b.Classes["bench.l3"].Slots[0].Required
+	if sameContent(a, b) {
+		t.Fatal("a slot's change went unseen")
+	}
+	if sameContent(&Snapshot{Classes: map[string]*Class{}}, &Snapshot{}) != reflect.DeepEqual(&Snapshot{Classes: map[string]*Class{}}, &Snapshot{}) {
+		t.Fatal("an empty and a nil map compare otherwise than reflect.DeepEqual has them")
+	}
+}

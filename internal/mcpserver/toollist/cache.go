@@ -1,0 +1,253 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package toollist answers tools/list from answers rendered once. With a thousand
+// classes an answer is a megabyte or two of JSON: building it for every request
+// (the per-account filter, the Tasks adapter's copy, the redaction walk, the encoding
+// of a thousand schemas) costs more than sending it. The cache keeps the final
+// answer, filtered, adapted and redacted, as JSON, under everything it depends on:
+// the tools served now, the caller's permissions, namespace and tool limit, the
+// protocol revision and the page.
+package toollist
+
+import (
+	"bytes"
+	"container/list"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
+)
+
+// The bounds of a cache: answers kept, and their bytes in all. An answer larger
+// than MaxBytes is rendered for each request, as without a cache.
+const (
+	MaxEntries = 256
+	MaxBytes   = 16 << 20
+)
+
+// Cache holds rendered tools/list answers. Its zero value is not usable: New.
+type Cache struct {
+	maxEntries, maxBytes int
+
+	mu sync.Mutex
+	// generation counts the changes of the served tools: odd while one is under
+	// way (nothing is cached then), even when the tools are whole.
+	generation uint64
+	entries    map[key]*list.Element
+	// order has the most recently used answer at its front.
+	order *list.List
+	bytes int
+	// hits and misses count the answers served from the cache and rendered.
+	hits, misses uint64
+}
+
+type key struct {
+	generation uint64
+	// account is a digest of what the answer reads of the account (accountKey).
+	account  [sha256.Size]byte
+	revision string
+	cursor   string
+}
+
+type entry struct {
+	key  key
+	body []byte
+}
+
+// New makes a cache of at most maxEntries answers and maxBytes bytes.
+func New(maxEntries, maxBytes int) *Cache {
+	return &Cache{maxEntries: maxEntries, maxBytes: maxBytes, entries: map[key]*list.Element{}, order: list.New()}
+}
+
+// Changing forgets every answer and caches none until the returned function is
+// called: call it before the served tools change, and the function once they are
+// whole again (the tool table and the SDK's tools both).
+func (c *Cache) Changing() (done func()) {
+	c.mu.Lock()
+	c.generation++
+	c.clear()
+	c.mu.Unlock()
+	return func() {
+		c.mu.Lock()
+		c.generation++
+		c.clear()
+		c.mu.Unlock()
+	}
+}
+
+func (c *Cache) clear() {
+	clear(c.entries)
+	c.order.Init()
+	c.bytes = 0
+}
+
+// Stats are the cache's counts: answers held, their bytes, and answers served from
+// the cache and rendered since it was made.
+func (c *Cache) Stats() (entries, bytes int, hits, misses uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries), c.bytes, c.hits, c.misses
+}
+
+// Middleware answers tools/list from the cache, and renders and keeps the answer of
+// the middleware inside it when the cache has none. Install it inside the session
+// registry (which must see every request) and outside the middleware that shape the
+// answer (the Tasks adapter, the permission filter): what they return is what is
+// kept, redacted here, since the outer redaction cannot see into a rendered answer.
+func (c *Cache) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/list" {
+			return next(ctx, method, req)
+		}
+		k := keyOf(req)
+		c.mu.Lock()
+		k.generation = c.generation
+		if el, ok := c.entries[k]; ok && k.generation%2 == 0 {
+			c.order.MoveToFront(el)
+			c.hits++
+			body := el.Value.(*entry).body
+			c.mu.Unlock()
+			return &Answer{body: body}, nil
+		}
+		c.misses++
+		c.mu.Unlock()
+
+		res, err := next(ctx, method, req)
+		if err != nil || res == nil || len(res.GetMeta()) > 0 {
+			return res, err
+		}
+		if l, ok := res.(*mcp.ListToolsResult); ok && transport.StatelessRequest(req) {
+			// The SDK marks the answers of the stateless revision complete after the
+			// middleware have run, and only on its own types: a rendered answer says
+			// so itself.
+			own := *l
+			own.ResultType = "complete"
+			res = &own
+		}
+		body, err := render(redact.Value(res))
+		if err != nil || len(body) < 2 || body[0] != '{' {
+			return res, nil // not an object: send it as it is, uncached
+		}
+		c.put(k, body)
+		return &Answer{body: body}, nil
+	}
+}
+
+// render encodes an answer as the SDK does: without HTML escapes.
+func render(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
+}
+
+// put keeps an answer, unless the tools changed since it was begun.
+func (c *Cache) put(k key, body []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if k.generation != c.generation || k.generation%2 != 0 || len(body) > c.maxBytes {
+		return
+	}
+	if el, ok := c.entries[k]; ok {
+		c.remove(el)
+	}
+	for c.order.Len() > 0 && (c.order.Len() >= c.maxEntries || c.bytes+len(body) > c.maxBytes) {
+		c.remove(c.order.Back())
+	}
+	if c.maxEntries <= 0 {
+		return
+	}
+	c.entries[k] = c.order.PushFront(&entry{key: k, body: body})
+	c.bytes += len(body)
+}
+
+func (c *Cache) remove(el *list.Element) {
+	e := c.order.Remove(el).(*entry)
+	delete(c.entries, e.key)
+	c.bytes -= len(e.body)
+}
+
+// keyOf is what a tools/list answer depends on besides the served tools.
+func keyOf(req mcp.Request) key {
+	k := key{account: accountKey(access.AccountOf(req.GetExtra()))}
+	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
+		k.revision = r.ProtocolVersion()
+	}
+	if transport.StatelessRequest(req) {
+		// The stateless form (resultType, no execution.taskSupport) never shares an
+		// answer with a session's, whatever the revision strings say.
+		k.revision = "stateless " + k.revision
+	}
+	if r, ok := req.(*mcp.ListToolsRequest); ok && r.Params != nil {
+		k.cursor = r.Params.Cursor
+	}
+	return k
+}
+
+// accountKey digests everything of an account but who it is: its namespace (the
+// workflows a schema offers it), its permissions (which tools it sees), its clients
+// and tool limit (whether it is served per-class tools), and any field added to
+// catalog.Account later. Accounts with equal digests see equal lists. %#v tells a
+// nil list from an empty one (permissions.tools: nil allows every tool, [] none).
+func accountKey(acct *catalog.Account) [sha256.Size]byte {
+	if acct == nil {
+		return sha256.Sum256([]byte("no account"))
+	}
+	k := *acct
+	k.Name, k.ServiceName, k.PrincipalName, k.KubeServiceAccount, k.User, k.Groups = "", "", "", "", "", nil
+	k.Active, k.Ready = false, false
+	return sha256.Sum256(fmt.Appendf(nil, "%#v", k))
+}
+
+// Answer is a rendered tools/list result. The SDK may add _meta (its server info,
+// to the stateless revision) after the middleware have run; the rendered JSON
+// takes it in front.
+type Answer struct {
+	mcp.ResultBase
+	body []byte
+}
+
+// MarshalJSON is the rendered answer with the _meta set since.
+func (a *Answer) MarshalJSON() ([]byte, error) {
+	if len(a.Meta) == 0 {
+		return a.body, nil
+	}
+	meta, err := json.Marshal(a.Meta)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	b.Grow(len(meta) + len(a.body) + 16)
+	b.WriteString(`{"_meta":`)
+	b.Write(meta)
+	if rest := bytes.TrimSpace(a.body[1:]); len(rest) > 0 && rest[0] != '}' {
+		b.WriteByte(',')
+	}
+	b.Write(a.body[1:])
+	return b.Bytes(), nil
+}

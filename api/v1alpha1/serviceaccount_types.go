@@ -51,7 +51,7 @@ type Permissions struct {
 	// +kubebuilder:default={"*"}
 	// +kubebuilder:validation:MaxItems=64
 	// +kubebuilder:validation:items:MaxLength=128
-	Tools []string `json:"tools,omitempty"`
+	Tools []string `json:"tools"` // not omitempty: []string{} from a Go client must reach the API server as [] (none), not be left out (every tool, the default)
 
 	// readOnly accounts see and call only tools that change nothing.
 	// +optional

@@ -28,6 +28,7 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
@@ -318,4 +319,19 @@ func TestIntrospectionVerbs(t *testing.T) {
 
 func asRPC(err error, target **jsonrpc.Error) bool {
 	return errors.As(err, target)
+}
+
+// An empty tool list allows no tool, whether the account was written with kubectl or
+// with a Go client (whose empty list must not be left out of the object and so
+// defaulted to every tool); a list left unset allows every tool.
+func TestAnEmptyToolListFromAGoClientAllowsNone(t *testing.T) {
+	g := NewWithT(t)
+	sa, tok := newAccount(t, "no-tools", metav1alpha1.Permissions{Tools: []string{}})
+	var stored metav1alpha1.ServiceAccount
+	g.Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(sa), &stored)).To(Succeed())
+	g.Expect(stored.Spec.Permissions.Tools).To(BeEmpty(), "stored as an empty list, not defaulted to every tool")
+	g.Expect(listTools(t, connect(t, mcpURL, tok, nil))).To(BeEmpty())
+
+	_, all := newAccount(t, "unset-tools", metav1alpha1.Permissions{})
+	g.Expect(listTools(t, connect(t, mcpURL, all, nil))).To(HaveKey("sandbar_entity_find"))
 }

@@ -94,9 +94,12 @@ type Authenticator struct {
 	// evict a real token's verdict.
 	verified map[[32]byte]verdict
 	refused  map[[32]byte]verdict
-	limiters map[string]*rate.Limiter
-	limit    rate.Limit
-	burst    int
+	// comparing are the comparisons in progress (at most one per token, account
+	// and Secret version).
+	comparing map[comparisonKey]*comparison
+	limiters  map[string]*rate.Limiter
+	limit     rate.Limit
+	burst     int
 	// failures limits wrong keys per client address and service name.
 	failures *guesses
 	// anonymous, when set, is the account of every request (no-auth mode).
@@ -144,6 +147,7 @@ func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64,
 		compare:   apikey.Verify,
 		verified:  map[[32]byte]verdict{},
 		refused:   map[[32]byte]verdict{},
+		comparing: map[comparisonKey]*comparison{},
 		limiters:  map[string]*rate.Limiter{},
 		failures:  newGuesses(failedAuthPerSec, failedAuthBurst, maxFailureBuckets, time.Now),
 		limit:     rate.Limit(limit),
@@ -204,18 +208,7 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, ma
 		if !mayHash {
 			return nil, keyRef{}, &authFailure{reason: "too many failed attempts", limited: true}
 		}
-		ok := a.compare(hash, token.Key) && why == ""
-		v = verdict{ok: ok, accountRV: accountRV, secretRV: secretRV}
-		a.mu.Lock()
-		cache := a.refused
-		if ok {
-			cache = a.verified
-		}
-		if len(cache) >= maxCachedTokens {
-			clear(cache)
-		}
-		cache[sum] = v
-		a.mu.Unlock()
+		v = a.verify(comparisonKey{sum: sum, accountRV: accountRV, secretRV: secretRV, valid: why == ""}, hash, token.Key)
 	}
 	switch {
 	case !mayHash && (why != "" || !v.ok):
@@ -226,6 +219,52 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, ma
 		return nil, keyRef{}, &authFailure{reason: "wrong API key for service " + strconv.Quote(service)}
 	}
 	return acct, keyRef{name: secretName, resourceVersion: secretRV}, nil
+}
+
+// comparisonKey is what a bcrypt comparison's verdict depends on.
+type comparisonKey struct {
+	sum                 [32]byte
+	accountRV, secretRV string
+	// valid is false when the token fails whatever the comparison says.
+	valid bool
+}
+
+// comparison is a bcrypt comparison in progress; done closes once v is set.
+type comparison struct {
+	done chan struct{}
+	v    verdict
+}
+
+// verify compares a token's key with its hash and caches the verdict. Requests that
+// present the same token against the same account and Secret while a comparison is
+// in progress wait for it and share its verdict: when an account's resource version
+// changes (a status write), its clients' requests in flight would otherwise each
+// make a comparison of their own at the same moment.
+func (a *Authenticator) verify(k comparisonKey, hash []byte, key string) verdict {
+	a.mu.Lock()
+	if c, ok := a.comparing[k]; ok {
+		a.mu.Unlock()
+		<-c.done
+		return c.v
+	}
+	c := &comparison{done: make(chan struct{})}
+	a.comparing[k] = c
+	a.mu.Unlock()
+	ok := a.compare(hash, key) && k.valid
+	c.v = verdict{ok: ok, accountRV: k.accountRV, secretRV: k.secretRV}
+	a.mu.Lock()
+	cache := a.refused
+	if ok {
+		cache = a.verified
+	}
+	if len(cache) >= maxCachedTokens {
+		clear(cache)
+	}
+	cache[k.sum] = c.v
+	delete(a.comparing, k)
+	a.mu.Unlock()
+	close(c.done)
+	return c.v
 }
 
 // allow takes one request from the account's token bucket; when it is empty it says

@@ -90,7 +90,7 @@ func (s *rawSession) call(method string, params any) rpcResponse {
 	resp := s.post(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 	defer resp.Body.Close()
 	sc := bufio.NewScanner(resp.Body)
-	sc.Buffer(make([]byte, 1<<20), 8<<20)
+	sc.Buffer(nil, 8<<20) // grows as a line needs, to 8 MiB
 	for sc.Scan() {
 		line := sc.Text()
 		data, ok := strings.CutPrefix(line, "data: ")

@@ -94,9 +94,12 @@ type Authenticator struct {
 	// evict a real token's verdict.
 	verified map[[32]byte]verdict
 	refused  map[[32]byte]verdict
-	limiters map[string]*rate.Limiter
-	limit    rate.Limit
-	burst    int
+	// comparing are the comparisons in progress (at most one per token, account
+	// and Secret version).
+	comparing map[comparisonKey]*comparison
+	limiters  map[string]*rate.Limiter
+	limit     rate.Limit
+	burst     int
 	// failures limits wrong keys per client address and service name.
 	failures *guesses
 	// anonymous, when set, is the account of every request (no-auth mode).
@@ -144,6 +147,7 @@ func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64,
 		compare:   apikey.Verify,
 		verified:  map[[32]byte]verdict{},
 		refused:   map[[32]byte]verdict{},
+		comparing: map[comparisonKey]*comparison{},
 		limiters:  map[string]*rate.Limiter{},
 		failures:  newGuesses(failedAuthPerSec, failedAuthBurst, maxFailureBuckets, time.Now),
 		limit:     rate.Limit(limit),
@@ -151,14 +155,23 @@ func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64,
 	}
 }
 
-// authenticate finds the account of a request's bearer token. With mayHash false
-// (the client has no failed attempt left) only a cached verdict answers.
-func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, mayHash bool) (*catalog.Account, *authFailure) {
+// keyRef is the key Secret a request was authenticated against: its name and the
+// resource version read then. The session registry records it (Sessions), so that
+// it need not read the account and its Secret again for every request.
+type keyRef struct{ name, resourceVersion string }
+
+// keyRefKey is keyRef's key in the token info's Extra.
+const keyRefKey = "sandbar.dev/key"
+
+// authenticate finds the account of a request's bearer token and the key Secret it
+// was checked against. With mayHash false (the client has no failed attempt left)
+// only a cached verdict answers.
+func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, mayHash bool) (*catalog.Account, keyRef, *authFailure) {
 	service := token.Service
 	acct := a.store.Load().Accounts[service]
 	// The hash to compare with and why the token fails whatever the comparison says.
 	hash, why := dummyHash, ""
-	var accountRV, secretRV string
+	var accountRV, secretRV, secretName string
 	switch {
 	case acct == nil:
 		why = "unknown service name"
@@ -168,16 +181,19 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, ma
 		why = "account " + acct.Namespace + "/" + acct.Name + " is not ready"
 	}
 	if why == "" {
+		// Every request reads both from the cache; they are only read here, so the
+		// cache's own objects do, not copies of them.
 		var sa metav1alpha1.ServiceAccount
 		var secret corev1.Secret
-		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa); err != nil {
+		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa, client.UnsafeDisableDeepCopy); err != nil {
 			why = "reading account: " + err.Error()
 		} else if sa.Spec.Active != nil && !*sa.Spec.Active {
 			why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
-		} else if err := a.reader.Get(ctx, client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}, &secret); err != nil {
+		} else if err := a.reader.Get(ctx, client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}, &secret,
+			client.UnsafeDisableDeepCopy); err != nil {
 			why = "reading the key Secret: " + err.Error()
 		} else {
-			hash, accountRV, secretRV = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion
+			hash, accountRV, secretRV, secretName = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion, secret.Name
 		}
 	}
 
@@ -190,30 +206,65 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, ma
 	a.mu.Unlock()
 	if !cached || v.accountRV != accountRV || v.secretRV != secretRV {
 		if !mayHash {
-			return nil, &authFailure{reason: "too many failed attempts", limited: true}
+			return nil, keyRef{}, &authFailure{reason: "too many failed attempts", limited: true}
 		}
-		ok := a.compare(hash, token.Key) && why == ""
-		v = verdict{ok: ok, accountRV: accountRV, secretRV: secretRV}
-		a.mu.Lock()
-		cache := a.refused
-		if ok {
-			cache = a.verified
-		}
-		if len(cache) >= maxCachedTokens {
-			clear(cache)
-		}
-		cache[sum] = v
-		a.mu.Unlock()
+		v = a.verify(comparisonKey{sum: sum, accountRV: accountRV, secretRV: secretRV, valid: why == ""}, hash, token.Key)
 	}
 	switch {
 	case !mayHash && (why != "" || !v.ok):
-		return nil, &authFailure{reason: "too many failed attempts", limited: true}
+		return nil, keyRef{}, &authFailure{reason: "too many failed attempts", limited: true}
 	case why != "":
-		return nil, &authFailure{reason: why}
+		return nil, keyRef{}, &authFailure{reason: why}
 	case !v.ok:
-		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(service)}
+		return nil, keyRef{}, &authFailure{reason: "wrong API key for service " + strconv.Quote(service)}
 	}
-	return acct, nil
+	return acct, keyRef{name: secretName, resourceVersion: secretRV}, nil
+}
+
+// comparisonKey is what a bcrypt comparison's verdict depends on.
+type comparisonKey struct {
+	sum                 [32]byte
+	accountRV, secretRV string
+	// valid is false when the token fails whatever the comparison says.
+	valid bool
+}
+
+// comparison is a bcrypt comparison in progress; done closes once v is set.
+type comparison struct {
+	done chan struct{}
+	v    verdict
+}
+
+// verify compares a token's key with its hash and caches the verdict. Requests that
+// present the same token against the same account and Secret while a comparison is
+// in progress wait for it and share its verdict: when an account's resource version
+// changes (a status write), its clients' requests in flight would otherwise each
+// make a comparison of their own at the same moment.
+func (a *Authenticator) verify(k comparisonKey, hash []byte, key string) verdict {
+	a.mu.Lock()
+	if c, ok := a.comparing[k]; ok {
+		a.mu.Unlock()
+		<-c.done
+		return c.v
+	}
+	c := &comparison{done: make(chan struct{})}
+	a.comparing[k] = c
+	a.mu.Unlock()
+	ok := a.compare(hash, key) && k.valid
+	c.v = verdict{ok: ok, accountRV: k.accountRV, secretRV: k.secretRV}
+	a.mu.Lock()
+	cache := a.refused
+	if ok {
+		cache = a.verified
+	}
+	if len(cache) >= maxCachedTokens {
+		clear(cache)
+	}
+	cache[k.sum] = c.v
+	delete(a.comparing, k)
+	a.mu.Unlock()
+	close(c.done)
+	return c.v
 }
 
 // allow takes one request from the account's token bucket; when it is empty it says
@@ -244,6 +295,9 @@ func (a *Authenticator) allow(acct *catalog.Account) (bool, time.Duration) {
 
 type accountKey struct{}
 
+// keyRefCtx carries a keyRef from the authentication to the token info.
+type keyRefCtx struct{}
+
 // WithAccount carries an account in a context.
 func WithAccount(ctx context.Context, acct *catalog.Account) context.Context {
 	return context.WithValue(ctx, accountKey{}, acct)
@@ -265,14 +319,15 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		if acct == nil {
 			return nil, auth.ErrInvalidToken
 		}
-		return &auth.TokenInfo{
-			UserID: acct.Namespace + "/" + acct.Name,
-			Extra:  map[string]any{"account": acct},
-		}, nil
+		extra := map[string]any{"account": acct}
+		if key, ok := ctx.Value(keyRefCtx{}).(keyRef); ok {
+			extra[keyRefKey] = key
+		}
+		return &auth.TokenInfo{UserID: acct.Namespace + "/" + acct.Name, Extra: extra}, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		acct, failure := a.check(r)
+		acct, key, failure := a.check(r)
 		if failure != nil {
 			if failure.limited {
 				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(float64(failedAuthBurst)/failedAuthPerSec))))
@@ -295,7 +350,11 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			writeJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
 			return
 		}
-		r = r.WithContext(WithAccount(r.Context(), acct))
+		ctx := WithAccount(r.Context(), acct)
+		if key.name != "" {
+			ctx = context.WithValue(ctx, keyRefCtx{}, key)
+		}
+		r = r.WithContext(ctx)
 		if a.anonymous != nil {
 			// The SDK's handler wants some bearer token; the account is already decided.
 			r.Header.Set("Authorization", "Bearer no-auth")
@@ -308,29 +367,29 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 // the service name the token claims: once a client has none left, only a token that
 // verified before (and whose account and Secret have not changed since) gets in, so
 // flooding a service with wrong keys does not lock its real key out.
-func (a *Authenticator) check(r *http.Request) (*catalog.Account, *authFailure) {
+func (a *Authenticator) check(r *http.Request) (*catalog.Account, keyRef, *authFailure) {
 	if a.anonymous != nil {
-		return a.anonymous, nil
+		return a.anonymous, keyRef{}, nil
 	}
 	header := r.Header.Get("Authorization")
 	if header == "" {
-		return nil, &authFailure{reason: "no Authorization header", missing: true}
+		return nil, keyRef{}, &authFailure{reason: "no Authorization header", missing: true}
 	}
 	token, err := apikey.ParseAuthorization(header)
 	if err != nil {
 		// Refusing a token without a service name costs nothing: no bucket.
-		return nil, &authFailure{reason: err.Error()}
+		return nil, keyRef{}, &authFailure{reason: err.Error()}
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
 	bucket := guessKey(host, token.Service)
-	acct, failure := a.authenticate(r.Context(), token, !a.failures.limited(bucket))
+	acct, key, failure := a.authenticate(r.Context(), token, !a.failures.limited(bucket))
 	if failure != nil && !failure.limited {
 		a.failures.fail(bucket)
 	}
-	return acct, failure
+	return acct, key, failure
 }
 
 func failureLabel(f *authFailure) string {

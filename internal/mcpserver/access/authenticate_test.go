@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -101,5 +102,68 @@ func TestUnknownServiceCostsTheSameBcryptWorkAsAWrongKey(t *testing.T) {
 	}
 	if got := code("claude:" + key); got != http.StatusOK {
 		t.Errorf("the right key: %d, want 200", got)
+	}
+}
+
+// A burst of requests with one token that the cache cannot answer (the account or
+// its Secret just changed) makes one bcrypt comparison, not one per request: the
+// others wait for its verdict. A flood of requests in flight cannot multiply the
+// server's bcrypt work.
+func TestConcurrentRequestsWithOneTokenMakeOneBcryptComparison(t *testing.T) {
+	key, hash, err := apikey.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := metav1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	sa := &metav1alpha1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude"},
+		Spec:       metav1alpha1.ServiceAccountSpec{ServiceName: "claude", APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "claude-key"}},
+	}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(sa, apikey.Secret(sa, hash)).Build()
+	store := catalog.NewStore()
+	store.Publish(&catalog.Snapshot{Classes: map[string]*catalog.Class{}, Properties: map[string]*catalog.Property{},
+		Workflows: map[string]*catalog.Workflow{}, Accounts: map[string]*catalog.Account{
+			"claude": {Namespace: "default", Name: "claude", ServiceName: "claude", Active: true, Ready: true},
+		}})
+	a := NewAuthenticator(store, reader, 0, 0, nil)
+	const requests = 20
+	var compared atomic.Int32
+	all := make(chan struct{})
+	a.compare = func(hash []byte, key string) bool {
+		if compared.Add(1) == requests {
+			close(all)
+		}
+		// Held until every request has come this far, or a second: long enough for
+		// the others to reach the cache and the comparison in progress.
+		select {
+		case <-all:
+		case <-time.After(time.Second):
+		}
+		return apikey.Verify(hash, key)
+	}
+	handler := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	codes := make(chan int, requests)
+	for range requests {
+		go func() {
+			r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/mcp", strings.NewReader("{}"))
+			r.Header.Set("Authorization", "Bearer claude:"+key)
+			w := httptest.NewRecorder()
+			handler.ServeHTTP(w, r)
+			codes <- w.Code
+		}()
+	}
+	for range requests {
+		if code := <-codes; code != http.StatusOK {
+			t.Errorf("a request with the right key: %d, want 200", code)
+		}
+	}
+	if n := compared.Load(); n != 1 {
+		t.Errorf("%d requests with one token made %d bcrypt comparisons, want 1", requests, n)
 	}
 }

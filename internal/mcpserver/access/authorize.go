@@ -20,7 +20,11 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"reflect"
 	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -134,7 +138,25 @@ type Guard struct {
 	style  tool.NameStyle
 	// maxTools is the tool limit of accounts that declare no clients (0: none).
 	maxTools int
+	// budgets are the accounts' budgets for the table served now.
+	budgets atomic.Pointer[budgets]
 }
+
+// budgets cache Plan for one served table: every tools/call asks for the caller's
+// budget, and Plan matches every served tool against the account's globs.
+// Catalog accounts are immutable once published (a change publishes a new one), so
+// an account's pointer keys its budget.
+type budgets struct {
+	// tools is the served table's map (Table.Replace swaps it for another).
+	tools    unsafe.Pointer
+	withheld bool
+
+	mu        sync.Mutex
+	byAccount map[*catalog.Account]Budget
+}
+
+// maxBudgets bounds the cache of one table; past it the cache starts over.
+const maxBudgets = 4096
 
 // NewGuard guards the tools of served, whose names are spelt in style; an account
 // that declares no clients takes at most maxTools tools (0: no limit).
@@ -144,7 +166,31 @@ func NewGuard(served *tool.Table, style tool.NameStyle, maxTools int) *Guard {
 
 // Budget is what the account is served of the tools served now.
 func (g *Guard) Budget(acct *catalog.Account) Budget {
-	return Plan(acct, g.served.All(), len(g.served.Withheld()) > 0, g.maxTools)
+	tools, withheld := g.served.All(), len(g.served.Withheld()) > 0
+	if acct == nil || acct.User != "" {
+		// OAuth users' accounts are made for each request: nothing to reuse.
+		return Plan(acct, tools, withheld, g.maxTools)
+	}
+	id := reflect.ValueOf(tools).UnsafePointer()
+	c := g.budgets.Load()
+	if c == nil || c.tools != id || c.withheld != withheld {
+		c = &budgets{tools: id, withheld: withheld, byAccount: map[*catalog.Account]Budget{}}
+		g.budgets.Store(c)
+	}
+	c.mu.Lock()
+	b, ok := c.byAccount[acct]
+	c.mu.Unlock()
+	if ok {
+		return b
+	}
+	b = Plan(acct, tools, withheld, g.maxTools)
+	c.mu.Lock()
+	if len(c.byAccount) >= maxBudgets {
+		clear(c.byAccount)
+	}
+	c.byAccount[acct] = b
+	c.mu.Unlock()
+	return b
 }
 
 // May says whether the account may call the verb of a canonical name, as served now.

@@ -104,3 +104,32 @@ func TestNamespace(t *testing.T) {
 		t.Error(`"*" allows every namespace`)
 	}
 }
+
+// The budget a tools/call is checked against is kept per served table and account:
+// a new table (a class added) and a changed account (a new catalog object) are each
+// counted again, never answered from what an earlier table or account had.
+func TestBudgetFollowsTheServedTableAndTheAccount(t *testing.T) {
+	var served tool.Table
+	g := NewGuard(&served, tool.StyleUnderscore, 3)
+	find := tool.Info{Canonical: "sandbar.entity.find", ReadOnly: true}
+	perClass := func(class string) tool.Info {
+		return tool.Info{Canonical: "sandbar.zorp." + class + ".create", Class: "zorp." + class}
+	}
+	served.Replace(map[string]tool.Info{"sandbar_entity_find": find, "sandbar_zorp_a_create": perClass("a")}, nil)
+	acct := account(metav1alpha1.Permissions{})
+	if b := g.Budget(acct); b.Over || b.Would != 2 {
+		t.Fatalf("two tools under a limit of 3: %+v", b)
+	}
+	if b := g.Budget(acct); b.Over || b.Would != 2 {
+		t.Fatalf("asked again: %+v", b)
+	}
+	served.Replace(map[string]tool.Info{"sandbar_entity_find": find, "sandbar_zorp_a_create": perClass("a"),
+		"sandbar_zorp_b_create": perClass("b"), "sandbar_zorp_c_create": perClass("c")}, nil)
+	if b := g.Budget(acct); !b.Over || b.Would != 4 {
+		t.Errorf("after two classes were added the account would see 4 tools, over its 3: %+v", b)
+	}
+	narrow := account(metav1alpha1.Permissions{Tools: []string{"sandbar_entity_*"}})
+	if b := g.Budget(narrow); b.Over || b.Would != 1 {
+		t.Errorf("the account's new permissions allow one tool: %+v", b)
+	}
+}

@@ -86,7 +86,7 @@ func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			if acct := AccountOf(req.GetExtra()); acct != nil && acct.User != "" {
 				s.recordOAuth(ss, acct, req.GetExtra().TokenInfo.Expiration)
 			} else if acct != nil {
-				s.record(ctx, ss, acct)
+				s.record(ctx, ss, acct, req.GetExtra())
 			}
 			// A request of the stateless revision has a session of its own, without an
 			// id, that ends with it (subscriptions/listen too: it lasts as long as its
@@ -99,17 +99,34 @@ func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-func (s *Sessions) record(ctx context.Context, ss *mcp.ServerSession, acct *catalog.Account) {
+// record keeps the account of a session and the key Secret its request was
+// authenticated against: as the authentication read it (the token info carries
+// it), else read again.
+func (s *Sessions) record(ctx context.Context, ss *mcp.ServerSession, acct *catalog.Account, extra *mcp.RequestExtra) {
 	if !s.known(acct) {
 		return
 	}
+	key, ok := extra.TokenInfo.Extra[keyRefKey].(keyRef)
+	s.mu.Lock()
+	old := s.byID[ss]
+	if ok && old != nil && old.oauth == nil && old.service == acct.ServiceName && old.namespace == acct.Namespace &&
+		old.name == acct.Name && old.secret == key.name && old.secretRV == key.resourceVersion {
+		// As the session's last request found it: nothing to record.
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
 	e := &sessionEntry{service: acct.ServiceName, namespace: acct.Namespace, name: acct.Name}
-	var sa metav1alpha1.ServiceAccount
-	if err := s.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa); err == nil {
-		e.secret = sa.Spec.APIKeySecretRef.Name
-		var secret corev1.Secret
-		if err := s.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: e.secret}, &secret); err == nil {
-			e.secretRV = secret.ResourceVersion
+	if ok {
+		e.secret, e.secretRV = key.name, key.resourceVersion
+	} else {
+		var sa metav1alpha1.ServiceAccount
+		if err := s.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa); err == nil {
+			e.secret = sa.Spec.APIKeySecretRef.Name
+			var secret corev1.Secret
+			if err := s.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: e.secret}, &secret); err == nil {
+				e.secretRV = secret.ResourceVersion
+			}
 		}
 	}
 	s.mu.Lock()

@@ -17,6 +17,7 @@ limitations under the License.
 package tool
 
 import (
+	"bytes"
 	"strings"
 
 	"context"
@@ -99,7 +100,7 @@ func Handler(d *Def, name string, call func(*mcp.CallToolRequest) (*Call, error)
 		}
 		var res *mcp.CallToolResult
 		if err == nil {
-			res, err = bound(JSONResult(out), d, name, c.Bounds, w)
+			res, err = bound(jsonResult(out, c.Bounds.Scrub), d, name, c.Bounds, w)
 		}
 		var de *DomainError
 		var rpc *jsonrpc.Error
@@ -159,12 +160,31 @@ func ErrorResult(msg string) *mcp.CallToolResult {
 }
 
 // JSONResult is a result whose text is v as indented JSON, and v as structured content.
-func JSONResult(v any) *mcp.CallToolResult {
-	b, err := json.MarshalIndent(v, "", "  ")
+func JSONResult(v any) *mcp.CallToolResult { return jsonResult(v, nil) }
+
+// jsonResult is JSONResult, which encodes v once: its text is that JSON indented.
+// When scrub finds nothing in the JSON and it holds no escape (an escape such as
+// \u0041KIA could hide a credential from a scan of the text), the structured
+// content is that JSON itself: the SDK sends those bytes rather than encoding v a
+// second time, and redaction scans one text rather than walking every string of v.
+// The bytes sent are the same either way.
+func jsonResult(v any, scrub func(string) string) *mcp.CallToolResult {
+	compact, err := json.Marshal(v)
 	if err != nil {
 		return ErrorResult("internal error: result is not JSON")
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: v}
+	var text bytes.Buffer
+	text.Grow(len(compact) + len(compact)/2)
+	if err := json.Indent(&text, compact, "", "  "); err != nil {
+		return ErrorResult("internal error: result is not JSON")
+	}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}, StructuredContent: v}
+	if scrub != nil && bytes.IndexByte(compact, '\\') < 0 {
+		if s := string(compact); scrub(s) == s {
+			res.StructuredContent = json.RawMessage(compact)
+		}
+	}
+	return res
 }
 
 // Text is the text of a result's content.

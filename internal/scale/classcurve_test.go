@@ -26,6 +26,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -221,7 +222,11 @@ func (c *curve) stop() {
 
 // apiServerPID finds the kube-apiserver serving host (https://127.0.0.1:PORT).
 func apiServerPID(host string) (int, error) {
-	_, port, err := net.SplitHostPort(strings.TrimPrefix(host, "https://"))
+	u, err := url.Parse(host)
+	if err != nil {
+		return 0, err
+	}
+	port := u.Port()
 	if err != nil {
 		return 0, err
 	}

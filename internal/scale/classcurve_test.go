@@ -59,11 +59,13 @@ import (
 //	SANDBAR_BENCH_INSTANCES  instances created after the last step (default 10000)
 //	SANDBAR_BENCH_MANAGER    a manager binary to measure instead of one built from ./cmd
 //	SANDBAR_BENCH_PROFILES   a directory for the manager's goroutine and heap profiles at each step
+//	SANDBAR_BENCH_GOMEMLIMIT the manager's GOMEMLIMIT (as 100MiB; default none)
 const (
 	envClasses   = "SANDBAR_BENCH_CLASSES"
 	envInstances = "SANDBAR_BENCH_INSTANCES"
 	envManager   = "SANDBAR_BENCH_MANAGER"
 	envProfiles  = "SANDBAR_BENCH_PROFILES"
+	envMemLimit  = "SANDBAR_BENCH_GOMEMLIMIT"
 )
 
 const mib = 1 << 20
@@ -300,6 +302,10 @@ func (c *curve) startManager() error {
 		"--metrics-bind-address="+addrs[2], "--metrics-secure=false", "--pprof-bind-address="+addrs[3],
 		"--mcp-rate-limit=0", "--audit-log=off", "--mcp-request-log=off")
 	c.mgr.Stdout, c.mgr.Stderr = log, log
+	c.mgr.Env = os.Environ()
+	if v := os.Getenv(envMemLimit); v != "" {
+		c.mgr.Env = append(c.mgr.Env, "GOMEMLIMIT="+v)
+	}
 	if err := c.mgr.Start(); err != nil {
 		return err
 	}

@@ -141,12 +141,12 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		// notifications).
 		SetCacheable:       func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
 		SubscribeHandler:   func(ctx context.Context, req *mcp.SubscribeRequest) error { return s.resources.Subscribe(ctx, req) },
-		UnsubscribeHandler: func(context.Context, *mcp.UnsubscribeRequest) error { return nil },
+		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return s.resources.Unsubscribe(ctx, req) },
 	})
 	s.prompts = prompts.New(s.mcp, store, opts.NameStyle)
 	guard := access.NewGuard(&s.served, opts.NameStyle, opts.DefaultMaxTools)
 	s.sessions = access.NewSessions(store, cl.Client, anonymous)
-	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, s.prompts.Workflow)
+	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, cl.APIReader, s.prompts.Workflow)
 	if s.requests, err = telemetry.NewRequestLog(opts.RequestLog); err != nil {
 		return nil, err
 	}

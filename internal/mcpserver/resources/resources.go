@@ -23,16 +23,22 @@ package resources
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -49,17 +55,17 @@ import (
 const mimeJSON = "application/json"
 
 // instanceWatch follows the instances of one class through a metadata-only informer
-// (names and versions, not contents), to list them as resources and to tell
-// subscribers when one changes.
+// (names and versions, not contents), to tell subscribers when one changes. A class
+// is watched only while some session subscribes to one of its instances: a manager
+// with a thousand classes and no subscribers holds no watch at all.
 type instanceWatch struct {
-	class   string // ident, prefix/Kind
-	format  metav1alpha1.CodecFormat
-	obj     *metav1.PartialObjectMetadata
-	handle  toolscache.ResourceEventHandlerRegistration
-	inf     cache.Informer
-	uris    map[string]bool
-	byNS    map[string]map[string]bool // namespace -> names, for completion
-	stopped bool
+	// refs counts the (session, URI) subscriptions to the class's instances.
+	refs  int
+	class string
+	// obj names the informer; nil while none runs (the class is not served now).
+	obj    *metav1.PartialObjectMetadata
+	inf    cache.Informer
+	handle toolscache.ResourceEventHandlerRegistration
 }
 
 // Service serves the resources of one SDK server.
@@ -67,7 +73,7 @@ type Service struct {
 	mcp   *mcp.Server
 	store *catalog.Store
 	// ids read instances as the caller's Kubernetes identity, and ask whether it may
-	// list what the watches hold.
+	// list what the server lists for it.
 	ids *identity.Identities
 	// guard applies the account's tool permissions: instances take entity.find,
 	// metamodel objects schema.classes.
@@ -75,24 +81,35 @@ type Service struct {
 	// sessions tell the account of a session that a notification is for.
 	sessions  *access.Sessions
 	informers cache.Informers
+	// reader lists instances' metadata from the API server, a page at a time, for
+	// resources/list and completion (no cache: nothing is kept per class).
+	reader client.Reader
 	// promptWorkflow names the workflow of a served prompt, for completion.
 	promptWorkflow func(prompt string) string
 
 	mu            sync.Mutex
 	metaResources map[string]*mcp.Resource
-	watches       map[string]*instanceWatch
+	// templates is the MIME type of each served class's template, by class ident.
+	templates map[string]string
+	// watches are the watched classes, by ident; subs the instance URIs each session
+	// subscribes to, with their class.
+	watches map[string]*instanceWatch
+	subs    map[*mcp.ServerSession]map[string]string
 }
 
 // New makes the service; Sync serves what a snapshot asks for. The server's
-// subscription and completion handlers are the service's Subscribe and Complete.
-func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, guard *access.Guard, sessions *access.Sessions, informers cache.Informers, promptWorkflow func(string) string) *Service {
-	return &Service{mcp: server, store: store, ids: ids, guard: guard, sessions: sessions, informers: informers, promptWorkflow: promptWorkflow,
-		metaResources: map[string]*mcp.Resource{}, watches: map[string]*instanceWatch{}}
+// subscription and completion handlers are the service's Subscribe, Unsubscribe and
+// Complete.
+func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, guard *access.Guard, sessions *access.Sessions,
+	informers cache.Informers, reader client.Reader, promptWorkflow func(string) string) *Service {
+	return &Service{mcp: server, store: store, ids: ids, guard: guard, sessions: sessions, informers: informers, reader: reader,
+		promptWorkflow: promptWorkflow, metaResources: map[string]*mcp.Resource{}, templates: map[string]string{},
+		watches: map[string]*instanceWatch{}, subs: map[*mcp.ServerSession]map[string]string{}}
 }
 
 // Sync keeps the served resources and templates equal to what a snapshot
-// asks for: every metamodel object, a template per concrete class, and (through the
-// watches) every instance.
+// asks for: every metamodel object and a template per concrete class. Instances are
+// listed when a client asks (resources/list), and watched while subscribed to.
 func (s *Service) Sync(ctx context.Context, snap *catalog.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -129,7 +146,7 @@ func (s *Service) Sync(ctx context.Context, snap *catalog.Snapshot) {
 	}
 	s.metaResources = meta
 
-	// One template and one watch per concrete class.
+	// One template per concrete class.
 	want := map[string]*catalog.Class{}
 	for _, n := range snap.ClassNames() {
 		if c := snap.Classes[n]; c.Servable() {
@@ -137,29 +154,35 @@ func (s *Service) Sync(ctx context.Context, snap *catalog.Snapshot) {
 		}
 	}
 	for ident, c := range want {
-		tmpl := classTemplate(c.Prefix, c.Kind)
-		if old, ok := s.watches[ident]; ok && old.format != c.Codec.Format {
-			// The codec changed: serve the instances again with the new MIME type.
-			s.stopWatch(ident, old)
-		}
-		if _, ok := s.watches[ident]; ok {
+		mime := codec.MIMEType(c.Codec.Format)
+		if s.templates[ident] == mime {
 			continue
 		}
 		s.mcp.AddResourceTemplate(&mcp.ResourceTemplate{
-			URITemplate: tmpl, Name: ident, Title: c.Ident() + " instances",
+			URITemplate: classTemplate(c.Prefix, c.Kind), Name: ident, Title: c.Ident() + " instances",
 			Description: fmt.Sprintf("An instance of %s, by namespace and name; format (json or markdown) overrides the class's own.", c.Ident()),
-			MIMEType:    codec.MIMEType(c.Codec.Format),
+			MIMEType:    mime,
 		}, s.readInstance)
-		w, err := s.watchInstances(ctx, c)
-		if err != nil {
-			ctrl.LoggerFrom(ctx).WithName("mcp").Error(err, "watching instances", "class", ident)
-			continue
-		}
-		s.watches[ident] = w
+		s.templates[ident] = mime
 	}
-	for ident, w := range s.watches {
+	for ident := range s.templates {
 		if _, ok := want[ident]; !ok {
-			s.stopWatch(ident, w)
+			prefix, kind, _ := strings.Cut(ident, "/")
+			s.mcp.RemoveResourceTemplates(classTemplate(prefix, kind))
+			delete(s.templates, ident)
+		}
+	}
+	// A subscribed class that is no longer served stops being watched (its API may
+	// be gone); one that is served again is watched again for its subscribers.
+	for ident, w := range s.watches {
+		c, ok := want[ident]
+		switch {
+		case !ok && w.obj != nil:
+			s.stopInformer(w)
+		case ok && w.obj == nil:
+			if err := s.startInformer(ctx, c, w); err != nil {
+				ctrl.LoggerFrom(ctx).WithName("mcp").Error(err, "watching instances", "class", ident)
+			}
 		}
 	}
 }
@@ -169,82 +192,143 @@ func classTemplate(prefix, kind string) string {
 	return uriBase + prefix + "/" + kind + "/{namespace}/{name}{?format}"
 }
 
-// stopWatch stops following a class's instances and withdraws their resources.
-func (s *Service) stopWatch(ident string, w *instanceWatch) {
-	w.stopped = true
-	_ = w.inf.RemoveEventHandler(w.handle)
-	var uris []string
-	for uri := range w.uris {
-		uris = append(uris, uri)
-	}
-	if len(uris) > 0 {
-		s.mcp.RemoveResources(uris...)
-	}
-	prefix, kind, _ := strings.Cut(ident, "/")
-	s.mcp.RemoveResourceTemplates(classTemplate(prefix, kind))
-	delete(s.watches, ident)
-}
-
-func (s *Service) watchInstances(ctx context.Context, c *catalog.Class) (*instanceWatch, error) {
+// startInformer follows a class's instances for w's subscribers; s.mu is held.
+func (s *Service) startInformer(ctx context.Context, c *catalog.Class, w *instanceWatch) error {
 	obj := &metav1.PartialObjectMetadata{}
 	obj.SetGroupVersionKind(c.GVK())
 	inf, err := s.informers.GetInformer(ctx, obj, cache.BlockUntilSynced(false))
 	if err != nil {
-		return nil, err
+		return err
 	}
-	w := &instanceWatch{class: c.Ident(), format: c.Codec.Format, obj: obj, inf: inf, uris: map[string]bool{}, byNS: map[string]map[string]bool{}}
 	prefix, kind := c.Prefix, c.Kind
-	uriOf := func(o any) (string, string, string, bool) {
+	uriOf := func(o any) (string, bool) {
 		if d, ok := o.(toolscache.DeletedFinalStateUnknown); ok {
 			o = d.Obj
 		}
 		m, ok := o.(client.Object)
 		if !ok {
-			return "", "", "", false
+			return "", false
 		}
-		return InstanceURI(prefix, kind, m.GetNamespace(), m.GetName()), m.GetNamespace(), m.GetName(), true
+		return InstanceURI(prefix, kind, m.GetNamespace(), m.GetName()), true
 	}
-	w.handle, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(o any) {
-			uri, ns, name, ok := uriOf(o)
-			if !ok {
-				return
-			}
-			s.mu.Lock()
-			if w.stopped {
-				s.mu.Unlock()
-				return
-			}
-			w.uris[uri] = true
-			if w.byNS[ns] == nil {
-				w.byNS[ns] = map[string]bool{}
-			}
-			w.byNS[ns][name] = true
-			s.mu.Unlock()
-			s.mcp.AddResource(&mcp.Resource{URI: uri, Name: name, Title: c.Ident() + " " + ns + "/" + name,
-				MIMEType: codec.MIMEType(c.Codec.Format)}, s.readInstance)
-		},
+	handle, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(old, o any) {
-			uri, _, _, ok := uriOf(o)
+			uri, ok := uriOf(o)
 			if !ok || old.(client.Object).GetResourceVersion() == o.(client.Object).GetResourceVersion() {
 				return
 			}
 			_ = s.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 		},
 		DeleteFunc: func(o any) {
-			uri, ns, name, ok := uriOf(o)
-			if !ok {
-				return
+			if uri, ok := uriOf(o); ok {
+				_ = s.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 			}
-			s.mu.Lock()
-			delete(w.uris, uri)
-			delete(w.byNS[ns], name)
-			s.mu.Unlock()
-			s.mcp.RemoveResources(uri)
-			_ = s.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 		},
 	})
-	return w, err
+	if err != nil {
+		_ = s.informers.RemoveInformer(context.Background(), obj)
+		return err
+	}
+	w.class, w.obj, w.inf, w.handle = c.Ident(), obj, inf, handle
+	watchStarted(w.class)
+	return nil
+}
+
+// stopInformer ends the watch of w's class; s.mu is held.
+func (s *Service) stopInformer(w *instanceWatch) {
+	_ = w.inf.RemoveEventHandler(w.handle)
+	_ = s.informers.RemoveInformer(context.Background(), w.obj)
+	w.obj, w.inf, w.handle = nil, nil, nil
+	watchStopped(w.class)
+}
+
+// syncWait bounds how long a subscription waits for the first listing of its
+// class's watch, after which changes are told.
+const syncWait = 30 * time.Second
+
+// hold records that ss subscribes to the instance at uri, of class c, and watches the
+// class if it is the first subscription to it. It returns once the watch has listed
+// the class, so a change made after the subscription's answer is told.
+func (s *Service) hold(ctx context.Context, ss *mcp.ServerSession, uri string, c *catalog.Class) error {
+	ident := c.Ident()
+	s.mu.Lock()
+	uris, known := s.subs[ss]
+	if _, ok := uris[uri]; ok {
+		s.mu.Unlock()
+		return nil
+	}
+	w := s.watches[ident]
+	if w == nil {
+		w = &instanceWatch{}
+	}
+	if w.obj == nil {
+		if err := s.startInformer(ctx, c, w); err != nil {
+			s.mu.Unlock()
+			return access.RPCError(err)
+		}
+	}
+	s.watches[ident] = w
+	w.refs++
+	if !known {
+		uris = map[string]string{}
+		s.subs[ss] = uris
+	}
+	uris[uri] = ident
+	handle := w.handle
+	s.mu.Unlock()
+	if !known {
+		// The SDK forgets a closed session's subscriptions; so does the service.
+		go func() {
+			_ = ss.Wait()
+			s.dropSession(ss)
+		}()
+	}
+	wctx, cancel := context.WithTimeout(ctx, syncWait)
+	defer cancel()
+	if !toolscache.WaitForCacheSync(wctx.Done(), handle.HasSynced) {
+		s.release(ss, uri)
+		return fmt.Errorf("subscribing to %s: the instances of %s could not be listed in %s; try again", uri, ident, syncWait)
+	}
+	return nil
+}
+
+// release forgets ss's subscription to uri, and stops watching its class after the
+// last one.
+func (s *Service) release(ss *mcp.ServerSession, uri string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.releaseLocked(ss, uri)
+}
+
+func (s *Service) releaseLocked(ss *mcp.ServerSession, uri string) {
+	ident, ok := s.subs[ss][uri]
+	if !ok {
+		return
+	}
+	delete(s.subs[ss], uri)
+	if len(s.subs[ss]) == 0 {
+		delete(s.subs, ss)
+	}
+	w := s.watches[ident]
+	if w == nil {
+		return
+	}
+	if w.refs--; w.refs > 0 {
+		return
+	}
+	if w.obj != nil {
+		s.stopInformer(w)
+	}
+	delete(s.watches, ident)
+}
+
+// dropSession forgets every subscription of a closed session.
+func (s *Service) dropSession(ss *mcp.ServerSession) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for uri := range s.subs[ss] {
+		s.releaseLocked(ss, uri)
+	}
 }
 
 // invalidURI is -32602 for a URI that is not one of Sandbar's, with the URI in the
@@ -351,7 +435,9 @@ func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeJSON, Text: string(b)}}}, nil
 }
 
-// Subscribe accepts subscriptions to resources the caller may read.
+// Subscribe accepts subscriptions to resources the caller may read. A subscription
+// to an instance watches its class (if no other subscription does) before it is
+// answered.
 func (s *Service) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
 	acct := access.AccountOf(req.GetExtra())
 	if acct == nil {
@@ -359,7 +445,29 @@ func (s *Service) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 		// request's token info; its session knows the account.
 		acct = s.sessions.Account(req.Session)
 	}
-	return s.mayFollow(ctx, acct, req.Params.URI)
+	uri := req.Params.URI
+	if err := s.mayFollow(ctx, acct, uri); err != nil {
+		return err
+	}
+	ref, _ := ParseURI(uri)
+	if !ref.IsInstance() || req.Session == nil {
+		return nil
+	}
+	cl := s.store.Load().FindClass(ref.Prefix + "/" + ref.Kind)
+	if cl == nil || !cl.Servable() {
+		// Nothing to watch yet; a read says the resource is not found.
+		return nil
+	}
+	return s.hold(ctx, req.Session, uri, cl)
+}
+
+// Unsubscribe forgets a subscription, and stops watching a class that no session
+// subscribes to any more.
+func (s *Service) Unsubscribe(_ context.Context, req *mcp.UnsubscribeRequest) error {
+	if req.Session != nil {
+		s.release(req.Session, req.Params.URI)
+	}
+	return nil
 }
 
 // Updates is a sending middleware: notifications/resources/updated reaches a session
@@ -406,8 +514,9 @@ func (s *Service) may(ctx context.Context, acct *catalog.Account, verb string, c
 	return s.ids.Can(ctx, acct, identity.Access{Verb: verb, Group: cl.InstanceAPI.Group, Resource: cl.InstanceAPI.Plural, Namespace: ns, Name: name})
 }
 
-// Middleware drops from resources/list the instances the caller may not list (in
-// namespaces it may not use, or that its Kubernetes identity may not list), and
+// Middleware answers resources/list with the metamodel objects the caller may read
+// and, after them, the instances it may list (in namespaces it may use, and that its
+// Kubernetes identity may list), read from the API server a page at a time; and it
 // answers a read of a malformed URI with -32602 (the SDK would say not found).
 func (s *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -418,43 +527,197 @@ func (s *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				return nil, invalidURI(uri, err)
 			}
 		case "resources/list":
-			res, err := next(ctx, method, req)
-			if err != nil {
-				return res, err
-			}
-			return s.filter(ctx, access.AccountOf(req.GetExtra()), res.(*mcp.ListResourcesResult)), nil
+			return s.list(ctx, next, req.(*mcp.ListResourcesRequest))
 		}
 		return next(ctx, method, req)
 	}
 }
 
-func (s *Service) filter(ctx context.Context, acct *catalog.Account, res *mcp.ListResourcesResult) *mcp.ListResourcesResult {
-	snap := s.store.Load()
-	instances, metamodel := s.guard.May(acct, access.InstancesVerb), s.guard.May(acct, access.MetamodelVerb)
-	listable := map[[2]string]bool{} // (class ident, namespace) -> may list
-	out := *res
-	out.Resources = res.Resources[:0:0]
-	for _, r := range res.Resources {
-		ref, err := ParseURI(r.URI)
-		if err != nil || (ref.IsInstance() && !instances) || (!ref.IsInstance() && !metamodel) {
-			continue
+// Pages of resources/list: the SDK's pages of metamodel objects, then pages of at
+// most instancePage instances, each from at most classesPerPage classes, so that no
+// one answer waits on a thousand lists.
+const (
+	instancePage   = 500
+	classesPerPage = 100
+)
+
+// listCursor is where the next page of resources/list starts: in the metamodel
+// objects (Meta: the SDK's own cursor), or at a class's instances in a namespace
+// ("" when the caller may use every namespace), from a Kubernetes continue token.
+type listCursor struct {
+	Meta      *string `json:"m,omitempty"`
+	Class     string  `json:"c,omitempty"`
+	Namespace string  `json:"n,omitempty"`
+	Continue  string  `json:"k,omitempty"`
+}
+
+func (c listCursor) encode() string {
+	b, _ := json.Marshal(c)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func decodeCursor(s string) (listCursor, error) {
+	if s == "" {
+		empty := ""
+		return listCursor{Meta: &empty}, nil
+	}
+	var c listCursor
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err == nil {
+		err = json.Unmarshal(b, &c)
+	}
+	if err != nil || (c.Meta == nil && c.Class == "") {
+		return c, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor: pass the nextCursor of the previous page, or none to start again"}
+	}
+	return c, nil
+}
+
+func (s *Service) list(ctx context.Context, next mcp.MethodHandler, req *mcp.ListResourcesRequest) (mcp.Result, error) {
+	var params mcp.ListResourcesParams
+	if req.Params != nil {
+		params = *req.Params
+	}
+	cur, err := decodeCursor(params.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	acct := access.AccountOf(req.GetExtra())
+	// The SDK's answer carries the metamodel's page and what every answer has (its
+	// cache hints); on a page of instances only the latter is kept.
+	sdkParams := params
+	sdkParams.Cursor = ""
+	if cur.Meta != nil {
+		sdkParams.Cursor = *cur.Meta
+	}
+	res, err := next(ctx, "resources/list", &mcp.ListResourcesRequest{Session: req.Session, Params: &sdkParams, Extra: req.Extra})
+	if err != nil {
+		return res, err
+	}
+	sdk := res.(*mcp.ListResourcesResult)
+	out := *sdk
+	out.Resources, out.NextCursor = []*mcp.Resource{}, ""
+	if cur.Meta != nil {
+		out.Resources = s.metaOf(acct, sdk)
+		if sdk.NextCursor != "" {
+			out.NextCursor = listCursor{Meta: &sdk.NextCursor}.encode()
+			return &out, nil
 		}
-		if ref.IsInstance() {
-			key := [2]string{ref.Prefix + "/" + ref.Kind, ref.Namespace}
-			ok, seen := listable[key]
-			if !seen {
-				cl := snap.FindClass(key[0])
-				ok = access.NamespaceAllowed(acct, ref.Namespace) && cl != nil && cl.InstanceAPI != nil &&
-					s.may(ctx, acct, "list", cl, ref.Namespace, "") == nil
-				listable[key] = ok
-			}
-			if !ok {
+		cur = listCursor{}
+	}
+	items, nextCur, err := s.listInstances(ctx, acct, cur)
+	if err != nil {
+		return nil, err
+	}
+	out.Resources = append(out.Resources, items...)
+	if nextCur != nil {
+		out.NextCursor = nextCur.encode()
+	}
+	return &out, nil
+}
+
+// metaOf are the metamodel objects of the SDK's page, if the caller may read the
+// metamodel.
+func (s *Service) metaOf(acct *catalog.Account, res *mcp.ListResourcesResult) []*mcp.Resource {
+	out := []*mcp.Resource{}
+	if !s.guard.May(acct, access.MetamodelVerb) {
+		return out
+	}
+	for _, r := range res.Resources {
+		if ref, err := ParseURI(r.URI); err == nil && !ref.IsInstance() {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// listInstances lists one page of the instances the caller may list, from cur, and
+// the cursor of the next page (nil after the last).
+func (s *Service) listInstances(ctx context.Context, acct *catalog.Account, cur listCursor) ([]*mcp.Resource, *listCursor, error) {
+	if !s.guard.May(acct, access.InstancesVerb) {
+		return nil, nil, nil
+	}
+	snap := s.store.Load()
+	var classes []*catalog.Class
+	for _, n := range snap.ClassNames() {
+		if c := snap.Classes[n]; c.Servable() {
+			classes = append(classes, c)
+		}
+	}
+	sort.Slice(classes, func(i, j int) bool { return classes[i].Ident() < classes[j].Ident() })
+	// The namespaces to list: the caller's, or all ("") for an account that may use
+	// every namespace.
+	namespaces := sortedUnique(access.Namespaces(acct))
+	if slices.Contains(namespaces, "*") {
+		namespaces = []string{""}
+	}
+	first := sort.Search(len(classes), func(i int) bool { return classes[i].Ident() >= cur.Class })
+	var out []*mcp.Resource
+	listable := map[[2]string]bool{} // (class ident, namespace) -> may list
+	mayList := func(cl *catalog.Class, ns string) bool {
+		key := [2]string{cl.Ident(), ns}
+		ok, seen := listable[key]
+		if !seen {
+			ok = access.NamespaceAllowed(acct, ns) && s.may(ctx, acct, "list", cl, ns, "") == nil
+			listable[key] = ok
+		}
+		return ok
+	}
+	for i := first; i < len(classes); i++ {
+		cl := classes[i]
+		if i-first == classesPerPage || len(out) == instancePage {
+			return out, &listCursor{Class: cl.Ident()}, nil
+		}
+		mime := codec.MIMEType(cl.Codec.Format)
+		for _, ns := range namespaces {
+			if cl.Ident() == cur.Class && ns < cur.Namespace {
 				continue
 			}
+			if ns != "" && !mayList(cl, ns) {
+				continue
+			}
+			token := ""
+			if cl.Ident() == cur.Class && ns == cur.Namespace {
+				token = cur.Continue
+			}
+			for {
+				if len(out) == instancePage {
+					return out, &listCursor{Class: cl.Ident(), Namespace: ns, Continue: token}, nil
+				}
+				page := &metav1.PartialObjectMetadataList{}
+				page.SetGroupVersionKind(cl.GVK().GroupVersion().WithKind(cl.GVK().Kind + "List"))
+				opts := []client.ListOption{client.Limit(int64(instancePage - len(out))), client.Continue(token)}
+				if ns != "" {
+					opts = append(opts, client.InNamespace(ns))
+				}
+				err := s.reader.List(ctx, page, opts...)
+				switch {
+				case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
+					return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the cursor has expired: list the resources again from the start"}
+				case meta.IsNoMatchError(err) || apierrors.IsNotFound(err) || runtime.IsNotRegisteredError(err):
+					// The class's API is not served (yet): it has no instances to list.
+				case err != nil:
+					return nil, nil, access.RPCError(err)
+				}
+				for _, m := range page.Items {
+					if ns == "" && !mayList(cl, m.Namespace) {
+						continue
+					}
+					out = append(out, &mcp.Resource{URI: InstanceURI(cl.Prefix, cl.Kind, m.Namespace, m.Name), Name: m.Name,
+						Title: cl.Ident() + " " + m.Namespace + "/" + m.Name, MIMEType: mime})
+				}
+				if token = page.Continue; err != nil || token == "" {
+					break
+				}
+			}
 		}
-		out.Resources = append(out.Resources, r)
 	}
-	return &out
+	return out, nil, nil
+}
+
+func sortedUnique(in []string) []string {
+	out := slices.Clone(in)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // Complete offers values for the arguments of resource templates (namespace, name)
@@ -479,15 +742,7 @@ func (s *Service) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 			s.may(ctx, acct, "list", cl, nsOf(), "") != nil {
 			return nil
 		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		var out []string
-		if w, ok := s.watches[ident]; ok {
-			for n := range w.byNS[nsOf()] {
-				out = append(out, n)
-			}
-		}
-		return out
+		return s.names(ctx, cl, nsOf(), p.Argument.Value)
 	}
 	switch {
 	case p.Argument.Name == "namespace":
@@ -527,6 +782,33 @@ func classIdents(snap *catalog.Snapshot) []string {
 	var out []string
 	for _, name := range snap.ClassNames() {
 		out = append(out, snap.Classes[name].Ident())
+	}
+	return out
+}
+
+// completionScan bounds how many instances a completion looks through.
+const completionScan = 10000
+
+// names are the names of a class's instances in a namespace that start with prefix,
+// listed from the API server (metadata only, a page at a time).
+func (s *Service) names(ctx context.Context, cl *catalog.Class, ns, prefix string) []string {
+	var out []string
+	token := ""
+	for scanned := 0; scanned < completionScan; {
+		page := &metav1.PartialObjectMetadataList{}
+		page.SetGroupVersionKind(cl.GVK().GroupVersion().WithKind(cl.GVK().Kind + "List"))
+		if err := s.reader.List(ctx, page, client.InNamespace(ns), client.Limit(instancePage), client.Continue(token)); err != nil {
+			return out
+		}
+		for _, m := range page.Items {
+			if strings.HasPrefix(m.Name, prefix) {
+				out = append(out, m.Name)
+			}
+		}
+		scanned += len(page.Items)
+		if token = page.Continue; token == "" {
+			break
+		}
 	}
 	return out
 }

@@ -52,7 +52,9 @@ func NewScheme() *runtime.Scheme {
 
 // CacheOptions keep only what the operator needs in memory: the Secrets that hold API
 // key hashes (labelled meta.sandbar.dev/api-key=true), in the given namespaces or all
-// of them, and the CRDs it generated.
+// of them, and the CRDs it generated; and no object's managedFields, which nothing
+// reads (an update without them keeps the stored ones) and which are a large part of
+// a generated CRD.
 func CacheOptions(apiKeyNamespaces ...string) cache.Options {
 	secrets := cache.ByObject{Label: labels.SelectorFromSet(labels.Set{metav1alpha1.LabelAPIKey: "true"})}
 	if len(apiKeyNamespaces) > 0 {
@@ -61,7 +63,7 @@ func CacheOptions(apiKeyNamespaces ...string) cache.Options {
 			secrets.Namespaces[ns] = cache.Config{}
 		}
 	}
-	return cache.Options{ByObject: map[client.Object]cache.ByObject{
+	return cache.Options{DefaultTransform: cache.TransformStripManagedFields(), ByObject: map[client.Object]cache.ByObject{
 		&corev1.Secret{}: secrets,
 		&apiextensionsv1.CustomResourceDefinition{}: {
 			Label: labels.SelectorFromSet(labels.Set{metav1alpha1.LabelManagedBy: metav1alpha1.ManagedByValue}),

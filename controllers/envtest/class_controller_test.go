@@ -318,3 +318,32 @@ func TestClassNameConflicts(t *testing.T) {
 	NewWithT(t).Expect(k8s.Delete(context.Background(), first)).To(Succeed())
 	waitClassCondition(t, sameIdent.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
 }
+
+// Two Classes that claim one instance API, the younger of which made the CRD first
+// (as when both are applied at once and the younger is reconciled first): the older
+// takes the CRD over and the younger reports the conflict, rather than both
+// reporting a conflict for good.
+func TestOlderClassTakesOverAnInstanceAPIAYoungerClassMade(t *testing.T) {
+	p := uniq("t")
+	older := class(p+".a-older", p, "Gadget", nil)
+	disabled := false
+	older.Spec.InstanceAPI.Enabled = &disabled
+	create(t, older)
+	waitClassCondition(t, older.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+
+	younger := class(p+".b-younger", p, "Gadget", nil)
+	create(t, younger)
+	waitClassCondition(t, younger.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+
+	enabled := true
+	orig := older.DeepCopy()
+	older.Spec.InstanceAPI.Enabled = &enabled
+	NewWithT(t).Expect(k8s.Patch(context.Background(), older, client.MergeFrom(orig))).To(Succeed())
+
+	waitClassCondition(t, older.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	got := waitClassCondition(t, younger.Name, metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonIdentConflict)
+	NewWithT(t).Expect(condition(got.Status.Conditions, metav1alpha1.ConditionReady).Message).To(ContainSubstring(older.Name))
+	var crd apiextensionsv1.CustomResourceDefinition
+	NewWithT(t).Expect(k8s.Get(context.Background(), client.ObjectKey{Name: "gadgets." + p + ".sandbar.dev"}, &crd)).To(Succeed())
+	NewWithT(t).Expect(crd.Labels).To(HaveKeyWithValue(metav1alpha1.LabelClass, older.Name))
+}

@@ -88,7 +88,11 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 	out.exists = found
 	if found {
 		if owner := existing.Labels[metav1alpha1.LabelClass]; owner != class.Name {
-			if _, ownerExists := (cacheLookup{ctx, r.Client}).Class(owner); ownerExists {
+			// The older of two Classes that claim one instance API keeps it, as
+			// classConflict decides, even when the younger was reconciled first (they
+			// were applied at once) and made the CRD: the older takes it over and the
+			// younger reports the conflict.
+			if other, ownerExists := (cacheLookup{ctx, r.Client}).Class(owner); ownerExists && !youngerClaimant(other, class) {
 				out.conflict = &catalog.Problem{Reason: metav1alpha1.ReasonCRDConflict,
 					Message: fmt.Sprintf("the CRD %s is generated from Class %q", out.names.CRDName, owner)}
 				return out, nil
@@ -157,6 +161,12 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 	}
 	out.problem = establishing(out.names.CRDName)
 	return out, nil
+}
+
+// youngerClaimant reports whether other claims the same instance API as class and is
+// younger than it.
+func youngerClaimant(other, class *metav1alpha1.Class) bool {
+	return wantsInstanceAPI(other) && crdNameOf(other) == crdNameOf(class) && catalog.Older(class, other)
 }
 
 // classConflict reports whether an older Class claims the same instance API or the

@@ -18,6 +18,7 @@ package envtest_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"testing"
@@ -317,4 +318,71 @@ func TestClassNameConflicts(t *testing.T) {
 	// over. (A retained CRD keeps its kind: the API server refuses a second one.)
 	NewWithT(t).Expect(k8s.Delete(context.Background(), first)).To(Succeed())
 	waitClassCondition(t, sameIdent.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+}
+
+// Two Classes that claim one instance API, the younger of which made the CRD first
+// (as when both are applied at once and the younger is reconciled first): the older
+// takes the CRD over and the younger reports the conflict, rather than both
+// reporting a conflict for good.
+func TestOlderClassTakesOverAnInstanceAPIAYoungerClassMade(t *testing.T) {
+	p := uniq("t")
+	older := class(p+".a-older", p, "Gadget", nil)
+	disabled := false
+	older.Spec.InstanceAPI.Enabled = &disabled
+	create(t, older)
+	waitClassCondition(t, older.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+
+	younger := class(p+".b-younger", p, "Gadget", nil)
+	create(t, younger)
+	waitClassCondition(t, younger.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+
+	enabled := true
+	orig := older.DeepCopy()
+	older.Spec.InstanceAPI.Enabled = &enabled
+	NewWithT(t).Expect(k8s.Patch(context.Background(), older, client.MergeFrom(orig))).To(Succeed())
+
+	waitClassCondition(t, older.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	got := waitClassCondition(t, younger.Name, metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonIdentConflict)
+	NewWithT(t).Expect(condition(got.Status.Conditions, metav1alpha1.ConditionReady).Message).To(ContainSubstring(older.Name))
+	var crd apiextensionsv1.CustomResourceDefinition
+	NewWithT(t).Expect(k8s.Get(context.Background(), client.ObjectKey{Name: "gadgets." + p + ".sandbar.dev"}, &crd)).To(Succeed())
+	NewWithT(t).Expect(crd.Labels).To(HaveKeyWithValue(metav1alpha1.LabelClass, older.Name))
+}
+
+// kubectl explain reads the OpenAPI document the API server publishes for a generated
+// CRD: the class's and every slot's descriptions are there, and apiVersion, kind and
+// metadata carry the standard descriptions, which the generated schema leaves out.
+func TestKubectlExplainDescribesGeneratedInstances(t *testing.T) {
+	p := uniq("x")
+	colour := property(p+".colour", metav1alpha1.RangeString)
+	colour.Spec.Description = "The colour of the gadget's casing."
+	c := class(p+".gadget", p, "Gadget", nil, slot(colour.Name, true))
+	c.Spec.Description = "A gadget on a shelf."
+	create(t, colour, c)
+	waitClassCondition(t, c.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+
+	type schema struct {
+		Description string            `json:"description"`
+		Properties  map[string]schema `json:"properties"`
+	}
+	var doc struct {
+		Components struct {
+			Schemas map[string]schema `json:"schemas"`
+		} `json:"components"`
+	}
+	var gadget schema
+	NewWithT(t).Eventually(func(g Gomega) {
+		raw, err := kube.Discovery().RESTClient().Get().AbsPath("/openapi/v3/apis/" + p + ".sandbar.dev/v1").DoRaw(context.Background())
+		g.Expect(err).NotTo(HaveOccurred())
+		g.Expect(json.Unmarshal(raw, &doc)).To(Succeed())
+		var ok bool
+		gadget, ok = doc.Components.Schemas["dev.sandbar."+p+".v1.Gadget"]
+		g.Expect(ok).To(BeTrue(), "the OpenAPI document has no Gadget")
+	}, timeout, poll).Should(Succeed())
+	g := NewWithT(t)
+	g.Expect(gadget.Description).To(ContainSubstring("A gadget on a shelf."))
+	g.Expect(gadget.Properties["spec"].Properties["colour"].Description).To(ContainSubstring("The colour of the gadget's casing."))
+	for _, f := range []string{"apiVersion", "kind", "metadata"} {
+		g.Expect(gadget.Properties[f].Description).NotTo(BeEmpty(), "%s has no description", f)
+	}
 }

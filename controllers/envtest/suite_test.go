@@ -32,6 +32,7 @@ import (
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -47,7 +48,9 @@ import (
 // pure tests there need no control plane. It runs one control plane and one manager
 // with the real reconcilers; each test uses objects of its own (see uniq) so that tests do not see each other's.
 var (
-	k8s   client.Client
+	k8s client.Client
+	// kube reads the API server's own endpoints (the OpenAPI documents kubectl explain reads).
+	kube  kubernetes.Interface
 	store *catalog.Store
 	// listHook, when set, is asked before every List the manager's client makes: an
 	// error it returns is that List's answer. A test sets it to make the reconcilers
@@ -97,6 +100,10 @@ func run(m *testing.M) int {
 	go func() { done <- mgr.Start(ctx) }()
 	k8s, err = client.New(env.Config, client.Options{Scheme: mgr.GetScheme()})
 	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	if kube, err = kubernetes.NewForConfig(env.Config); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}

@@ -90,8 +90,11 @@ func Schema(c *catalog.Class) *apiextensionsv1.JSONSchemaProps {
 		Type:        "object",
 		Description: classDescription(c),
 		Properties: map[string]apiextensionsv1.JSONSchemaProps{
-			"apiVersion": {Type: "string", Description: "APIVersion defines the versioned schema of this representation of an object."},
-			"kind":       {Type: "string", Description: "Kind is a string value representing the REST resource this object represents."},
+			// The API server publishes apiVersion, kind and metadata with the
+			// standard descriptions (kubectl explain shows those): repeating them in
+			// every generated CRD would only cost its bytes.
+			"apiVersion": {Type: "string"},
+			"kind":       {Type: "string"},
 			"metadata":   {Type: "object"},
 			"spec":       spec,
 			"status": {

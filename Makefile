@@ -84,9 +84,10 @@ lint: golangci-lint ## gofmt, go vet, golangci-lint (.golangci.yml), and a check
 test-e2e: helm helm4 envtest-assets ts-client conformance ## Run the end-to-end test alone: Helm 3 and 4 install on a local control plane, the manager with the chart's RBAC, a TypeScript MCP client.
 	HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) -v ./internal/e2e/
 
+BENCH ?= .
 .PHONY: bench
-bench: envtest-assets ## Run the benchmarks; each is printed with its ratio to the baseline measured in the same run.
-	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test -run '^$$' -bench . -benchmem ./internal/... | tee $(LOCALBIN)/bench.txt
+bench: envtest-assets ## Run the benchmarks (BENCH, a regexp, picks some), one package at a time; each is printed with its ratio to the baseline measured in the same run.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test -p 1 -timeout 90m -run '^$$' -bench '$(BENCH)' -benchmem ./internal/... | tee $(LOCALBIN)/bench.txt
 	@hack/bench-ratios.sh $(LOCALBIN)/bench.txt
 
 # SOAK_*: the knobs of `make soak` (docs/reliability.md, "Load and soak"); SOAK_FLAGS

@@ -49,31 +49,7 @@ func TestDummyHashCostsWhatARealOneDoes(t *testing.T) {
 // An unknown or inactive service name costs the same bcrypt comparison as a wrong
 // key for a real one, so the time of a 401 tells nothing about which services exist.
 func TestUnknownServiceCostsTheSameBcryptWorkAsAWrongKey(t *testing.T) {
-	key, hash, err := apikey.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := metav1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	sa := &metav1alpha1.ServiceAccount{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude"},
-		Spec:       metav1alpha1.ServiceAccountSpec{ServiceName: "claude", APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "claude-key"}},
-	}
-	secret := apikey.Secret(sa, hash)
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(sa, secret).Build()
-	store := catalog.NewStore()
-	store.Publish(&catalog.Snapshot{Classes: map[string]*catalog.Class{}, Properties: map[string]*catalog.Property{},
-		Workflows: map[string]*catalog.Workflow{}, Accounts: map[string]*catalog.Account{
-			"claude": {Namespace: "default", Name: "claude", ServiceName: "claude", Active: true, Ready: true},
-			"sleepy": {Namespace: "default", Name: "sleepy", ServiceName: "sleepy", Active: false, Ready: true},
-		}})
-
-	a := NewAuthenticator(store, reader, 0, 0, nil)
+	key, a := authenticatorWithAccounts(t)
 	var compared atomic.Int32
 	a.compare = func(hash []byte, key string) bool {
 		compared.Add(1)
@@ -110,28 +86,7 @@ func TestUnknownServiceCostsTheSameBcryptWorkAsAWrongKey(t *testing.T) {
 // others wait for its verdict. A flood of requests in flight cannot multiply the
 // server's bcrypt work.
 func TestConcurrentRequestsWithOneTokenMakeOneBcryptComparison(t *testing.T) {
-	key, hash, err := apikey.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
-	scheme := runtime.NewScheme()
-	if err := clientgoscheme.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	if err := metav1alpha1.AddToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	sa := &metav1alpha1.ServiceAccount{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude"},
-		Spec:       metav1alpha1.ServiceAccountSpec{ServiceName: "claude", APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "claude-key"}},
-	}
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(sa, apikey.Secret(sa, hash)).Build()
-	store := catalog.NewStore()
-	store.Publish(&catalog.Snapshot{Classes: map[string]*catalog.Class{}, Properties: map[string]*catalog.Property{},
-		Workflows: map[string]*catalog.Workflow{}, Accounts: map[string]*catalog.Account{
-			"claude": {Namespace: "default", Name: "claude", ServiceName: "claude", Active: true, Ready: true},
-		}})
-	a := NewAuthenticator(store, reader, 0, 0, nil)
+	key, a := authenticatorWithAccounts(t)
 	const requests = 20
 	var compared atomic.Int32
 	all := make(chan struct{})
@@ -166,4 +121,34 @@ func TestConcurrentRequestsWithOneTokenMakeOneBcryptComparison(t *testing.T) {
 	if n := compared.Load(); n != 1 {
 		t.Errorf("%d requests with one token made %d bcrypt comparisons, want 1", requests, n)
 	}
+}
+
+// authenticatorWithAccounts is an authenticator over a fake cluster holding the
+// account "claude" (active, with a fresh key, which it returns) and the inactive
+// "sleepy".
+func authenticatorWithAccounts(t *testing.T) (string, *Authenticator) {
+	t.Helper()
+	key, hash, err := apikey.Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := metav1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	sa := &metav1alpha1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude"},
+		Spec:       metav1alpha1.ServiceAccountSpec{ServiceName: "claude", APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "claude-key"}},
+	}
+	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(sa, apikey.Secret(sa, hash)).Build()
+	store := catalog.NewStore()
+	store.Publish(&catalog.Snapshot{Classes: map[string]*catalog.Class{}, Properties: map[string]*catalog.Property{},
+		Workflows: map[string]*catalog.Workflow{}, Accounts: map[string]*catalog.Account{
+			"claude": {Namespace: "default", Name: "claude", ServiceName: "claude", Active: true, Ready: true},
+			"sleepy": {Namespace: "default", Name: "sleepy", ServiceName: "sleepy", Active: false, Ready: true},
+		}})
+	return key, NewAuthenticator(store, reader, 0, 0, nil)
 }

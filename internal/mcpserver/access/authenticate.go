@@ -24,6 +24,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"math"
 	"net"
 	"net/http"
@@ -35,6 +36,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -94,9 +96,9 @@ type Authenticator struct {
 	// evict a real token's verdict.
 	verified map[[32]byte]verdict
 	refused  map[[32]byte]verdict
-	// comparing are the comparisons in progress (at most one per token, account
-	// and Secret version).
-	comparing map[comparisonKey]*comparison
+	// comparing shares a comparison in progress with the requests that present the
+	// same token against the same account and Secret meanwhile.
+	comparing singleflight.Group
 	limiters  map[string]*rate.Limiter
 	limit     rate.Limit
 	burst     int
@@ -147,7 +149,6 @@ func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64,
 		compare:   apikey.Verify,
 		verified:  map[[32]byte]verdict{},
 		refused:   map[[32]byte]verdict{},
-		comparing: map[comparisonKey]*comparison{},
 		limiters:  map[string]*rate.Limiter{},
 		failures:  newGuesses(failedAuthPerSec, failedAuthBurst, maxFailureBuckets, time.Now),
 		limit:     rate.Limit(limit),
@@ -229,42 +230,29 @@ type comparisonKey struct {
 	valid bool
 }
 
-// comparison is a bcrypt comparison in progress; done closes once v is set.
-type comparison struct {
-	done chan struct{}
-	v    verdict
-}
-
 // verify compares a token's key with its hash and caches the verdict. Requests that
 // present the same token against the same account and Secret while a comparison is
 // in progress wait for it and share its verdict: when an account's resource version
 // changes (a status write), its clients' requests in flight would otherwise each
 // make a comparison of their own at the same moment.
 func (a *Authenticator) verify(k comparisonKey, hash []byte, key string) verdict {
-	a.mu.Lock()
-	if c, ok := a.comparing[k]; ok {
-		a.mu.Unlock()
-		<-c.done
-		return c.v
-	}
-	c := &comparison{done: make(chan struct{})}
-	a.comparing[k] = c
-	a.mu.Unlock()
-	ok := a.compare(hash, key) && k.valid
-	c.v = verdict{ok: ok, accountRV: k.accountRV, secretRV: k.secretRV}
-	a.mu.Lock()
-	cache := a.refused
-	if ok {
-		cache = a.verified
-	}
-	if len(cache) >= maxCachedTokens {
-		clear(cache)
-	}
-	cache[k.sum] = c.v
-	delete(a.comparing, k)
-	a.mu.Unlock()
-	close(c.done)
-	return c.v
+	id := fmt.Sprintf("%x/%s/%s/%t", k.sum, k.accountRV, k.secretRV, k.valid)
+	v, _, _ := a.comparing.Do(id, func() (any, error) {
+		ok := a.compare(hash, key) && k.valid
+		v := verdict{ok: ok, accountRV: k.accountRV, secretRV: k.secretRV}
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		cache := a.refused
+		if ok {
+			cache = a.verified
+		}
+		if len(cache) >= maxCachedTokens {
+			clear(cache)
+		}
+		cache[k.sum] = v
+		return v, nil
+	})
+	return v.(verdict)
 }
 
 // allow takes one request from the account's token bucket; when it is empty it says

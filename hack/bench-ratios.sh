@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Prints, for every BenchmarkX that has a BenchmarkXBaseline in the same go test
-# output, the ratio of their ns/op: how many times the baseline X costs.
+# output, the ratio of their ns/op: how many times the baseline X costs. Where a
+# BenchmarkXFloor was run too (the least any server could cost for the same work),
+# X is also printed against it. With -count N, each figure is the mean of its runs.
 set -euo pipefail
 awk '
   /^Benchmark/ {
     name = $1; sub(/-[0-9]+$/, "", name)
-    for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") ns[name] = $i
+    for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") { sum[name] += $i; runs[name]++ }
   }
   END {
-    printf "\n%-40s %14s %14s %8s\n", "benchmark", "ns/op", "baseline", "ratio"
-    for (n in ns) {
-      if (n ~ /Baseline$/) continue
+    printf "\n%-40s %14s %14s %8s %5s\n", "benchmark", "ns/op", "baseline", "ratio", "runs"
+    for (n in sum) {
+      if (n ~ /(Baseline|Floor)$/) continue
+      x = sum[n] / runs[n]
       b = n "Baseline"
-      if (b in ns) printf "%-40s %14.0f %14.0f %7.2fx\n", n, ns[n], ns[b], ns[n] / ns[b]
+      if (b in sum) printf "%-40s %14.0f %14.0f %7.2fx %5d\n", n, x, sum[b] / runs[b], x / (sum[b] / runs[b]), runs[n]
+      f = n "Floor"
+      if (f in sum) printf "%-40s %14.0f %14.0f %7.2fx %5d\n", n " (floor)", x, sum[f] / runs[f], x / (sum[f] / runs[f]), runs[n]
     }
   }' "$1"

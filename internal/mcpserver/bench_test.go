@@ -25,6 +25,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -114,6 +115,61 @@ func bareServer(b *testing.B, tools []*mcp.Tool) string {
 	return "http://" + ln.Addr().String() + "/mcp"
 }
 
+// renderedServer is bareServer with every page of tools/list rendered once and then
+// answered as that JSON.
+func renderedServer(b *testing.B, tools []*mcp.Tool) string {
+	b.Helper()
+	srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
+	for _, t := range tools {
+		srv.AddTool(t, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			return &mcp.CallToolResult{}, nil
+		})
+	}
+	var pages sync.Map // cursor -> *renderedResult
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			r, ok := req.(*mcp.ListToolsRequest)
+			if !ok {
+				return next(ctx, method, req)
+			}
+			cursor := ""
+			if r.Params != nil {
+				cursor = r.Params.Cursor
+			}
+			if page, ok := pages.Load(cursor); ok {
+				return page.(*renderedResult), nil
+			}
+			res, err := next(ctx, method, req)
+			if err != nil {
+				return nil, err
+			}
+			body, err := json.Marshal(res)
+			if err != nil {
+				return nil, err
+			}
+			page := &renderedResult{body: body}
+			pages.Store(cursor, page)
+			return page, nil
+		}
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)}
+	go func() { _ = hs.Serve(ln) }()
+	b.Cleanup(func() { _ = hs.Close() })
+	return "http://" + ln.Addr().String() + "/mcp"
+}
+
+// renderedResult is a result sent as JSON rendered before.
+type renderedResult struct {
+	mcp.ResultBase
+	body []byte
+}
+
+func (r *renderedResult) MarshalJSON() ([]byte, error) { return r.body, nil }
+
 func toolsOf(b *testing.B, url string) []*mcp.Tool {
 	cs := benchSession(b, url, token)
 	var out []*mcp.Tool
@@ -146,6 +202,22 @@ func BenchmarkToolsList1000ClassesBaseline(b *testing.B) {
 	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
 	waitTools(b, benchSession(b, url, token), 1000)
 	l := newRawLister(b, bareServer(b, toolsOf(b, url)), "")
+	for b.Loop() {
+		l.list(b)
+	}
+	b.ReportMetric(float64(l.bytes), "bytes/list")
+}
+
+// BenchmarkToolsList1000ClassesFloor lists the same 1,000 tools from a bare go-sdk
+// server that answers each page of tools/list with JSON it rendered once: what the
+// SDK's transport alone costs to send the list (reading the request, encoding the
+// response message around the rendered result, writing the stream). No server on
+// go-sdk answers tools/list in less; BenchmarkToolsList1000Classes against this floor
+// says how much of the rest is Sandbar's.
+func BenchmarkToolsList1000ClassesFloor(b *testing.B) {
+	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	waitTools(b, benchSession(b, url, token), 1000)
+	l := newRawLister(b, renderedServer(b, toolsOf(b, url)), "")
 	for b.Loop() {
 		l.list(b)
 	}

@@ -24,10 +24,13 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/KimMachineGun/automemlimit/memlimit"
+	"github.com/go-logr/logr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -117,6 +120,7 @@ func run() int {
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&opts)))
 	log := ctrl.Log.WithName("setup")
+	setMemoryLimit(log)
 
 	if err := lease.validate(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -250,4 +254,20 @@ func startTelemetry(mgr manager.Manager, endpoint, auditLog string, auditArgs bo
 		}
 		return err
 	}))
+}
+
+// setMemoryLimit gives the Go runtime a soft memory limit of 90% of the container's
+// (its cgroup's) memory limit, so that the garbage collector works harder as the
+// heap nears it instead of the kernel killing the manager: a burst of changes (a
+// thousand Classes applied at once) leaves garbage the size of the catalog. A
+// GOMEMLIMIT in the environment wins; AUTOMEMLIMIT sets another ratio, or "off".
+// Without a limit (a process on a laptop) nothing changes.
+func setMemoryLimit(log logr.Logger) {
+	limit, err := memlimit.Set(memlimit.WithProvider(memlimit.FromCgroup))
+	switch {
+	case err != nil:
+		log.V(1).Info("the Go memory limit is left as it was", "reason", err.Error())
+	case limit > 0 && limit < math.MaxInt64:
+		log.Info("Go memory limit", "bytes", limit)
+	}
 }

@@ -21,9 +21,9 @@ package scale_test
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -41,6 +41,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -60,12 +61,16 @@ import (
 //	SANDBAR_BENCH_MANAGER    a manager binary to measure instead of one built from ./cmd
 //	SANDBAR_BENCH_PROFILES   a directory for the manager's goroutine and heap profiles at each step
 //	SANDBAR_BENCH_GOMEMLIMIT the manager's GOMEMLIMIT (as 100MiB; default none)
+//	SANDBAR_BENCH_MEMORY_LIMIT runs the manager in a memory cgroup of its own with this
+//	                         limit (as 128Mi, a container's limits.memory), which its Go
+//	                         runtime reads as a pod's; needs a writable cgroup file system
 const (
 	envClasses   = "SANDBAR_BENCH_CLASSES"
 	envInstances = "SANDBAR_BENCH_INSTANCES"
 	envManager   = "SANDBAR_BENCH_MANAGER"
 	envProfiles  = "SANDBAR_BENCH_PROFILES"
 	envMemLimit  = "SANDBAR_BENCH_GOMEMLIMIT"
+	envCgroup    = "SANDBAR_BENCH_MEMORY_LIMIT"
 )
 
 const mib = 1 << 20
@@ -114,6 +119,16 @@ func BenchmarkClassCurve(b *testing.B) {
 		c.listAll(b, instances)
 	}
 	c.subscribed(b, last)
+	if c.cgroup != nil {
+		peak, kills, err := c.cgroup.stats()
+		if err != nil {
+			b.Fatal(err)
+		}
+		fmt.Printf("classcurve: memory cgroup limited to %s: peak usage %.1f MiB (page cache included), %d processes killed for memory\n",
+			os.Getenv(envCgroup), peak, kills)
+		b.ReportMetric(peak, "MiB-cgroup-peak")
+		b.ReportMetric(float64(kills), "oom-kills")
+	}
 
 	n := float64(last.classes)
 	b.ReportMetric(last.rss, "MiB-rss")
@@ -133,6 +148,7 @@ type curve struct {
 	k8s        client.Client
 	apiPID     int
 	mgr        *exec.Cmd
+	cgroup     *memCgroup
 	exited     chan struct{}
 	dir        string
 	mcpURL     string
@@ -148,7 +164,11 @@ type sample struct {
 	phase                                  string
 	classes, instances                     int
 	rss, heap, goroutines, apiRSS, watches float64
-	took                                   time.Duration
+	// anon is the part of rss that is no file's pages (the binary's code is).
+	anon float64
+	// gomemlimit is the manager's Go memory limit in bytes (math.MaxInt64: none).
+	gomemlimit float64
+	took       time.Duration
 }
 
 func newCurve(b *testing.B) *curve {
@@ -213,6 +233,9 @@ func (c *curve) stop() {
 			_ = c.mgr.Process.Kill()
 			<-c.exited
 		}
+	}
+	if c.cgroup != nil {
+		c.cgroup.remove()
 	}
 	if c.env != nil {
 		_ = c.env.Stop()
@@ -298,9 +321,23 @@ func (c *curve) startManager() error {
 	if err != nil {
 		return err
 	}
-	c.mgr = exec.Command(bin, "--kubeconfig="+kubeconfig, "--mcp-bind-address="+addrs[0], "--health-probe-bind-address="+addrs[1],
-		"--metrics-bind-address="+addrs[2], "--metrics-secure=false", "--pprof-bind-address="+addrs[3],
-		"--mcp-rate-limit=0", "--audit-log=off", "--mcp-request-log=off")
+	argv := []string{bin, "--kubeconfig=" + kubeconfig, "--mcp-bind-address=" + addrs[0], "--health-probe-bind-address=" + addrs[1],
+		"--metrics-bind-address=" + addrs[2], "--metrics-secure=false", "--pprof-bind-address=" + addrs[3],
+		"--mcp-rate-limit=0", "--audit-log=off", "--mcp-request-log=off"}
+	if v := os.Getenv(envCgroup); v != "" {
+		q, err := resource.ParseQuantity(v)
+		if err != nil || q.Value() <= 0 {
+			return fmt.Errorf("%s=%q: want a memory limit as 128Mi", envCgroup, v)
+		}
+		if c.cgroup, err = newMemCgroup(q.Value()); err != nil {
+			return err
+		}
+		if err := evict(bin); err != nil {
+			return err
+		}
+		argv = c.cgroup.wrap(argv)
+	}
+	c.mgr = exec.Command(argv[0], argv[1:]...)
 	c.mgr.Stdout, c.mgr.Stderr = log, log
 	c.mgr.Env = os.Environ()
 	if v := os.Getenv(envMemLimit); v != "" {
@@ -347,10 +384,26 @@ func (c *curve) wait(timeout time.Duration, what string, cond func() (bool, erro
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("%s: not after %s", what, timeout)
+			return fmt.Errorf("%s: not after %s%s", what, timeout, c.memoryEvents())
 		}
-		<-time.After(200 * time.Millisecond)
+		select {
+		case <-c.exited:
+			return fmt.Errorf("%s: the manager exited%s", what, c.memoryEvents())
+		case <-time.After(200 * time.Millisecond):
+		}
 	}
+}
+
+// memoryEvents says what the memory cgroup saw, when the manager runs in one.
+func (c *curve) memoryEvents() string {
+	if c.cgroup == nil {
+		return ""
+	}
+	peak, kills, err := c.cgroup.stats()
+	if err != nil {
+		return fmt.Sprintf(" (memory cgroup: %v)", err)
+	}
+	return fmt.Sprintf(" (memory cgroup: peak usage %.1f MiB, %d processes killed for memory)", peak, kills)
 }
 
 func className(i int) string { return fmt.Sprintf("bench.c%04d", i) }
@@ -565,8 +618,8 @@ func (c *curve) measure(b *testing.B, phase string, classes, instances int, took
 		b.Fatal(err)
 	}
 	s.phase, s.classes, s.instances, s.took = phase, classes, instances, took
-	fmt.Printf("classcurve: %-10s classes=%5d instances=%6d manager: rss=%7.1f MiB heap=%7.1f MiB goroutines=%6.0f watches=%3.0f  apiserver: rss=%7.1f MiB  took=%s\n",
-		s.phase, s.classes, s.instances, s.rss, s.heap, s.goroutines, s.watches, s.apiRSS, s.took.Round(100*time.Millisecond))
+	fmt.Printf("classcurve: %-10s classes=%5d instances=%6d manager: rss=%7.1f MiB (anon %5.1f) heap=%7.1f MiB goroutines=%6.0f watches=%3.0f  apiserver: rss=%7.1f MiB  took=%s%s\n",
+		s.phase, s.classes, s.instances, s.rss, s.anon, s.heap, s.goroutines, s.watches, s.apiRSS, s.took.Round(100*time.Millisecond), s.memLimit())
 	return s
 }
 
@@ -596,10 +649,13 @@ func (c *curve) profile(query, name string) error {
 func (c *curve) sample() (sample, error) {
 	var s sample
 	var err error
-	if s.rss, err = rssMiB(c.mgr.Process.Pid); err != nil {
+	if s.rss, err = statusMiB(c.mgr.Process.Pid, "VmRSS"); err != nil {
 		return s, err
 	}
-	if s.apiRSS, err = rssMiB(c.apiPID); err != nil {
+	if s.anon, err = statusMiB(c.mgr.Process.Pid, "RssAnon"); err != nil {
+		return s, err
+	}
+	if s.apiRSS, err = statusMiB(c.apiPID, "VmRSS"); err != nil {
 		return s, err
 	}
 	resp, err := http.Get(c.metrics)
@@ -621,6 +677,8 @@ func (c *curve) sample() (sample, error) {
 			s.goroutines = v
 		case name == "go_memstats_heap_inuse_bytes":
 			s.heap = v / mib
+		case name == "go_gc_gomemlimit_bytes":
+			s.gomemlimit = v
 		case strings.HasPrefix(name, "sandbar_mcp_instance_watches{"):
 			s.watches += v
 		}
@@ -628,16 +686,25 @@ func (c *curve) sample() (sample, error) {
 	return s, sc.Err()
 }
 
-func rssMiB(pid int) (float64, error) {
+// memLimit is the Go memory limit, when the manager has one, for a curve line.
+func (s sample) memLimit() string {
+	if s.gomemlimit <= 0 || s.gomemlimit >= math.MaxInt64 {
+		return ""
+	}
+	return fmt.Sprintf("  GOMEMLIMIT=%.1f MiB", s.gomemlimit/mib)
+}
+
+// statusMiB is a figure of /proc/<pid>/status in kB (VmRSS, RssAnon), in MiB.
+func statusMiB(pid int, field string) (float64, error) {
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
 		return 0, err
 	}
 	for line := range strings.Lines(string(status)) {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+		if rest, ok := strings.CutPrefix(line, field+":"); ok {
 			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
 			return kb / 1024, err
 		}
 	}
-	return 0, errors.New("no VmRSS")
+	return 0, fmt.Errorf("no %s in /proc/%d/status", field, pid)
 }

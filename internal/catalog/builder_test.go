@@ -194,7 +194,7 @@ func TestBuildResolvesEveryClassAsResolveClassDoes(t *testing.T) {
 		alone := lookupOf(in.Classes, in.Properties)
 		for i := range in.Classes {
 			c := &in.Classes[i]
-			want := resolve(c, alone, nil).out
+			want := resolve(c, &alone, nil).out
 			if got := s.Classes[c.Name]; !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: the build has\n%+v\nresolved alone it is\n%+v", c.Name, got, want)
 			}
@@ -222,5 +222,105 @@ func TestPublishComparesEveryFieldOfASnapshot(t *testing.T) {
 	}
 	if sameContent(&Snapshot{Classes: map[string]*Class{}}, &Snapshot{}) != reflect.DeepEqual(&Snapshot{Classes: map[string]*Class{}}, &Snapshot{}) {
 		t.Fatal("an empty and a nil map compare otherwise than reflect.DeepEqual has them")
+	}
+}
+
+// sharingInputs are classes whose lists a build shares: children without slots of
+// their own (their parent's slots and required fields), a child without required
+// slots of its own (its parent's required fields), siblings (their ancestors).
+func sharingInputs() Inputs {
+	return Inputs{Properties: baseProps(), Classes: []metav1alpha1.Class{
+		newClass("zorp.base", true, nil, req("footwear.name"), opt("zorp.color")),
+		newClass("zorp.plain", true, []string{"zorp.base"}),
+		newClass("zorp.plain-too", false, []string{"zorp.base"}),
+		newClass("zorp.optional", false, []string{"zorp.base"}, opt("footwear.size")),
+		newClass("zorp.leaf", false, []string{"zorp.plain"}, opt("zorp.tentacle-count")),
+		newClass("zorp.below-leaf", false, []string{"zorp.leaf"}),
+		newClass("zorp.again", false, []string{"zorp.base"}, req("zorp.color")),
+	}}
+}
+
+// A class without slots of its own costs no copy of its parent's slots: it has the
+// parent's lists (and siblings share their list of ancestors).
+func TestAClassWithoutSlotsOfItsOwnHasItsParentsLists(t *testing.T) {
+	s := Build(sharingInputs())
+	base, plain, plainToo, optional := s.Classes["zorp.base"], s.Classes["zorp.plain"], s.Classes["zorp.plain-too"], s.Classes["zorp.optional"]
+	if len(plain.Slots) != 2 || &plain.Slots[0] != &base.Slots[0] || &plainToo.Slots[0] != &base.Slots[0] {
+		t.Error("a class without slots of its own has a copy of its parent's slots")
+	}
+	if len(optional.Required) != 1 || &optional.Required[0] != &base.Required[0] {
+		t.Error("a class without required slots of its own has a copy of its parent's required fields")
+	}
+	if &plain.Ancestors[0] != &optional.Ancestors[0] {
+		t.Error("siblings have copies of one list of ancestors")
+	}
+}
+
+// A snapshot's lists may be shared between classes; whatever a reader appends to
+// one class's list never shows in another class, nor in what another reader
+// appended to another class's list; and a later build never changes a snapshot
+// built before it.
+func TestAppendingToOneClassListLeavesEveryOtherClassAsItWas(t *testing.T) {
+	base := sharingInputs()
+	// The base declares a slot twice: its list of slots is shorter than the room
+	// made for it.
+	base.Classes[0].Spec.Slots = append(base.Classes[0].Spec.Slots, opt("footwear.name"))
+	for _, in := range []Inputs{base, benchInputs()} {
+		s, want := Build(in), Build(deepCopyInputs(in))
+		type lists struct {
+			slots                        []Slot
+			required, ancestors, parents []string
+		}
+		appended := map[string]lists{}
+		for name, c := range s.Classes {
+			appended[name] = lists{
+				slots:     append(c.Slots, Slot{Property: name, Field: "appended", Range: metav1alpha1.RangeString}),
+				required:  append(c.Required, name),
+				ancestors: append(c.Ancestors, name),
+				parents:   append(c.Parents, name),
+			}
+		}
+		for name, c := range s.Classes {
+			if !reflect.DeepEqual(c, want.Classes[name]) {
+				t.Errorf("after appending to every class's lists, %s is\n%+v\nwant\n%+v", name, c, want.Classes[name])
+			}
+			a := appended[name]
+			if a.slots[len(a.slots)-1].Property != name || a.required[len(a.required)-1] != name ||
+				a.ancestors[len(a.ancestors)-1] != name || a.parents[len(a.parents)-1] != name {
+				t.Errorf("what was appended to the lists of %s was overwritten by an append to another class's", name)
+			}
+		}
+	}
+}
+
+func TestABuildLeavesTheSnapshotBuiltBeforeItAsItWas(t *testing.T) {
+	for _, in := range []Inputs{sharingInputs(), benchInputs()} {
+		var b Builder
+		first := b.Build(in)
+		want := Build(deepCopyInputs(in))
+		next := deepCopyInputs(in)
+		for i := range next.Classes {
+			c := &next.Classes[i]
+			// Every class requires all of its slots, and declares one more.
+			for j := range c.Spec.Slots {
+				c.Spec.Slots[j].Required = true
+			}
+			c.Spec.Slots = append(c.Spec.Slots, opt("zorp.extra"))
+			c.ResourceVersion = "7"
+		}
+		next.Properties = append(next.Properties, newProp("zorp.extra", metav1alpha1.RangeString))
+		for _, s := range []*Snapshot{b.Build(next), b.Build(in)} {
+			if s == first {
+				t.Fatal("a build returned the snapshot built before it")
+			}
+		}
+		if !reflect.DeepEqual(first, want) {
+			for name, c := range first.Classes {
+				if !reflect.DeepEqual(c, want.Classes[name]) {
+					t.Errorf("after later builds, %s of the first snapshot is\n%+v\nwant\n%+v", name, c, want.Classes[name])
+				}
+			}
+			t.Fatal("later builds changed the first snapshot")
+		}
 	}
 }

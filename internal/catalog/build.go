@@ -167,8 +167,9 @@ func (m mapLookup) Property(name string) (*metav1alpha1.Property, bool) {
 func Build(in Inputs) *Snapshot { return new(Builder).Build(in) }
 
 // Builder builds snapshots one after another, as Build does, resolving again only
-// what changed since its previous build: a Class or Property whose resourceVersion
-// differs (or that is new, gone, or has none), and the classes whose resolution read
+// what changed since its previous build: a Class whose resourceVersion differs (or
+// that is new, gone, or has none), a Property whose slot differs (or that is new or
+// gone, or whose ref target came or went), and the classes whose resolution read
 // one of those (their descendants, the classes that use a changed Property, those
 // whose unknown parent or ref target appeared). Everything else is the previous
 // snapshot's own (the same pointers, which Store.Publish compares at no cost).
@@ -181,9 +182,8 @@ type Builder struct {
 // memo is what a build leaves for the next one.
 type memo struct {
 	classes map[string]classMemo
-	// versions are the resourceVersions of the Properties the build resolved, and
-	// properties the snapshot's resolution of each.
-	versions   map[string]string
+	// properties are the snapshot's Properties: a Property is compared with its
+	// input by content (slotIs), which costs less than a map of resourceVersions.
 	properties map[string]*Property
 }
 
@@ -261,7 +261,6 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 	}
 	next := &memo{
 		classes:    make(map[string]classMemo, len(in.Classes)),
-		versions:   make(map[string]string, len(in.Properties)),
 		properties: s.Properties,
 	}
 	l := &mapLookup{
@@ -315,7 +314,7 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 	return s
 }
 
-// properties resolves the Properties: those unchanged since the last build (and
+// properties resolves the Properties: those whose slot is the last build's (and
 // whose ref target did not come or go) are the last build's. It notes which
 // changed, those gone included.
 func (bd *build) properties(in []metav1alpha1.Property, first bool) {
@@ -330,16 +329,15 @@ func (bd *build) properties(in []metav1alpha1.Property, first bool) {
 	for i := range in {
 		p := &in[i]
 		name := p.Name
-		rv, seen := last.versions[name]
+		out, seen := last.properties[name]
 		if seen {
 			if _, dup := s.Properties[name]; !dup {
 				kept++
 			}
 		}
-		if !first && (!seen || rv != p.ResourceVersion || p.ResourceVersion == "") {
+		if !first && (!seen || !slotIs(p, &out.Slot)) {
 			bd.changedProperties[name] = true
 		}
-		out := last.properties[name]
 		if !seen || bd.changedProperties[name] || (p.Spec.Range == metav1alpha1.RangeRef && bd.changedClasses[p.Spec.Target]) {
 			if first {
 				out = &fresh[i]
@@ -349,10 +347,9 @@ func (bd *build) properties(in []metav1alpha1.Property, first bool) {
 			*out = Property{Name: name, Slot: SlotOf(p), Problem: ValidateProperty(p, bd.l)}
 		}
 		s.Properties[name] = out
-		bd.next.versions[name] = p.ResourceVersion
 	}
-	if kept != len(last.versions) {
-		for name := range last.versions {
+	if kept != len(last.properties) {
+		for name := range last.properties {
 			if _, ok := s.Properties[name]; !ok {
 				bd.changedProperties[name] = true
 			}

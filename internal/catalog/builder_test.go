@@ -21,6 +21,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -87,6 +88,9 @@ func TestIncrementalBuildEqualsAFullBuildAndResolvesOnlyWhatChanged(t *testing.T
 			p := propertyAt(in, "bench.m6.p1")
 			p.Spec.Description, p.ResourceVersion = "Changed.", "4"
 		}, rebuilt: append([]string{"bench.m6"}, leavesOf(6)...)},
+		{name: "a property's resourceVersion alone (a status write)", do: func(in *Inputs) {
+			propertyAt(in, "bench.m6.p2").ResourceVersion = "41"
+		}, rebuilt: []string{}},
 		{name: "a leaf's status", do: func(in *Inputs) {
 			c := classAt(in, "bench.l8")
 			c.Status.Conditions = nil
@@ -321,6 +325,81 @@ func TestABuildLeavesTheSnapshotBuiltBeforeItAsItWas(t *testing.T) {
 				}
 			}
 			t.Fatal("later builds changed the first snapshot")
+		}
+	}
+}
+
+// A Property is compared with the last build's by its slot: slotIs must tell every
+// field of a Slot apart, as reflect.DeepEqual would.
+func TestSlotIsSeesEveryFieldOfASlot(t *testing.T) {
+	props := []metav1alpha1.Property{
+		newProp("zorp.tentacle-count", metav1alpha1.RangeInteger, withRange(0, 10)),
+		newProp("footwear.color", metav1alpha1.RangeString, withPattern("^[a-z]+$"), withMaxLen(8), withEnum("red", "blue"), withMany()),
+		newProp("zorp.home", metav1alpha1.RangeRef, withTarget("zorp.base"), withField("house")),
+	}
+	for i := range props {
+		p := &props[i]
+		slot := SlotOf(p)
+		if !slotIs(p, &slot) {
+			t.Fatalf("%s: its own slot is not the same", p.Name)
+		}
+		v := reflect.ValueOf(&slot).Elem()
+		for f := range v.NumField() {
+			changed := slot
+			cv := reflect.ValueOf(&changed).Elem().Field(f)
+			switch cv.Kind() {
+			case reflect.String:
+				cv.SetString(cv.String() + "x")
+			case reflect.Bool:
+				cv.SetBool(!cv.Bool())
+			case reflect.Slice:
+				if cv.IsNil() {
+					cv.Set(reflect.MakeSlice(cv.Type(), 0, 0))
+				} else {
+					cv.Set(reflect.Append(cv, reflect.ValueOf("x")))
+				}
+			case reflect.Pointer:
+				if cv.IsNil() {
+					cv.Set(reflect.New(cv.Type().Elem()))
+				} else {
+					n := reflect.New(cv.Type().Elem())
+					n.Elem().Set(cv.Elem())
+					if n.Elem().CanFloat() {
+						n.Elem().SetFloat(n.Elem().Float() + 1)
+					} else {
+						n.Elem().SetInt(n.Elem().Int() + 1)
+					}
+					cv.Set(n)
+				}
+			default:
+				t.Fatalf("Slot.%s is a %s: teach this test (and slotIs) to change it", v.Type().Field(f).Name, cv.Kind())
+			}
+			if reflect.DeepEqual(changed, slot) {
+				t.Fatalf("Slot.%s: the change made no difference", v.Type().Field(f).Name)
+			}
+			if slotIs(p, &changed) {
+				t.Errorf("%s: a slot of another %s is taken for the Property's", p.Name, v.Type().Field(f).Name)
+			}
+		}
+	}
+}
+
+// fieldIs is FieldName compared, without making the name.
+func TestFieldIsFieldName(t *testing.T) {
+	for _, name := range []string{"footwear.tentacle-count", "x", "footwear.shoe_size", "footwear.lace_tip-color", "a.b.release-date",
+		"footwear.3d-model", "footwear.4", "zorp.-lead", "zorp._", "zorp.", "zorp.ünï-côdé", "zorp.ßig-ǆ", "zorp.\xff-bad", "zorp.a--b__c",
+		"zorp." + strings.Repeat("long-name", 20)} {
+		for _, field := range []string{"", "legs"} {
+			p := newProp(name, metav1alpha1.RangeString, withField(field))
+			want := FieldName(&p)
+			if !fieldIs(&p, want) {
+				t.Errorf("fieldIs(%q, field %q) refuses its own field name %q", name, field, want)
+			}
+			for _, other := range []string{want + "x", strings.TrimSuffix(want, want[len(want)-1:]), "", "f" + want} {
+				if other != want && fieldIs(&p, other) {
+					t.Errorf("fieldIs(%q, field %q) takes %q for %q", name, field, other, want)
+				}
+			}
 		}
 	}
 }

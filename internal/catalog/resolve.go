@@ -19,8 +19,10 @@ package catalog
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 )
@@ -43,28 +45,41 @@ func FieldName(p *metav1alpha1.Property) string {
 	if p.Spec.Field != "" {
 		return p.Spec.Field
 	}
-	name := p.Name
+	return string(appendDerivedField(make([]byte, 0, len(p.Name)+1), p.Name))
+}
+
+// fieldIs says whether FieldName(p) is field, without making the name.
+func fieldIs(p *metav1alpha1.Property, field string) bool {
+	if p.Spec.Field != "" {
+		return p.Spec.Field == field
+	}
+	var buf [64]byte
+	return string(appendDerivedField(buf[:0], p.Name)) == field
+}
+
+// appendDerivedField appends the field name a Property of that name has when its
+// spec names none.
+func appendDerivedField(b []byte, name string) []byte {
 	if i := strings.LastIndex(name, "."); i >= 0 {
 		name = name[i+1:]
 	}
-	var b strings.Builder
+	start := len(b)
 	upper := false
 	for _, r := range name {
 		if r == '-' || r == '_' {
-			upper = b.Len() > 0
+			upper = len(b) > start
 			continue
 		}
 		if upper {
 			r = unicode.ToUpper(r)
 			upper = false
 		}
-		b.WriteRune(r)
+		b = utf8.AppendRune(b, r)
 	}
-	field := b.String()
-	if field == "" || !unicode.IsLetter(rune(field[0])) {
-		field = "f" + field
+	if len(b) == start || !unicode.IsLetter(rune(b[start])) {
+		b = slices.Insert(b, start, 'f')
 	}
-	return field
+	return b
 }
 
 // ValidateProperty checks what the API server's rules cannot: that a pattern is a valid
@@ -158,6 +173,27 @@ func propertyProblem(p *metav1alpha1.Property, l Lookup) *Problem {
 		return c.propertyProblem(p)
 	}
 	return ValidateProperty(p, l)
+}
+
+// slotIs says whether SlotOf(p) is s, field by field (reflect.DeepEqual's
+// equality). What ValidateProperty reads of p is all in its slot: a Property whose
+// slot is the same has the same problem, but for its ref target's coming or going.
+func slotIs(p *metav1alpha1.Property, s *Slot) bool {
+	sp := &p.Spec
+	card := sp.Cardinality
+	if card == "" {
+		card = metav1alpha1.CardinalityOne
+	}
+	return s.Property == p.Name && s.Range == sp.Range && s.Cardinality == card && !s.Required && s.From == "" &&
+		s.Description == sp.Description && s.Target == sp.Target && s.Pattern == sp.Pattern &&
+		(s.Enum == nil) == (sp.Enum == nil) && slices.Equal(s.Enum, sp.Enum) &&
+		samePointee(s.Minimum, sp.Minimum) && samePointee(s.Maximum, sp.Maximum) && samePointee(s.MaxLength, sp.MaxLength) &&
+		fieldIs(p, s.Field)
+}
+
+// samePointee says whether a and b are both nil or point to equal values.
+func samePointee[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // SlotOf is the catalog's view of a Property.

@@ -172,17 +172,21 @@ func BenchmarkBuild1000Classes(b *testing.B) {
 	in := benchInputs()
 	checkBenchInputs(b, in)
 	b.ReportAllocs()
+	start := cpuTime()
 	for b.Loop() {
 		benchSnapshot = Build(in)
 	}
+	reportCPU(b, start)
 }
 
 func BenchmarkBuild1000ClassesBaseline(b *testing.B) {
 	in := benchInputs()
 	b.ReportAllocs()
+	start := cpuTime()
 	for b.Loop() {
 		benchCopy = deepCopyInputs(in)
 	}
+	reportCPU(b, start)
 }
 
 // oneChanged are the benchmark's inputs and the same with one leaf changed (its
@@ -209,6 +213,7 @@ func BenchmarkBuild1000ClassesOneChanged(b *testing.B) {
 	st.Publish(builder.Build(in))
 	b.ReportAllocs()
 	i := 0
+	start := cpuTime()
 	for b.Loop() {
 		next := in
 		if i++; i%2 == 1 {
@@ -218,6 +223,7 @@ func BenchmarkBuild1000ClassesOneChanged(b *testing.B) {
 			b.Fatal("the change was not published")
 		}
 	}
+	reportCPU(b, start)
 }
 
 // BenchmarkBuild1000ClassesOneChangedBaseline builds the same inputs in full each time,
@@ -228,6 +234,7 @@ func BenchmarkBuild1000ClassesOneChangedBaseline(b *testing.B) {
 	st.Publish(Build(in))
 	b.ReportAllocs()
 	i := 0
+	start := cpuTime()
 	for b.Loop() {
 		next := in
 		if i++; i%2 == 1 {
@@ -237,4 +244,5 @@ func BenchmarkBuild1000ClassesOneChangedBaseline(b *testing.B) {
 			b.Fatal("the change was not published")
 		}
 	}
+	reportCPU(b, start)
 }

@@ -18,6 +18,7 @@ package catalog
 
 import (
 	"regexp"
+	"slices"
 	"sort"
 	"sync"
 
@@ -39,13 +40,23 @@ type Inputs struct {
 }
 
 type mapLookup struct {
-	classes    map[string]*metav1alpha1.Class
+	classes map[string]*metav1alpha1.Class
+	// properties are the Properties by name; a build leaves it nil and finds a
+	// Property among inputs, see Property.
 	properties map[string]*metav1alpha1.Property
+	inputs     []metav1alpha1.Property
 	// resolved are the build's Properties, resolved before its classes: a Property
 	// used by many classes is checked (and its pattern compiled) once per build.
 	resolved map[string]*Property
 	// patterns are the patterns compiled in this build: many Properties share one.
 	patterns map[string]compiled
+	// groups are the API groups of the build's prefixes, one string per prefix.
+	groups map[string]string
+	// below are, per parent resolved in this build, its children's ancestors: one
+	// list that all of them share.
+	below map[*Class][]string
+	// arena, when set, is where the classes' slots are taken from.
+	arena *[]Slot
 }
 
 type compiled struct {
@@ -78,14 +89,75 @@ func (m mapLookup) compile(pattern string) (*regexp.Regexp, error) {
 	return c.re, c.err
 }
 
+// ancestorsBelow are the ancestors of a class whose only parent is parent: the
+// parent's and the parent. Every child of a parent shares one list, of length
+// equal to its capacity (an append copies it).
+func (m mapLookup) ancestorsBelow(parent *Class) []string {
+	if a, ok := m.below[parent]; ok {
+		return a
+	}
+	a := make([]string, len(parent.Ancestors)+1)
+	a[copy(a, parent.Ancestors)] = parent.Name
+	if m.below != nil {
+		m.below[parent] = a
+	}
+	return a
+}
+
+// slotChunk is how many slots a build's arena allocates at once.
+const slotChunk = 1024
+
+// slots is an empty list with room for n slots, its capacity n: from the arena
+// when there is one, else its own. Only a first build, where every class is new,
+// has an arena: a chunk of it stays in memory while one of its classes is in use,
+// so at most one full build's slots outlive their classes.
+func (m mapLookup) slots(n int) []Slot {
+	if m.arena == nil {
+		return make([]Slot, 0, n)
+	}
+	free := *m.arena
+	if cap(free)-len(free) < n {
+		free = make([]Slot, 0, max(n, slotChunk))
+	}
+	out := free[len(free) : len(free) : len(free)+n]
+	*m.arena = free[:len(free)+n]
+	return out
+}
+
+// group is the API group of a prefix's instances.
+func (m mapLookup) group(prefix string) string {
+	if g, ok := m.groups[prefix]; ok {
+		return g
+	}
+	g := prefix + GroupSuffix
+	if m.groups != nil {
+		m.groups[prefix] = g
+	}
+	return g
+}
+
 func (m mapLookup) Class(name string) (*metav1alpha1.Class, bool) {
 	c, ok := m.classes[name]
 	return c, ok
 }
 
+// Property finds a Property by name. A build asks it only after its Properties are
+// resolved, and only for names it did not resolve (slotOf asks resolvedProperty
+// first): those are not among its inputs.
 func (m mapLookup) Property(name string) (*metav1alpha1.Property, bool) {
-	p, ok := m.properties[name]
-	return p, ok
+	if m.properties != nil {
+		p, ok := m.properties[name]
+		return p, ok
+	}
+	if _, ok := m.resolved[name]; !ok {
+		return nil, false
+	}
+	for i := len(m.inputs) - 1; i >= 0; i-- { // the last of a name, as a map of them would keep
+		if m.inputs[i].Name == name {
+			return &m.inputs[i], true
+		}
+	}
+	return nil, false
 }
 
 // Build resolves the whole metamodel into a snapshot (with Version 0; Store.Publish
@@ -95,8 +167,9 @@ func (m mapLookup) Property(name string) (*metav1alpha1.Property, bool) {
 func Build(in Inputs) *Snapshot { return new(Builder).Build(in) }
 
 // Builder builds snapshots one after another, as Build does, resolving again only
-// what changed since its previous build: a Class or Property whose resourceVersion
-// differs (or that is new, gone, or has none), and the classes whose resolution read
+// what changed since its previous build: a Class whose resourceVersion differs (or
+// that is new, gone, or has none), a Property whose slot differs (or that is new or
+// gone, or whose ref target came or went), and the classes whose resolution read
 // one of those (their descendants, the classes that use a changed Property, those
 // whose unknown parent or ref target appeared). Everything else is the previous
 // snapshot's own (the same pointers, which Store.Publish compares at no cost).
@@ -108,25 +181,26 @@ type Builder struct {
 
 // memo is what a build leaves for the next one.
 type memo struct {
-	classes    map[string]classMemo
-	properties map[string]propertyMemo
+	classes map[string]classMemo
+	// properties are the snapshot's Properties: a Property is compared with its
+	// input by content (slotIs), which costs less than a map of resourceVersions.
+	properties map[string]*Property
 }
 
 type classMemo struct {
 	resourceVersion string
 	out             *Class
-	// classes and properties are the names its resolution looked up, found or not.
+	// parent is the resolution of the only parent that out started from (nil: the
+	// class was resolved on its own).
+	parent *Class
+	// classes and properties are the names its resolution looked up, found or not:
+	// with a parent, those of its own slots (what the parent read is the parent's).
 	classes, properties []string
-}
-
-type propertyMemo struct {
-	resourceVersion string
-	out             *Property
 }
 
 // recorder is a lookup that notes the names looked up, for a class's memo.
 type recorder struct {
-	mapLookup
+	*mapLookup
 	classes, properties []string
 }
 
@@ -157,6 +231,19 @@ func (r *recorder) resolvedProperty(name string) (*Property, bool) {
 	return p, true
 }
 
+// build is one Build in progress.
+type build struct {
+	l          *mapLookup
+	last, next *memo
+	s          *Snapshot
+	// changed are the classes and properties that are new, gone or different since
+	// the last build (none in a first build, which resolves everything).
+	changedClasses, changedProperties map[string]bool
+	unchanged                         bool
+	// inProgress are the classes whose parents are being resolved, innermost last.
+	inProgress []string
+}
+
 // Build builds the snapshot of in, reusing what the previous build resolved from
 // the same objects.
 func (b *Builder) Build(in Inputs) *Snapshot {
@@ -166,74 +253,45 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 	if first {
 		last = &memo{}
 	}
-	next := &memo{
-		classes:    make(map[string]classMemo, len(in.Classes)),
-		properties: make(map[string]propertyMemo, len(in.Properties)),
-	}
 	s := &Snapshot{
 		Classes:    make(map[string]*Class, len(in.Classes)),
 		Properties: make(map[string]*Property, len(in.Properties)),
 		Workflows:  make(map[string]*Workflow, len(in.Workflows)),
 		Accounts:   make(map[string]*Account, len(in.ServiceAccounts)),
 	}
-	l := mapLookup{
-		classes:    make(map[string]*metav1alpha1.Class, len(in.Classes)),
-		properties: make(map[string]*metav1alpha1.Property, len(in.Properties)),
-		resolved:   s.Properties,
-		patterns:   map[string]compiled{},
+	next := &memo{
+		classes:    make(map[string]classMemo, len(in.Classes)),
+		properties: s.Properties,
+	}
+	l := &mapLookup{
+		classes:  make(map[string]*metav1alpha1.Class, len(in.Classes)),
+		inputs:   in.Properties,
+		resolved: s.Properties,
+		patterns: map[string]compiled{},
+		groups:   map[string]string{},
+		below:    map[*Class][]string{},
+	}
+	if first {
+		l.arena = new([]Slot)
 	}
 	for i := range in.Classes {
 		l.classes[in.Classes[i].Name] = &in.Classes[i]
 	}
-	for i := range in.Properties {
-		l.properties[in.Properties[i].Name] = &in.Properties[i]
-	}
-	// changed are the classes and properties that are new, gone or different since
-	// the last build (none in a first build, which resolves everything).
-	var changedClasses, changedProperties map[string]bool
+	bd := &build{l: l, last: last, next: next, s: s}
 	if !first {
-		changedClasses = changed(l.classes, last.classes, func(m classMemo) string { return m.resourceVersion })
-		changedProperties = changed(l.properties, last.properties, func(m propertyMemo) string { return m.resourceVersion })
+		bd.changedClasses = changed(l.classes, last.classes, func(m classMemo) string { return m.resourceVersion })
+		bd.changedProperties = map[string]bool{}
 	}
-
-	for name, p := range l.properties {
-		m, ok := last.properties[name]
-		if !ok || changedProperties[name] || (p.Spec.Range == metav1alpha1.RangeRef && changedClasses[p.Spec.Target]) {
-			m = propertyMemo{resourceVersion: p.ResourceVersion,
-				out: &Property{Name: name, Slot: SlotOf(p), Problem: ValidateProperty(p, l)}}
+	bd.properties(in.Properties, first)
+	bd.unchanged = len(bd.changedClasses) == 0 && len(bd.changedProperties) == 0
+	// Inputs with a name twice are resolved as the map of their names has them.
+	unique := len(l.classes) == len(in.Classes)
+	for i := range in.Classes {
+		c := &in.Classes[i]
+		if !unique {
+			c = l.classes[c.Name]
 		}
-		s.Properties[name] = m.out
-		next.properties[name] = m
-	}
-	unchanged := len(changedClasses) == 0 && len(changedProperties) == 0
-	// A class with one parent starts from its parent's resolution, so parents are
-	// resolved first; inProgress stops the walk up at a cycle (whose classes then
-	// resolve alone, and report it).
-	inProgress := map[string]bool{}
-	var get func(name string) classMemo
-	get = func(name string) classMemo {
-		if m, ok := next.classes[name]; ok {
-			return m
-		}
-		c := l.classes[name]
-		m, ok := last.classes[name]
-		if !ok || changedClasses[name] || (!unchanged && m.dependsOn(changedClasses, changedProperties)) {
-			var parent *classMemo
-			if ps := c.Spec.Parents; len(ps) == 1 && l.classes[ps[0]] != nil && !inProgress[ps[0]] && ps[0] != name {
-				inProgress[name] = true
-				if pm := get(ps[0]); pm.out.Problem == nil {
-					parent = &pm
-				}
-				delete(inProgress, name)
-			}
-			m = resolve(c, l, parent)
-		}
-		s.Classes[name] = m.out
-		next.classes[name] = m
-		return m
-	}
-	for name := range l.classes {
-		get(name)
+		bd.class(c)
 	}
 	for i := range in.Workflows {
 		w := ValidateWorkflow(&in.Workflows[i], l)
@@ -254,6 +312,78 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 	}
 	b.last = next
 	return s
+}
+
+// properties resolves the Properties: those whose slot is the last build's (and
+// whose ref target did not come or go) are the last build's. It notes which
+// changed, those gone included.
+func (bd *build) properties(in []metav1alpha1.Property, first bool) {
+	last, s := bd.last, bd.s
+	// A first build makes its Properties in one allocation: they are all new. (It
+	// stays in memory while one of them is in use: at most one full build's.)
+	var fresh []Property
+	if first {
+		fresh = make([]Property, len(in))
+	}
+	kept := 0 // names of the last build that are among the inputs
+	for i := range in {
+		p := &in[i]
+		name := p.Name
+		out, seen := last.properties[name]
+		if seen {
+			if _, dup := s.Properties[name]; !dup {
+				kept++
+			}
+		}
+		if !first && (!seen || !slotIs(p, &out.Slot)) {
+			bd.changedProperties[name] = true
+		}
+		if !seen || bd.changedProperties[name] || (p.Spec.Range == metav1alpha1.RangeRef && bd.changedClasses[p.Spec.Target]) {
+			if first {
+				out = &fresh[i]
+			} else {
+				out = new(Property)
+			}
+			*out = Property{Name: name, Slot: SlotOf(p), Problem: ValidateProperty(p, bd.l)}
+		}
+		s.Properties[name] = out
+	}
+	if kept != len(last.properties) {
+		for name := range last.properties {
+			if _, ok := s.Properties[name]; !ok {
+				bd.changedProperties[name] = true
+			}
+		}
+	}
+}
+
+// class resolves a class, its only parent first, unless the last build's
+// resolution of it still holds.
+func (bd *build) class(c *metav1alpha1.Class) classMemo {
+	name := c.Name
+	if m, ok := bd.next.classes[name]; ok {
+		return m
+	}
+	// A class with one parent starts from its parent's resolution, so parents are
+	// resolved first; inProgress stops the walk up at a cycle (whose classes then
+	// resolve alone, and report it).
+	var parent *Class
+	if ps := c.Spec.Parents; len(ps) == 1 && ps[0] != name && !slices.Contains(bd.inProgress, ps[0]) {
+		if pc := bd.l.classes[ps[0]]; pc != nil {
+			bd.inProgress = append(bd.inProgress, name)
+			if pm := bd.class(pc); pm.out.Problem == nil {
+				parent = pm.out
+			}
+			bd.inProgress = bd.inProgress[:len(bd.inProgress)-1]
+		}
+	}
+	m, ok := bd.last.classes[name]
+	if !ok || bd.changedClasses[name] || m.parent != parent || (!bd.unchanged && m.dependsOn(bd.changedClasses, bd.changedProperties)) {
+		m = resolve(c, bd.l, parent)
+	}
+	bd.s.Classes[name] = m.out
+	bd.next.classes[name] = m
+	return m
 }
 
 // changed are the names of objects that differ from the last build's: new, gone,
@@ -291,14 +421,13 @@ func (m classMemo) dependsOn(classes, properties map[string]bool) bool {
 }
 
 // resolve resolves one class of a build, from its only parent's resolution when
-// that is given, and notes what it read (what the parent read, too).
-func resolve(c *metav1alpha1.Class, l mapLookup, parent *classMemo) classMemo {
-	r := &recorder{mapLookup: l, classes: make([]string, 0, 4), properties: make([]string, 0, 32)}
+// that is given, and notes what it read.
+func resolve(c *metav1alpha1.Class, l *mapLookup, parent *Class) classMemo {
+	r := &recorder{mapLookup: l}
 	var rc *Class
 	if parent != nil {
-		r.classes = append(append(r.classes, parent.out.Name), parent.classes...)
-		r.properties = append(r.properties, parent.properties...)
-		rc = resolveClass(c, r, parent.out)
+		r.properties = make([]string, 0, len(c.Spec.Slots))
+		rc = resolveClass(c, r, parent)
 	} else {
 		rc = ResolveClass(c, r)
 	}
@@ -307,13 +436,16 @@ func resolve(c *metav1alpha1.Class, l mapLookup, parent *classMemo) classMemo {
 		// The names derive from the spec; status only says whether the API is
 		// served. Whoever may write classes/status cannot point the class's
 		// instances at another API.
-		n := NamesFor(rc)
+		plural := rc.InstanceAPIOptions.Plural
+		if plural == "" {
+			plural = Plural(rc.Kind)
+		}
 		rc.InstanceAPI = &InstanceAPI{
-			Group: n.Group, Version: n.Version, Kind: n.Kind, Plural: n.Plural,
+			Group: l.group(rc.Prefix), Version: InstanceVersion, Kind: rc.Kind, Plural: plural,
 			Established: meta.IsStatusConditionTrue(c.Status.Conditions, metav1alpha1.ConditionInstanceAPIEstablished),
 		}
 	}
-	return classMemo{resourceVersion: c.ResourceVersion, out: rc, classes: r.classes, properties: r.properties}
+	return classMemo{resourceVersion: c.ResourceVersion, out: rc, parent: parent, classes: r.classes, properties: r.properties}
 }
 
 // AccountOf is the public part of a ServiceAccount; an account that names no

@@ -21,6 +21,7 @@ import (
 	"reflect"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -87,6 +88,9 @@ func TestIncrementalBuildEqualsAFullBuildAndResolvesOnlyWhatChanged(t *testing.T
 			p := propertyAt(in, "bench.m6.p1")
 			p.Spec.Description, p.ResourceVersion = "Changed.", "4"
 		}, rebuilt: append([]string{"bench.m6"}, leavesOf(6)...)},
+		{name: "a property's resourceVersion alone (a status write)", do: func(in *Inputs) {
+			propertyAt(in, "bench.m6.p2").ResourceVersion = "41"
+		}, rebuilt: []string{}},
 		{name: "a leaf's status", do: func(in *Inputs) {
 			c := classAt(in, "bench.l8")
 			c.Status.Conditions = nil
@@ -194,7 +198,7 @@ func TestBuildResolvesEveryClassAsResolveClassDoes(t *testing.T) {
 		alone := lookupOf(in.Classes, in.Properties)
 		for i := range in.Classes {
 			c := &in.Classes[i]
-			want := resolve(c, alone, nil).out
+			want := resolve(c, &alone, nil).out
 			if got := s.Classes[c.Name]; !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: the build has\n%+v\nresolved alone it is\n%+v", c.Name, got, want)
 			}
@@ -222,5 +226,180 @@ func TestPublishComparesEveryFieldOfASnapshot(t *testing.T) {
 	}
 	if sameContent(&Snapshot{Classes: map[string]*Class{}}, &Snapshot{}) != reflect.DeepEqual(&Snapshot{Classes: map[string]*Class{}}, &Snapshot{}) {
 		t.Fatal("an empty and a nil map compare otherwise than reflect.DeepEqual has them")
+	}
+}
+
+// sharingInputs are classes whose lists a build shares: children without slots of
+// their own (their parent's slots and required fields), a child without required
+// slots of its own (its parent's required fields), siblings (their ancestors).
+func sharingInputs() Inputs {
+	return Inputs{Properties: baseProps(), Classes: []metav1alpha1.Class{
+		newClass("zorp.base", true, nil, req("footwear.name"), opt("zorp.color")),
+		newClass("zorp.plain", true, []string{"zorp.base"}),
+		newClass("zorp.plain-too", false, []string{"zorp.base"}),
+		newClass("zorp.optional", false, []string{"zorp.base"}, opt("footwear.size")),
+		newClass("zorp.leaf", false, []string{"zorp.plain"}, opt("zorp.tentacle-count")),
+		newClass("zorp.below-leaf", false, []string{"zorp.leaf"}),
+		newClass("zorp.again", false, []string{"zorp.base"}, req("zorp.color")),
+	}}
+}
+
+// A class without slots of its own costs no copy of its parent's slots: it has the
+// parent's lists (and siblings share their list of ancestors).
+func TestAClassWithoutSlotsOfItsOwnHasItsParentsLists(t *testing.T) {
+	s := Build(sharingInputs())
+	base, plain, plainToo, optional := s.Classes["zorp.base"], s.Classes["zorp.plain"], s.Classes["zorp.plain-too"], s.Classes["zorp.optional"]
+	if len(plain.Slots) != 2 || &plain.Slots[0] != &base.Slots[0] || &plainToo.Slots[0] != &base.Slots[0] {
+		t.Error("a class without slots of its own has a copy of its parent's slots")
+	}
+	if len(optional.Required) != 1 || &optional.Required[0] != &base.Required[0] {
+		t.Error("a class without required slots of its own has a copy of its parent's required fields")
+	}
+	if &plain.Ancestors[0] != &optional.Ancestors[0] {
+		t.Error("siblings have copies of one list of ancestors")
+	}
+}
+
+// A snapshot's lists may be shared between classes; whatever a reader appends to
+// one class's list never shows in another class, nor in what another reader
+// appended to another class's list; and a later build never changes a snapshot
+// built before it.
+func TestAppendingToOneClassListLeavesEveryOtherClassAsItWas(t *testing.T) {
+	base := sharingInputs()
+	// The base declares a slot twice: its list of slots is shorter than the room
+	// made for it.
+	base.Classes[0].Spec.Slots = append(base.Classes[0].Spec.Slots, opt("footwear.name"))
+	for _, in := range []Inputs{base, benchInputs()} {
+		s, want := Build(in), Build(deepCopyInputs(in))
+		type lists struct {
+			slots                        []Slot
+			required, ancestors, parents []string
+		}
+		appended := map[string]lists{}
+		for name, c := range s.Classes {
+			appended[name] = lists{
+				slots:     append(c.Slots, Slot{Property: name, Field: "appended", Range: metav1alpha1.RangeString}),
+				required:  append(c.Required, name),
+				ancestors: append(c.Ancestors, name),
+				parents:   append(c.Parents, name),
+			}
+		}
+		for name, c := range s.Classes {
+			if !reflect.DeepEqual(c, want.Classes[name]) {
+				t.Errorf("after appending to every class's lists, %s is\n%+v\nwant\n%+v", name, c, want.Classes[name])
+			}
+			a := appended[name]
+			if a.slots[len(a.slots)-1].Property != name || a.required[len(a.required)-1] != name ||
+				a.ancestors[len(a.ancestors)-1] != name || a.parents[len(a.parents)-1] != name {
+				t.Errorf("what was appended to the lists of %s was overwritten by an append to another class's", name)
+			}
+		}
+	}
+}
+
+func TestABuildLeavesTheSnapshotBuiltBeforeItAsItWas(t *testing.T) {
+	for _, in := range []Inputs{sharingInputs(), benchInputs()} {
+		var b Builder
+		first := b.Build(in)
+		want := Build(deepCopyInputs(in))
+		next := deepCopyInputs(in)
+		for i := range next.Classes {
+			c := &next.Classes[i]
+			// Every class requires all of its slots, and declares one more.
+			for j := range c.Spec.Slots {
+				c.Spec.Slots[j].Required = true
+			}
+			c.Spec.Slots = append(c.Spec.Slots, opt("zorp.extra"))
+			c.ResourceVersion = "7"
+		}
+		next.Properties = append(next.Properties, newProp("zorp.extra", metav1alpha1.RangeString))
+		for _, s := range []*Snapshot{b.Build(next), b.Build(in)} {
+			if s == first {
+				t.Fatal("a build returned the snapshot built before it")
+			}
+		}
+		if !reflect.DeepEqual(first, want) {
+			for name, c := range first.Classes {
+				if !reflect.DeepEqual(c, want.Classes[name]) {
+					t.Errorf("after later builds, %s of the first snapshot is\n%+v\nwant\n%+v", name, c, want.Classes[name])
+				}
+			}
+			t.Fatal("later builds changed the first snapshot")
+		}
+	}
+}
+
+// A Property is compared with the last build's by its slot: slotIs must tell every
+// field of a Slot apart, as reflect.DeepEqual would.
+func TestSlotIsSeesEveryFieldOfASlot(t *testing.T) {
+	props := []metav1alpha1.Property{
+		newProp("zorp.tentacle-count", metav1alpha1.RangeInteger, withRange(0, 10)),
+		newProp("footwear.color", metav1alpha1.RangeString, withPattern("^[a-z]+$"), withMaxLen(8), withEnum("red", "blue"), withMany()),
+		newProp("zorp.home", metav1alpha1.RangeRef, withTarget("zorp.base"), withField("house")),
+	}
+	for i := range props {
+		p := &props[i]
+		slot := SlotOf(p)
+		if !slotIs(p, &slot) {
+			t.Fatalf("%s: its own slot is not the same", p.Name)
+		}
+		v := reflect.ValueOf(&slot).Elem()
+		for f := range v.NumField() {
+			changed := slot
+			cv := reflect.ValueOf(&changed).Elem().Field(f)
+			switch cv.Kind() {
+			case reflect.String:
+				cv.SetString(cv.String() + "x")
+			case reflect.Bool:
+				cv.SetBool(!cv.Bool())
+			case reflect.Slice:
+				if cv.IsNil() {
+					cv.Set(reflect.MakeSlice(cv.Type(), 0, 0))
+				} else {
+					cv.Set(reflect.Append(cv, reflect.ValueOf("x")))
+				}
+			case reflect.Pointer:
+				if cv.IsNil() {
+					cv.Set(reflect.New(cv.Type().Elem()))
+				} else {
+					n := reflect.New(cv.Type().Elem())
+					n.Elem().Set(cv.Elem())
+					if n.Elem().CanFloat() {
+						n.Elem().SetFloat(n.Elem().Float() + 1)
+					} else {
+						n.Elem().SetInt(n.Elem().Int() + 1)
+					}
+					cv.Set(n)
+				}
+			default:
+				t.Fatalf("Slot.%s is a %s: teach this test (and slotIs) to change it", v.Type().Field(f).Name, cv.Kind())
+			}
+			if reflect.DeepEqual(changed, slot) {
+				t.Fatalf("Slot.%s: the change made no difference", v.Type().Field(f).Name)
+			}
+			if slotIs(p, &changed) {
+				t.Errorf("%s: a slot of another %s is taken for the Property's", p.Name, v.Type().Field(f).Name)
+			}
+		}
+	}
+}
+
+// fieldIs is FieldName compared, without making the name.
+func TestFieldIsFieldName(t *testing.T) {
+	for _, name := range []string{"footwear.tentacle-count", "x", "footwear.shoe_size", "footwear.lace_tip-color", "a.b.release-date",
+		"footwear.3d-model", "footwear.4", "zorp.-lead", "zorp._", "zorp.", "zorp.ünï-côdé", "zorp.ßig-ǆ", "zorp.\xff-bad", "zorp.a--b__c",
+		"zorp." + strings.Repeat("long-name", 20)} {
+		for _, field := range []string{"", "legs"} {
+			p := newProp(name, metav1alpha1.RangeString, withField(field))
+			want := FieldName(&p)
+			if !fieldIs(&p, want) {
+				t.Errorf("fieldIs(%q, field %q) refuses its own field name %q", name, field, want)
+			}
+			for _, other := range []string{want + "x", strings.TrimSuffix(want, want[len(want)-1:]), "", "f" + want} {
+				if other != want && fieldIs(&p, other) {
+					t.Errorf("fieldIs(%q, field %q) takes %q for %q", name, field, other, want)
+				}
+			}
+		}
 	}
 }

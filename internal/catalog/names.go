@@ -20,6 +20,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"unicode/utf8"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 )
@@ -81,6 +82,52 @@ func NamesFor(c *Class) Names {
 // Plural is the lower-case English plural of a kind: SpaceBoot -> spaceboots,
 // Address -> addresses, Category -> categories.
 func Plural(kind string) string {
+	if p, ok := asciiPlural(kind); ok {
+		return p
+	}
+	return unicodePlural(kind)
+}
+
+// asciiPlural is Plural of an ASCII kind, made in one allocation (ok false: the
+// kind is not ASCII).
+func asciiPlural(kind string) (string, bool) {
+	n := len(kind)
+	for i := 0; i < n; i++ {
+		if kind[i] >= utf8.RuneSelf {
+			return "", false
+		}
+	}
+	if n == 0 {
+		return "", true
+	}
+	lower := func(c byte) byte {
+		if 'A' <= c && c <= 'Z' {
+			return c + 'a' - 'A'
+		}
+		return c
+	}
+	last, prev := lower(kind[n-1]), byte(0)
+	if n > 1 {
+		prev = lower(kind[n-2])
+	}
+	keep, suffix := n, "s"
+	switch {
+	case last == 's' || last == 'x' || last == 'z' || (last == 'h' && (prev == 'c' || prev == 's')):
+		suffix = "es"
+	case last == 'y' && n > 1 && !strings.ContainsRune("aeiou", rune(prev)):
+		keep, suffix = n-1, "ies"
+	}
+	var b strings.Builder
+	b.Grow(keep + len(suffix))
+	for i := 0; i < keep; i++ {
+		b.WriteByte(lower(kind[i]))
+	}
+	b.WriteString(suffix)
+	return b.String(), true
+}
+
+// unicodePlural is Plural of any kind.
+func unicodePlural(kind string) string {
 	s := strings.ToLower(kind)
 	switch {
 	case s == "":

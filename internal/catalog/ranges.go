@@ -120,6 +120,17 @@ func RangeOf(r metav1alpha1.PropertyRange) (RangeInfo, bool) {
 		CRDType: "string", CRDHint: unknown}, false
 }
 
+// rangeRow is RangeOf's row, not copied: the table's own, or the unknown range's.
+func rangeRow(r metav1alpha1.PropertyRange) *RangeInfo {
+	for i := range ranges {
+		if ranges[i].Range == r {
+			return &ranges[i]
+		}
+	}
+	info, _ := RangeOf(r)
+	return &info
+}
+
 // SlotRange is the row of a slot's range with the slot's target filled in, see RangeOf.
 func SlotRange(s Slot) (RangeInfo, bool) {
 	info, known := RangeOf(s.Range)
@@ -129,6 +140,12 @@ func SlotRange(s Slot) (RangeInfo, bool) {
 		info.Example = strings.ReplaceAll(ex, "{target}", strings.ToLower(s.Target))
 	}
 	return info, known
+}
+
+// takesAnyText says whether every string is a value of the range as it is (its
+// coercion takes any string): an enum value of it needs no coercion to be checked.
+func takesAnyText(r metav1alpha1.PropertyRange) bool {
+	return r == metav1alpha1.RangeString || r == metav1alpha1.RangeRef || r == metav1alpha1.RangeJSON
 }
 
 // errUnknownRange is the problem with every value of a range the table lacks.

@@ -19,8 +19,10 @@ package catalog
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 )
@@ -43,28 +45,41 @@ func FieldName(p *metav1alpha1.Property) string {
 	if p.Spec.Field != "" {
 		return p.Spec.Field
 	}
-	name := p.Name
+	return string(appendDerivedField(make([]byte, 0, len(p.Name)+1), p.Name))
+}
+
+// fieldIs says whether FieldName(p) is field, without making the name.
+func fieldIs(p *metav1alpha1.Property, field string) bool {
+	if p.Spec.Field != "" {
+		return p.Spec.Field == field
+	}
+	var buf [64]byte
+	return string(appendDerivedField(buf[:0], p.Name)) == field
+}
+
+// appendDerivedField appends the field name a Property of that name has when its
+// spec names none.
+func appendDerivedField(b []byte, name string) []byte {
 	if i := strings.LastIndex(name, "."); i >= 0 {
 		name = name[i+1:]
 	}
-	var b strings.Builder
+	start := len(b)
 	upper := false
 	for _, r := range name {
 		if r == '-' || r == '_' {
-			upper = b.Len() > 0
+			upper = len(b) > start
 			continue
 		}
 		if upper {
 			r = unicode.ToUpper(r)
 			upper = false
 		}
-		b.WriteRune(r)
+		b = utf8.AppendRune(b, r)
 	}
-	field := b.String()
-	if field == "" || !unicode.IsLetter(rune(field[0])) {
-		field = "f" + field
+	if len(b) == start || !unicode.IsLetter(rune(b[start])) {
+		b = slices.Insert(b, start, 'f')
 	}
-	return field
+	return b
 }
 
 // ValidateProperty checks what the API server's rules cannot: that a pattern is a valid
@@ -90,9 +105,9 @@ func ValidateProperty(p *metav1alpha1.Property, l Lookup) *Problem {
 			return invalid("pattern %q is not a valid regular expression: %v", s.Pattern, err)
 		}
 	}
-	info, _ := RangeOf(s.Range)
+	info := rangeRow(s.Range)
 	for _, v := range s.Enum {
-		if info.coerce != nil {
+		if info.coerce != nil && !takesAnyText(s.Range) {
 			if _, err := info.coerce(v); err != nil {
 				return invalid("enum value %q is not a valid %s: no instance could hold it; fix or remove it", v, info.Words)
 			}
@@ -123,22 +138,31 @@ func compile(pattern string, l Lookup) (*regexp.Regexp, error) {
 	return regexp.Compile(pattern)
 }
 
+// buildLookup is the lookup of a build: every Property resolved already, and lists
+// that classes of the build share.
+type buildLookup interface {
+	Lookup
+	resolvedProperty(name string) (*Property, bool)
+	ancestorsBelow(parent *Class) []string
+	// slots is an empty list with room for n slots.
+	slots(n int) []Slot
+}
+
 // slotOf looks up the Property of a slot: the slot it makes and what is wrong with
 // it (ok false: there is no such Property). A build's lookup has every Property
-// resolved already.
-func slotOf(name string, l Lookup) (Slot, *Problem, bool) {
-	if r, ok := l.(interface {
-		resolvedProperty(string) (*Property, bool)
-	}); ok {
-		if p, ok := r.resolvedProperty(name); ok {
-			return p.Slot, p.Problem, true
+// resolved already: then the slot is the resolved Property's own, not a copy.
+func slotOf(name string, l Lookup, bl buildLookup) (*Slot, *Problem, bool) {
+	if bl != nil {
+		if p, ok := bl.resolvedProperty(name); ok {
+			return &p.Slot, p.Problem, true
 		}
 	}
 	p, ok := l.Property(name)
 	if !ok {
-		return Slot{}, nil, false
+		return nil, nil, false
 	}
-	return SlotOf(p), propertyProblem(p, l), true
+	slot := SlotOf(p)
+	return &slot, propertyProblem(p, l), true
 }
 
 // propertyProblem validates a Property through the lookup's cache when it has one.
@@ -149,6 +173,27 @@ func propertyProblem(p *metav1alpha1.Property, l Lookup) *Problem {
 		return c.propertyProblem(p)
 	}
 	return ValidateProperty(p, l)
+}
+
+// slotIs says whether SlotOf(p) is s, field by field (reflect.DeepEqual's
+// equality). What ValidateProperty reads of p is all in its slot: a Property whose
+// slot is the same has the same problem, but for its ref target's coming or going.
+func slotIs(p *metav1alpha1.Property, s *Slot) bool {
+	sp := &p.Spec
+	card := sp.Cardinality
+	if card == "" {
+		card = metav1alpha1.CardinalityOne
+	}
+	return s.Property == p.Name && s.Range == sp.Range && s.Cardinality == card && !s.Required && s.From == "" &&
+		s.Description == sp.Description && s.Target == sp.Target && s.Pattern == sp.Pattern &&
+		(s.Enum == nil) == (sp.Enum == nil) && slices.Equal(s.Enum, sp.Enum) &&
+		samePointee(s.Minimum, sp.Minimum) && samePointee(s.Maximum, sp.Maximum) && samePointee(s.MaxLength, sp.MaxLength) &&
+		fieldIs(p, s.Field)
+}
+
+// samePointee says whether a and b are both nil or point to equal values.
+func samePointee[T comparable](a, b *T) bool {
+	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
 // SlotOf is the catalog's view of a Property.
@@ -201,10 +246,21 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 	if out.Problem = reservedPrefixProblem(c.Spec.Prefix); out.Problem != nil {
 		return out
 	}
+	bl, _ := l.(buildLookup)
 	var order []*metav1alpha1.Class
 	n := 0
 	if parent != nil {
-		out.Ancestors = append(append(make([]string, 0, len(parent.Ancestors)+1), parent.Ancestors...), parent.Name)
+		if bl != nil {
+			out.Ancestors = bl.ancestorsBelow(parent)
+		} else {
+			out.Ancestors = append(append(make([]string, 0, len(parent.Ancestors)+1), parent.Ancestors...), parent.Name)
+		}
+		if len(c.Spec.Slots) == 0 {
+			// Nothing of its own: the parent's lists are the class's, shared (of
+			// length equal to capacity, so that an append copies them).
+			out.Slots, out.Required = clip(parent.Slots), clip(parent.Required)
+			return checkCodec(out)
+		}
 		order = []*metav1alpha1.Class{c}
 		n = len(parent.Slots)
 	} else {
@@ -221,22 +277,33 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 		n += len(k.Spec.Slots)
 	}
 	if n > 0 {
-		out.Slots = make([]Slot, 0, n)
+		if bl != nil {
+			out.Slots = bl.slots(n)
+		} else {
+			out.Slots = make([]Slot, 0, n)
+		}
 	}
 	slots := newSlotIndex(n)
+	// inherited is how many slots come from the parent, and requiredAgain whether
+	// the class requires one of them that the parent does not.
+	inherited, requiredAgain := 0, false
 	if parent != nil {
-		for _, s := range parent.Slots {
-			slots.add(s, len(out.Slots))
-			out.Slots = append(out.Slots, s)
+		out.Slots = append(out.Slots, parent.Slots...)
+		inherited = len(parent.Slots)
+		for i := range out.Slots {
+			slots.add(&out.Slots[i], i)
 		}
 	}
 	for _, k := range order {
 		for _, ref := range k.Spec.Slots {
 			if i := slots.byProperty(out.Slots, ref.Property); i >= 0 {
-				out.Slots[i].Required = out.Slots[i].Required || ref.Required
+				if ref.Required && !out.Slots[i].Required {
+					out.Slots[i].Required = true
+					requiredAgain = requiredAgain || i < inherited
+				}
 				continue
 			}
-			slot, pp, ok := slotOf(ref.Property, l)
+			slot, pp, ok := slotOf(ref.Property, l, bl)
 			if !ok {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonUnknownProperty,
 					Message: fmt.Sprintf("Property %q (a slot of %s) does not exist", ref.Property, k.Name)}
@@ -262,26 +329,44 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 				out.Slots = nil
 				return out
 			}
-			slot.Required = ref.Required
-			slot.From = k.Name
-			slots.add(slot, len(out.Slots))
-			out.Slots = append(out.Slots, slot)
+			out.Slots = append(out.Slots, *slot)
+			added := &out.Slots[len(out.Slots)-1]
+			added.Required, added.From = ref.Required, k.Name
+			slots.add(added, len(out.Slots)-1)
 		}
 	}
+	out.Required = requiredFields(out.Slots, parent, inherited, requiredAgain)
+	return checkCodec(out)
+}
+
+// requiredFields are the fields of the required slots, in slot order. When the
+// first inherited slots are the parent's, unchanged, and none of the others is
+// required, they are the parent's list, shared.
+func requiredFields(slots []Slot, parent *Class, inherited int, requiredAgain bool) []string {
 	required := 0
-	for _, s := range out.Slots {
-		if s.Required {
+	for i := range slots {
+		if slots[i].Required {
 			required++
 		}
 	}
-	if required > 0 {
-		out.Required = make([]string, 0, required)
+	if parent != nil && !requiredAgain && required == len(parent.Required) {
+		return clip(parent.Required)
 	}
-	for _, s := range out.Slots {
-		if s.Required {
-			out.Required = append(out.Required, s.Field)
+	if required == 0 {
+		return nil
+	}
+	out := make([]string, 0, required)
+	for i := range slots {
+		if slots[i].Required {
+			out = append(out, slots[i].Field)
 		}
 	}
+	return out
+}
+
+// checkCodec refuses a class whose codec names a section that is not one of its
+// single-valued string slots.
+func checkCodec(out *Class) *Class {
 	for _, f := range out.Codec.Sections {
 		if s, ok := out.Slot(f); !ok || s.Many() || (s.Range != metav1alpha1.RangeString) {
 			out.Problem = &Problem{Reason: metav1alpha1.ReasonInvalid, Message: fmt.Sprintf(
@@ -292,6 +377,10 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 	}
 	return out
 }
+
+// clip is s with its capacity cut to its length: a list that classes share, which
+// an append copies instead of writing into.
+func clip[T any](s []T) []T { return s[:len(s):len(s)] }
 
 // slotIndex finds a class's slots by property and by field while they are
 // gathered: by a scan when they are few (most classes: no maps to make), by maps
@@ -310,7 +399,7 @@ func newSlotIndex(n int) slotIndex {
 	return slotIndex{property: make(map[string]int, n), field: make(map[string]int, n)}
 }
 
-func (x slotIndex) add(s Slot, i int) {
+func (x slotIndex) add(s *Slot, i int) {
 	if x.property != nil {
 		x.property[s.Property], x.field[s.Field] = i, i
 	}

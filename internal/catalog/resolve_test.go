@@ -824,6 +824,30 @@ func TestPlural(t *testing.T) {
 	}
 }
 
+// Plural makes an ASCII kind's plural in one allocation: it is the plural the
+// general rule makes, for every ending the rule tells apart.
+func TestPluralOfAnASCIIKindIsThePluralOfTheRule(t *testing.T) {
+	var kinds []string
+	for _, stem := range []string{"", "A", "b", "Zo", "BOOT", "SpaceBoot"} {
+		for _, end := range []string{"", "s", "S", "x", "z", "Z", "h", "ch", "CH", "sh", "Sh", "th", "y", "Y", "ay", "ey",
+			"iy", "oy", "uy", "AY", "by", "BY", "Ky", "1y", "_y", "-"} {
+			kinds = append(kinds, stem+end)
+		}
+	}
+	for _, kind := range kinds {
+		got, ok := asciiPlural(kind)
+		if want := unicodePlural(kind); !ok || got != want {
+			t.Errorf("Plural(%q) = %q (ok %v), the rule makes %q", kind, got, ok, want)
+		}
+	}
+	if _, ok := asciiPlural("Čaj"); ok {
+		t.Error("a kind that is not ASCII was taken for ASCII")
+	}
+	if got, want := Plural("ČajBox"), "čajboxes"; got != want {
+		t.Errorf("Plural(%q) = %q, want %q", "ČajBox", got, want)
+	}
+}
+
 func TestNamesForDerivesFromPrefixAndKind(t *testing.T) {
 	c := &Class{Prefix: "zorp", Kind: "SpaceBoot"}
 	want := Names{Group: "zorp.sandbar.dev", Version: "v1", Kind: "SpaceBoot", ListKind: "SpaceBootList",
@@ -939,5 +963,21 @@ func TestStore(t *testing.T) {
 	}
 	if !closed(ch1) {
 		t.Errorf("the second watcher was not woken")
+	}
+}
+
+// An enum value of a range that takes any text is not coerced: its coercion must
+// indeed take every string as it is.
+func TestRangesThatTakeAnyTextTakeEveryString(t *testing.T) {
+	for _, info := range Ranges() {
+		if !takesAnyText(info.Range) {
+			continue
+		}
+		for _, v := range []string{"", "red", " spaced ", "ünïcode", "{\"json\": true}", "12", "true", "\x00"} {
+			got, err := info.coerce(v)
+			if err != nil || got != v {
+				t.Errorf("%s: %q coerces to %v, %v", info.Range, v, got, err)
+			}
+		}
 	}
 }

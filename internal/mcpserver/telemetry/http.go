@@ -100,7 +100,6 @@ func (t *Telemetry) Authentication(authn func(http.Handler) http.Handler) func(h
 	}
 }
 
-
 type statusRecorder struct {
 	http.ResponseWriter
 	code int

@@ -412,11 +412,12 @@ func TestCutFallingInsideACredentialLeaksNoHalf(t *testing.T) {
 	g.Expect(k8s.Create(context.Background(), c)).To(Succeed())
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), c) })
 	args := map[string]any{"class": "zorp/" + c.Spec.Kind}
+	// Once the class is ready its description no longer changes between the calls below.
 	var whole string
 	g.Eventually(func() string {
 		whole = text(callTool(t, connect(t, mcpURL, token, nil), "sandbar_class_describe", args))
 		return whole
-	}).WithTimeout(timeout).WithPolling(poll).Should(ContainSubstring(redact.Redacted))
+	}).WithTimeout(timeout).WithPolling(poll).Should(And(ContainSubstring(redact.Redacted), ContainSubstring(`"ready": true`)))
 	// Where the key stands in the text before redaction, and a bound that cuts it in two.
 	at := strings.Index(whole, redact.Redacted)
 	bound := at + len(leak)/2

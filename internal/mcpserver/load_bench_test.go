@@ -99,6 +99,7 @@ func runLoad(b *testing.B, sessions []*mcp.ClientSession, name string, args map[
 	errs := make(chan error, len(sessions))
 	var wg sync.WaitGroup
 	b.ResetTimer()
+	cpu := cpuTime()
 	start := time.Now()
 	for i, cs := range sessions {
 		wg.Add(1)
@@ -120,6 +121,7 @@ func runLoad(b *testing.B, sessions []*mcp.ClientSession, name string, args map[
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
+	reportCPU(b, cpu)
 	b.StopTimer()
 	close(errs)
 	if err := <-errs; err != nil {

@@ -99,13 +99,15 @@ type Authenticator struct {
 	// comparing shares a comparison in progress with the requests that present the
 	// same token against the same account and Secret meanwhile.
 	comparing singleflight.Group
-	limiters  map[string]*rate.Limiter
+	limiters  map[limiterKey]*rate.Limiter
 	limit     rate.Limit
 	burst     int
 	// failures limits wrong keys per client address and service name.
 	failures *guesses
-	// anonymous, when set, is the account of every request (no-auth mode).
-	anonymous *catalog.Account
+	// anonymous, when set, is the account of every request (no-auth mode), and
+	// anonymousInfo its token info.
+	anonymous     *catalog.Account
+	anonymousInfo *auth.TokenInfo
 }
 
 // NoAuthAccount is the account of every request in no-auth mode: allowed every tool
@@ -118,9 +120,16 @@ func NoAuthAccount(ns string) *catalog.Account {
 		Permissions: metav1alpha1.Permissions{Tools: []string{"*"}}}
 }
 
+// limiterKey is an account's token bucket: its namespace and name.
+type limiterKey struct{ namespace, name string }
+
 type verdict struct {
 	ok                  bool
 	accountRV, secretRV string
+	// info is the token info of a verified token's requests, made for acct (the
+	// catalog's account of that snapshot): shared by those requests, read only.
+	acct *catalog.Account
+	info *auth.TokenInfo
 }
 
 // authFailure is why a request was refused: the reason is logged, never sent, and
@@ -142,19 +151,27 @@ var dummyHash = []byte("$2a$10$QFDDjGoEwFjO8G99fruZ8OGFQqkCo4K4vgqucu/vattxloQhX
 // Secrets through reader. limit and burst size each account's token bucket (limit 0:
 // none). With anonymous set, every request is that account and no token is read.
 func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64, burst int, anonymous *catalog.Account) *Authenticator {
+	var anonymousInfo *auth.TokenInfo
+	if anonymous != nil {
+		anonymousInfo = tokenInfo(anonymous, keyRef{})
+	}
 	return &Authenticator{
-		anonymous: anonymous,
-		store:     store,
-		reader:    reader,
-		compare:   apikey.Verify,
-		verified:  map[[32]byte]verdict{},
-		refused:   map[[32]byte]verdict{},
-		limiters:  map[string]*rate.Limiter{},
-		failures:  newGuesses(failedAuthPerSec, failedAuthBurst, maxFailureBuckets, time.Now),
-		limit:     rate.Limit(limit),
-		burst:     burst,
+		anonymousInfo: anonymousInfo,
+		anonymous:     anonymous,
+		store:         store,
+		reader:        reader,
+		compare:       apikey.Verify,
+		verified:      map[[32]byte]verdict{},
+		refused:       map[[32]byte]verdict{},
+		limiters:      map[limiterKey]*rate.Limiter{},
+		failures:      newGuesses(failedAuthPerSec, failedAuthBurst, maxFailureBuckets, time.Now),
+		limit:         rate.Limit(limit),
+		burst:         burst,
 	}
 }
+
+// readOnly reads an object from the cache without a copy, for reading only.
+var readOnly = []client.GetOption{client.UnsafeDisableDeepCopy}
 
 // keyRef is the key Secret a request was authenticated against: its name and the
 // resource version read then. The session registry records it (Sessions), so that
@@ -164,10 +181,22 @@ type keyRef struct{ name, resourceVersion string }
 // keyRefKey is keyRef's key in the token info's Extra.
 const keyRefKey = "sandbar.dev/key"
 
+// tokenInfo is the token info of an account's requests: the account, and the key
+// Secret they were authenticated against.
+func tokenInfo(acct *catalog.Account, key keyRef) *auth.TokenInfo {
+	extra := map[string]any{"account": acct}
+	if key.name != "" {
+		extra[keyRefKey] = key
+	}
+	return &auth.TokenInfo{UserID: acct.Namespace + "/" + acct.Name, Extra: extra}
+}
+
 // authenticate finds the account of a request's bearer token and the key Secret it
-// was checked against. With mayHash false (the client has no failed attempt left)
-// only a cached verdict answers.
-func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, mayHash bool) (*catalog.Account, keyRef, *authFailure) {
+// was checked against, as token info. With mayHash false (the client has no failed
+// attempt left) only a cached verdict answers. The token info of a verified token
+// is made once for each account and key it verifies against, and shared by their
+// requests: nothing writes to it.
+func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, mayHash bool) (*auth.TokenInfo, *authFailure) {
 	service := token.Service
 	acct := a.store.Load().Accounts[service]
 	// The hash to compare with and why the token fails whatever the comparison says.
@@ -186,19 +215,20 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, ma
 		// cache's own objects do, not copies of them.
 		var sa metav1alpha1.ServiceAccount
 		var secret corev1.Secret
-		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa, client.UnsafeDisableDeepCopy); err != nil {
+		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa, readOnly...); err != nil {
 			why = "reading account: " + err.Error()
 		} else if sa.Spec.Active != nil && !*sa.Spec.Active {
 			why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
 		} else if err := a.reader.Get(ctx, client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}, &secret,
-			client.UnsafeDisableDeepCopy); err != nil {
+			readOnly...); err != nil {
 			why = "reading the key Secret: " + err.Error()
 		} else {
 			hash, accountRV, secretRV, secretName = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion, secret.Name
 		}
 	}
 
-	sum := sha256.Sum256([]byte(token.String()))
+	var buf [256]byte // the token's bytes, on the stack when they fit
+	sum := sha256.Sum256(append(append(append(buf[:0], token.Service...), ':'), token.Key...))
 	a.mu.Lock()
 	v, cached := a.verified[sum]
 	if !cached {
@@ -207,19 +237,30 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, ma
 	a.mu.Unlock()
 	if !cached || v.accountRV != accountRV || v.secretRV != secretRV {
 		if !mayHash {
-			return nil, keyRef{}, &authFailure{reason: "too many failed attempts", limited: true}
+			return nil, &authFailure{reason: "too many failed attempts", limited: true}
 		}
 		v = a.verify(comparisonKey{sum: sum, accountRV: accountRV, secretRV: secretRV, valid: why == ""}, hash, token.Key)
 	}
 	switch {
 	case !mayHash && (why != "" || !v.ok):
-		return nil, keyRef{}, &authFailure{reason: "too many failed attempts", limited: true}
+		return nil, &authFailure{reason: "too many failed attempts", limited: true}
 	case why != "":
-		return nil, keyRef{}, &authFailure{reason: why}
+		return nil, &authFailure{reason: why}
 	case !v.ok:
-		return nil, keyRef{}, &authFailure{reason: "wrong API key for service " + strconv.Quote(service)}
+		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(service)}
 	}
-	return acct, keyRef{name: secretName, resourceVersion: secretRV}, nil
+	if v.info != nil && v.acct == acct {
+		return v.info, nil
+	}
+	// The secret's name goes with the account's resource version: the verdict's.
+	info := tokenInfo(acct, keyRef{name: secretName, resourceVersion: secretRV})
+	a.mu.Lock()
+	if cur, ok := a.verified[sum]; ok && cur.ok && cur.accountRV == accountRV && cur.secretRV == secretRV {
+		cur.acct, cur.info = acct, info
+		a.verified[sum] = cur
+	}
+	a.mu.Unlock()
+	return info, nil
 }
 
 // comparisonKey is what a bcrypt comparison's verdict depends on.
@@ -261,7 +302,7 @@ func (a *Authenticator) allow(acct *catalog.Account) (bool, time.Duration) {
 	if a.limit <= 0 {
 		return true, 0
 	}
-	key := acct.Namespace + "/" + acct.Name
+	key := limiterKey{acct.Namespace, acct.Name}
 	a.mu.Lock()
 	l, ok := a.limiters[key]
 	if !ok {
@@ -283,8 +324,8 @@ func (a *Authenticator) allow(acct *catalog.Account) (bool, time.Duration) {
 
 type accountKey struct{}
 
-// keyRefCtx carries a keyRef from the authentication to the token info.
-type keyRefCtx struct{}
+// tokenInfoCtx carries the token info from the authentication to the SDK's handler.
+type tokenInfoCtx struct{}
 
 // WithAccount carries an account in a context.
 func WithAccount(ctx context.Context, acct *catalog.Account) context.Context {
@@ -303,19 +344,15 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 	// The SDK's bearer-token handler puts the token info where tool handlers and
 	// session pinning read it; its verifier only takes what this middleware found.
 	sdk := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-		acct := FromContext(ctx)
-		if acct == nil {
+		info, _ := ctx.Value(tokenInfoCtx{}).(*auth.TokenInfo)
+		if info == nil {
 			return nil, auth.ErrInvalidToken
 		}
-		extra := map[string]any{"account": acct}
-		if key, ok := ctx.Value(keyRefCtx{}).(keyRef); ok {
-			extra[keyRefKey] = key
-		}
-		return &auth.TokenInfo{UserID: acct.Namespace + "/" + acct.Name, Extra: extra}, nil
+		return info, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		acct, key, failure := a.check(r)
+		info, failure := a.check(r)
 		if failure != nil {
 			if failure.limited {
 				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(float64(failedAuthBurst)/failedAuthPerSec))))
@@ -333,16 +370,12 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			writeJSONError(w, http.StatusUnauthorized, msg)
 			return
 		}
-		if ok, wait := a.allow(acct); !ok {
+		if ok, wait := a.allow(info.Extra["account"].(*catalog.Account)); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 			writeJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
 			return
 		}
-		ctx := WithAccount(r.Context(), acct)
-		if key.name != "" {
-			ctx = context.WithValue(ctx, keyRefCtx{}, key)
-		}
-		r = r.WithContext(ctx)
+		r = r.WithContext(context.WithValue(r.Context(), tokenInfoCtx{}, info))
 		if a.anonymous != nil {
 			// The SDK's handler wants some bearer token; the account is already decided.
 			r.Header.Set("Authorization", "Bearer no-auth")
@@ -355,29 +388,29 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 // the service name the token claims: once a client has none left, only a token that
 // verified before (and whose account and Secret have not changed since) gets in, so
 // flooding a service with wrong keys does not lock its real key out.
-func (a *Authenticator) check(r *http.Request) (*catalog.Account, keyRef, *authFailure) {
+func (a *Authenticator) check(r *http.Request) (*auth.TokenInfo, *authFailure) {
 	if a.anonymous != nil {
-		return a.anonymous, keyRef{}, nil
+		return a.anonymousInfo, nil
 	}
 	header := r.Header.Get("Authorization")
 	if header == "" {
-		return nil, keyRef{}, &authFailure{reason: "no Authorization header", missing: true}
+		return nil, &authFailure{reason: "no Authorization header", missing: true}
 	}
 	token, err := apikey.ParseAuthorization(header)
 	if err != nil {
 		// Refusing a token without a service name costs nothing: no bucket.
-		return nil, keyRef{}, &authFailure{reason: err.Error()}
+		return nil, &authFailure{reason: err.Error()}
 	}
 	host, _, err := net.SplitHostPort(r.RemoteAddr)
 	if err != nil {
 		host = r.RemoteAddr
 	}
 	bucket := guessKey(host, token.Service)
-	acct, key, failure := a.authenticate(r.Context(), token, !a.failures.limited(bucket))
+	info, failure := a.authenticate(r.Context(), token, !a.failures.limited(bucket))
 	if failure != nil && !failure.limited {
 		a.failures.fail(bucket)
 	}
-	return acct, key, failure
+	return info, failure
 }
 
 func failureLabel(f *authFailure) string {

@@ -29,12 +29,10 @@ limitations under the License.
 package tasks
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"net/http"
 
@@ -203,29 +201,11 @@ type toolExecution struct {
 // header the client sent itself is dropped. limit is the body limit of the handler
 // behind it.
 func Capture(next http.Handler, limit int64) http.Handler {
-	if limit <= 0 {
-		limit = mcp.DefaultMaxRequestBodyBytes
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(header)
-		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-			if err == nil && int64(len(body)) <= limit {
-				var msg struct {
-					Method string `json:"method"`
-					Params struct {
-						Task json.RawMessage `json:"task"`
-					} `json:"params"`
-				}
-				if json.Unmarshal(body, &msg) == nil && msg.Method == "tools/call" && len(msg.Params.Task) > 0 && string(msg.Params.Task) != "null" {
-					r.Header.Set(header, string(msg.Params.Task))
-				}
-			}
-			// The SDK reads the body again, and refuses one over its limit.
-			r.Body = struct {
-				io.Reader
-				io.Closer
-			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		r, msg := transport.Peek(r, limit)
+		if msg != nil && msg.Method == "tools/call" && len(msg.Params.Task) > 0 && string(msg.Params.Task) != "null" {
+			r.Header.Set(header, string(msg.Params.Task))
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -17,13 +17,10 @@ limitations under the License.
 package telemetry
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"io"
 	"net/http"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 )
 
 // What only the HTTP request holds reaches the receiving middleware in headers the
@@ -41,34 +38,21 @@ func (t *Telemetry) Capture(next http.Handler, limit int64) http.Handler {
 	if !t.on() {
 		return next
 	}
-	if limit <= 0 {
-		limit = mcp.DefaultMaxRequestBodyBytes
-	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(requestHeader)
 		r.Header.Set(clientHeader, r.RemoteAddr)
-		if r.Method == http.MethodPost && r.Body != nil {
-			body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
-			if err == nil && int64(len(body)) <= limit {
-				var msg struct {
-					ID json.RawMessage `json:"id"`
-				}
-				if json.Unmarshal(body, &msg) == nil && len(msg.ID) > 0 && string(msg.ID) != "null" {
-					id := string(msg.ID)
-					var s string
-					if json.Unmarshal(msg.ID, &s) == nil {
-						id = s
-					}
-					if len(id) <= 128 {
-						r.Header.Set(requestHeader, id)
-					}
+		r, msg := transport.Peek(r, limit)
+		if msg != nil && len(msg.ID) > 0 && string(msg.ID) != "null" {
+			id := string(msg.ID)
+			if msg.ID[0] == '"' {
+				var s string
+				if json.Unmarshal(msg.ID, &s) == nil {
+					id = s
 				}
 			}
-			// The handler behind reads the body again, and refuses one over its limit.
-			r.Body = struct {
-				io.Reader
-				io.Closer
-			}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+			if len(id) <= 128 {
+				r.Header.Set(requestHeader, id)
+			}
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -83,17 +67,19 @@ func (t *Telemetry) Authentication(authn func(http.Handler) http.Handler) func(h
 		return authn
 	}
 	return func(next http.Handler) http.Handler {
+		// The authentication hands the request on with the writer it was given (the
+		// recorder), which notes that it passed.
 		inner := authn(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if passed, ok := r.Context().Value(passedKey{}).(*bool); ok {
-				*passed = true
+			if rec, ok := w.(*statusRecorder); ok {
+				rec.passed = true
+				w = rec.ResponseWriter
 			}
 			next.ServeHTTP(w, r)
 		}))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			passed := false
 			rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
-			inner.ServeHTTP(rec, r.WithContext(context.WithValue(r.Context(), passedKey{}, &passed)))
-			if passed {
+			inner.ServeHTTP(rec, r)
+			if rec.passed {
 				return
 			}
 			var reason string
@@ -114,11 +100,11 @@ func (t *Telemetry) Authentication(authn func(http.Handler) http.Handler) func(h
 	}
 }
 
-type passedKey struct{}
-
 type statusRecorder struct {
 	http.ResponseWriter
 	code int
+	// passed is set when the authentication let the request through.
+	passed bool
 }
 
 func (r *statusRecorder) WriteHeader(code int) {

@@ -138,11 +138,12 @@ type request struct {
 	// id is the server's id of the request.
 	id                             string
 	method, tool, prompt, resource string
-	account                        string
-	acct                           *accountRef
-	user, client, requestID        string
-	sessionID, protocol            string
-	session                        *mcp.ServerSession
+	// extra holds the authenticated account (access.AccountOf); its name and
+	// Kubernetes user are made when a span, a log line or an audit event needs them.
+	extra               *mcp.RequestExtra
+	client, requestID   string
+	sessionID, protocol string
+	session             *mcp.ServerSession
 	// served is true when the tool is one the server serves (its name may be a label).
 	served   bool
 	mutating bool
@@ -150,7 +151,16 @@ type request struct {
 	attrs    []attribute.KeyValue
 }
 
-type accountRef struct{ namespace, name string }
+// account is the request's account, namespace/name ("" without one).
+func (r *request) account() string {
+	if acct := access.AccountOf(r.extra); acct != nil {
+		return acct.Namespace + "/" + acct.Name
+	}
+	return ""
+}
+
+// user is the Kubernetes user the request's account acts as.
+func (r *request) user() string { return identity.User(access.AccountOf(r.extra)) }
 
 func (r *request) spanName() string {
 	switch {
@@ -192,11 +202,7 @@ func (t *Telemetry) describe(method string, req mcp.Request, served *tool.Table)
 	if extra != nil {
 		header = extra.Header
 	}
-	if acct := access.AccountOf(extra); acct != nil {
-		r.acct = &accountRef{acct.Namespace, acct.Name}
-		r.account = acct.Namespace + "/" + acct.Name
-		r.user = identity.User(acct)
-	}
+	r.extra = extra
 	if header != nil {
 		r.client, r.requestID = header.Get(clientHeader), header.Get(requestHeader)
 	}
@@ -235,7 +241,7 @@ func (t *Telemetry) describe(method string, req mcp.Request, served *tool.Table)
 		r.attrs = append(r.attrs, attribute.String(keyResource, r.resource))
 	}
 	for _, kv := range [][2]string{{KeyRequestID, r.id}, {keySession, r.sessionID}, {keyProtocol, r.protocol}, {keyRequestID, r.requestID},
-		{keyClientAddress, r.client}, {KeyAccount, r.account}, {KeyUser, r.user}} {
+		{keyClientAddress, r.client}, {KeyAccount, r.account()}, {KeyUser, r.user()}} {
 		if kv[1] != "" {
 			r.attrs = append(r.attrs, attribute.String(kv[0], kv[1]))
 		}
@@ -348,7 +354,7 @@ func (t *Telemetry) end(ctx context.Context, span trace.Span, r *request, o outc
 
 // record writes the audit event of a request.
 func (t *Telemetry) record(span trace.Span, r *request, o outcome, obj tool.Object, req mcp.Request) {
-	e := &Event{ID: r.id, Outcome: Allowed, Method: r.method, Tool: r.tool, User: r.user, Client: r.client,
+	e := &Event{ID: r.id, Outcome: Allowed, Method: r.method, Tool: r.tool, User: r.user(), Client: r.client,
 		RequestID: r.requestID, SessionID: r.sessionID}
 	switch {
 	case o.denied:
@@ -359,8 +365,8 @@ func (t *Telemetry) record(span trace.Span, r *request, o outcome, obj tool.Obje
 			e.Reason = o.code + ": " + firstLine(o.message)
 		}
 	}
-	if r.acct != nil {
-		e.Account = &Ref{Namespace: r.acct.namespace, Name: r.acct.name}
+	if acct := access.AccountOf(r.extra); acct != nil {
+		e.Account = &Ref{Namespace: acct.Namespace, Name: acct.Name}
 	}
 	if obj.Class != "" || obj.Name != "" {
 		e.Object = &Object{Class: obj.Class, Namespace: obj.Namespace, Name: obj.Name}

@@ -98,12 +98,19 @@ func (l *RequestLog) line(r *request, o outcome, obj processRef, d time.Duration
 	if logger == nil {
 		return
 	}
+	// A tool error is the caller's own (an unknown instance, an invalid value):
+	// routine for a model, so it goes with the successes, which are logged at V(1)
+	// unless every request is: the line is made only when it is written.
+	failed := o.denied || o.code != "" || (o.errorType != "" && o.errorType != toolError)
+	if !failed && l.mode != LogAll && !logger.V(1).Enabled() {
+		return
+	}
 	kv := []any{"requestId", r.id, "method", bounded(r.method)}
 	if r.requestID != "" {
 		kv = append(kv, "jsonrpcId", r.requestID)
 	}
-	if r.account != "" {
-		kv = append(kv, "account", r.account)
+	if account := r.account(); account != "" {
+		kv = append(kv, "account", account)
 	}
 	if r.tool != "" {
 		kv = append(kv, "tool", bounded(r.tool))
@@ -112,7 +119,6 @@ func (l *RequestLog) line(r *request, o outcome, obj processRef, d time.Duration
 		kv = append(kv, "process", string(obj))
 	}
 	kv = append(kv, "durationMs", float64(d.Microseconds())/1000)
-	failed := true
 	switch {
 	case o.denied:
 		kv = append(kv, "outcome", logDenied, "reason", firstLine(o.message))
@@ -120,15 +126,11 @@ func (l *RequestLog) line(r *request, o outcome, obj processRef, d time.Duration
 		kv = append(kv, "outcome", logError, "code", o.code)
 	case o.errorType == toolError:
 		kv = append(kv, "outcome", logToolError)
-		failed = false
 	case o.errorType != "":
 		kv = append(kv, "outcome", logError)
 	default:
 		kv = append(kv, "outcome", logOK)
-		failed = false
 	}
-	// A tool error is the caller's own (an unknown instance, an invalid value):
-	// routine for a model, so it goes with the successes.
 	if failed || l.mode == LogAll {
 		logger.Info("MCP request", kv...)
 		return

@@ -162,27 +162,82 @@ func ErrorResult(msg string) *mcp.CallToolResult {
 // JSONResult is a result whose text is v as indented JSON, and v as structured content.
 func JSONResult(v any) *mcp.CallToolResult { return jsonResult(v, nil) }
 
-// jsonResult is JSONResult, which encodes v once: its text is that JSON indented.
-// When scrub finds nothing in the JSON and it holds no escape (an escape such as
-// \u0041KIA could hide a credential from a scan of the text), the structured
-// content is that JSON itself: the SDK sends those bytes rather than encoding v a
-// second time, and redaction scans one text rather than walking every string of v.
-// The bytes sent are the same either way.
+// jsonResult is JSONResult, which encodes v once (a Rendered value is not encoded
+// again): see Render.
 func jsonResult(v any, scrub func(string) string) *mcp.CallToolResult {
+	r, ok := v.(*Rendered)
+	if !ok {
+		r = Render(v, scrub)
+	}
+	return r.Result()
+}
+
+// Rendered is a tool's answer encoded as its result, ready to be answered many
+// times: a verb whose answer depends only on the catalog snapshot and its
+// arguments may keep one and return it, and the result is made of it without
+// encoding anything again. Nothing in it is modified after Render.
+type Rendered struct {
+	value any
+	text  string
+	// raw, when set, is the structured content as JSON (see Render).
+	raw json.RawMessage
+	// failed: v was not JSON.
+	failed bool
+}
+
+// Render encodes v once: the result's text is that JSON indented. When scrub finds
+// nothing in the JSON and it holds no escape but \" and \\ (see plainEscapes), the
+// structured content is that JSON itself: the SDK sends those bytes rather than
+// encoding v a second time, and redaction scans one text rather than walking every
+// string of v. The bytes sent are the same either way. A verb that keeps what
+// Render made must render with the scrub of the calls it answers (Call.Bounds.Scrub).
+func Render(v any, scrub func(string) string) *Rendered {
 	compact, err := json.Marshal(v)
 	if err != nil {
-		return ErrorResult("internal error: result is not JSON")
+		return &Rendered{failed: true}
 	}
 	var text bytes.Buffer
 	text.Grow(len(compact) + len(compact)/2)
 	if err := json.Indent(&text, compact, "", "  "); err != nil {
+		return &Rendered{failed: true}
+	}
+	r := &Rendered{value: v, text: text.String()}
+	if scrub != nil && plainEscapes(compact) {
+		if s := string(compact); scrub(s) == s {
+			r.raw = json.RawMessage(compact)
+		}
+	}
+	return r
+}
+
+// plainEscapes reports whether the only escapes in JSON are \" and \\: then a scan
+// of the JSON sees what a scan of each of its strings would. Any other escape could
+// hide a credential from it: \u0041KIA is AKIA once decoded, and in \nAKIA... the n
+// is a letter where the decoded string has a line break before the key.
+func plainEscapes(compact []byte) bool {
+	for i := 0; ; i += 2 {
+		j := bytes.IndexByte(compact[i:], '\\')
+		if j < 0 {
+			return true
+		}
+		i += j
+		if i+1 >= len(compact) || (compact[i+1] != '"' && compact[i+1] != '\\') {
+			return false
+		}
+	}
+}
+
+// Size is about how many bytes r keeps.
+func (r *Rendered) Size() int { return len(r.text) + len(r.raw) }
+
+// Result is a new result of what r holds.
+func (r *Rendered) Result() *mcp.CallToolResult {
+	if r.failed {
 		return ErrorResult("internal error: result is not JSON")
 	}
-	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text.String()}}, StructuredContent: v}
-	if scrub != nil && bytes.IndexByte(compact, '\\') < 0 {
-		if s := string(compact); scrub(s) == s {
-			res.StructuredContent = json.RawMessage(compact)
-		}
+	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: r.text}}, StructuredContent: r.value}
+	if r.raw != nil {
+		res.StructuredContent = r.raw
 	}
 	return res
 }

@@ -84,12 +84,17 @@ func (e *Env) schemaVerbs() []*tool.Def {
 }
 
 func (e *Env) classVerbs() []*tool.Def {
-	describe := func(name, title, desc string, view func(snap *catalog.Snapshot, cl *catalog.Class) any) *tool.Def {
+	// describe is a verb that answers a view of one class; with keep, the view is
+	// rendered once per snapshot and class.
+	describe := func(name, title, desc string, view func(snap *catalog.Snapshot, cl *catalog.Class) any, keep *rendered) *tool.Def {
 		return tool.Verb(tool.Spec{Group: "class", Name: name, Title: title, Description: desc, ReadOnly: true, Idempotent: true},
 			func(_ context.Context, c *tool.Call, in classArgs) (any, error) {
 				cl, err := class(c, in.Class)
 				if err != nil {
 					return nil, err
+				}
+				if keep != nil {
+					return keep.answer(c, cl.Name, func() any { return view(c.Snap, cl) }), nil
 				}
 				return view(c.Snap, cl), nil
 			}).Patch(enum("class", classes(false)))
@@ -107,10 +112,12 @@ func (e *Env) classVerbs() []*tool.Def {
 				return out, page(c, items(c.Snap, cl), listArgs{Limit: in.Limit, Continue: in.Continue}, key, out)
 			}).Patch(enum("class", classes(false)))
 	}
+	// A class's description depends on the snapshot alone: rendered once for each.
+	descriptions := &rendered{}
 	return []*tool.Def{
 		describe("describe", "Describe a class",
 			"Everything about one class: its slots (field, type, required, constraints, where inherited from), parents, ancestors, subclasses and the Kubernetes API of its instances.",
-			func(snap *catalog.Snapshot, cl *catalog.Class) any { return ClassView(snap, cl) }),
+			func(snap *catalog.Snapshot, cl *catalog.Class) any { return ClassView(snap, cl) }, descriptions),
 		list("slots", "Slots of a class", "The effective slots of a class, inherited ones included, with their JSON Schema.", "slots",
 			func(_ *catalog.Snapshot, cl *catalog.Class) []any { return anys(slotViews(cl.Slots)) }),
 		list("direct-slots", "Direct slots of a class", "The slots a class declares itself, without inherited ones.", "slots",
@@ -127,7 +134,7 @@ func (e *Env) classVerbs() []*tool.Def {
 		describe("parents", "Parents of a class", "The direct parents and all ancestors of a class.",
 			func(snap *catalog.Snapshot, cl *catalog.Class) any {
 				return map[string]any{"class": cl.Ident(), "parents": idents(snap, cl.Parents), "ancestors": idents(snap, cl.Ancestors)}
-			}),
+			}, nil),
 	}
 }
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Prints, for every BenchmarkX that has a BenchmarkXBaseline in the same go test
-# output, the ratio of their ns/op: how many times the baseline X costs. Where a
-# BenchmarkXFloor was run too (the least any server could cost for the same work),
-# X is also printed against it. With -count N, each figure is the mean of its runs.
+# output, the ratio of their ns/op: how many times the baseline X costs; the same for
+# every further baseline BenchmarkXBaseline<Variant> of it; and, where a
+# BenchmarkXFloor was run too (the least any server could cost for the same work), X
+# against it. With -count N, each figure is the mean of its runs.
 set -euo pipefail
 awk '
   /^Benchmark/ {
@@ -10,13 +11,19 @@ awk '
     for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") { sum[name] += $i; runs[name]++ }
   }
   END {
-    printf "\n%-40s %14s %14s %8s %5s\n", "benchmark", "ns/op", "baseline", "ratio", "runs"
+    printf "\n%-48s %14s %14s %8s %5s\n", "benchmark", "ns/op", "baseline", "ratio", "runs"
     for (n in sum) {
-      if (n ~ /(Baseline|Floor)$/) continue
+      if (n ~ /(Baseline|Floor$)/) continue
       x = sum[n] / runs[n]
       b = n "Baseline"
-      if (b in sum) printf "%-40s %14.0f %14.0f %7.2fx %5d\n", n, x, sum[b] / runs[b], x / (sum[b] / runs[b]), runs[n]
+      for (v in sum) {
+        if (index(v, b) != 1) continue
+        label = n
+        if (v != b) label = n " / " substr(v, length(b) + 1)
+        y = sum[v] / runs[v]
+        printf "%-48s %14.0f %14.0f %7.2fx %5d\n", label, x, y, x / y, runs[n]
+      }
       f = n "Floor"
-      if (f in sum) printf "%-40s %14.0f %14.0f %7.2fx %5d\n", n " (floor)", x, sum[f] / runs[f], x / (sum[f] / runs[f]), runs[n]
+      if (f in sum) printf "%-48s %14.0f %14.0f %7.2fx %5d\n", n " (floor)", x, sum[f] / runs[f], x / (sum[f] / runs[f]), runs[n]
     }
   }' "$1"

@@ -320,7 +320,7 @@ func (s *Server) syncTools(snap *catalog.Snapshot) {
 	// The table first: clients list again when the SDK tells them of a new tool.
 	s.served.Replace(next, withheld)
 	for _, c := range changed {
-		s.mcp.AddTool(c.tool, tool.Handler(c.def, c.tool.Name, s.call(c.tool.Name)))
+		s.mcp.AddTool(encodedSchema(c.tool), tool.Handler(c.def, c.tool.Name, s.call(c.tool.Name)))
 	}
 	var gone []string
 	for name := range s.fingerprints {
@@ -332,6 +332,23 @@ func (s *Server) syncTools(snap *catalog.Snapshot) {
 		s.mcp.RemoveTools(gone...)
 	}
 	s.fingerprints = fingerprints
+}
+
+// encodedSchema is t with its input schema encoded once, as the SDK is given it: on
+// every tools/call of the stateless revision the SDK encodes the called tool's schema
+// to look for x-mcp-header annotations, which a *jsonschema.Schema costs a walk by
+// reflection each time and JSON only a copy. The bytes sent are the same.
+func encodedSchema(t *mcp.Tool) *mcp.Tool {
+	if _, ok := t.InputSchema.(json.RawMessage); ok {
+		return t
+	}
+	b, err := json.Marshal(t.InputSchema)
+	if err != nil {
+		return t // the SDK says what is wrong with it
+	}
+	out := *t
+	out.InputSchema = json.RawMessage(b)
+	return &out
 }
 
 // call starts a tool call: the newest catalog, the caller's account, its session.

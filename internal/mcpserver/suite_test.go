@@ -60,8 +60,14 @@ var (
 	// mgrConfig is the manager's way there.
 	apiServer *faults.Proxy
 	mgrConfig *rest.Config
+	// apiConfig is the tests' own way to the API server (straight, as an administrator).
+	apiConfig *rest.Config
 	// startServerIn is startServer serving until ctx ends, with ctx's logger.
 	startServerIn func(ctx context.Context, s *catalog.Store, opts mcpserver.Options) (string, error)
+	// startServerWith is startServerIn on another way to the cluster than the
+	// manager's (managerCluster).
+	startServerWith func(ctx context.Context, s *catalog.Store, opts mcpserver.Options, cluster mcpserver.Cluster) (string, error)
+	managerCluster  mcpserver.Cluster
 )
 
 // sessionRevision is the newest session-based protocol revision.
@@ -94,6 +100,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = apiServer.Close() }()
+	apiConfig = env.Config
 	mgrConfig = rest.CopyConfig(env.Config)
 	mgrConfig.Host = "https://" + apiServer.Addr()
 	mgrConfig.QPS = -1
@@ -113,7 +120,8 @@ func run(m *testing.M) int {
 		return 1
 	}
 	store = st
-	startServerIn = func(ctx context.Context, st *catalog.Store, opts mcpserver.Options) (string, error) {
+	managerCluster = mcpserver.ClusterOf(mgr)
+	startServerWith = func(ctx context.Context, st *catalog.Store, opts mcpserver.Options, cluster mcpserver.Cluster) (string, error) {
 		if opts.ToolSurface == "" {
 			opts.ToolSurface = mcpserver.SurfaceBoth
 		}
@@ -133,13 +141,16 @@ func run(m *testing.M) int {
 			// The OAuth resource is the server's own loopback URL unless the test names one.
 			opts.OAuth.ResourceURL = "http://" + ln.Addr().String() + opts.OAuth.WithDefaults().Path
 		}
-		srv, err := mcpserver.New(opts, st, mcpserver.ClusterOf(mgr))
+		srv, err := mcpserver.New(opts, st, cluster)
 		if err != nil {
 			_ = ln.Close()
 			return "", err
 		}
 		go func() { _ = srv.Serve(ctx, ln) }()
 		return "http://" + ln.Addr().String() + "/mcp", nil
+	}
+	startServerIn = func(ctx context.Context, st *catalog.Store, opts mcpserver.Options) (string, error) {
+		return startServerWith(ctx, st, opts, managerCluster)
 	}
 	startServer = func(st *catalog.Store, opts mcpserver.Options) (string, error) { return startServerIn(ctx, st, opts) }
 	if mcpURL, err = startServer(store, mcpserver.Options{}); err != nil {

@@ -18,6 +18,8 @@ package controllers
 
 import (
 	"context"
+	"sync"
+	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	"k8s.io/client-go/tools/events"
@@ -43,7 +45,19 @@ type ClassReconciler struct {
 	Recorder  events.EventRecorder
 	// ClientLimits, when set, measures the class's own tool (the ClientLimits condition).
 	ClientLimits ClientLimits
+
+	// created are the Classes whose CRD this reconciler created and has not yet
+	// seen established, with when it created it (see establishGrace).
+	created sync.Map
 }
+
+// establishGrace is how long after creating a Class's CRD the reconciler waits for
+// the API server to establish it before the Class's status says Establishing. The
+// CRD's watch reconciles the Class again as soon as it is established, usually
+// within a moment: its status is then written once, Ready, not first Establishing
+// and then Ready (a status write and an Event fewer for each new Class, which a
+// metamodel of hundreds applied at once waits on).
+const establishGrace = 5 * time.Second
 
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=classes,verbs=get;list;watch;update;patch
 // +kubebuilder:rbac:groups=meta.sandbar.dev,resources=classes/status,verbs=get;update;patch
@@ -57,9 +71,11 @@ type ClassReconciler struct {
 func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var class metav1alpha1.Class
 	if err := r.Get(ctx, req.NamespacedName, &class); err != nil {
+		r.created.Delete(req.Name)
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if !class.DeletionTimestamp.IsZero() {
+		r.created.Delete(req.Name)
 		return ctrl.Result{}, r.finalize(ctx, &class)
 	}
 	if err := r.syncFinalizer(ctx, &class); err != nil {
@@ -67,10 +83,29 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 	}
 	resolved := catalog.ResolveClass(&class, cacheLookup{ctx, r.Client})
 	api, applyErr := r.reconcileInstanceAPI(ctx, &class, resolved)
+	if wait := r.establishing(&class, api, applyErr); wait > 0 {
+		return ctrl.Result{RequeueAfter: wait}, nil
+	}
 	if err := r.writeStatus(ctx, &class, resolved, api); err != nil {
 		return ctrl.Result{}, err
 	}
 	return ctrl.Result{}, applyErr
+}
+
+// establishing is how much longer the status of a Class whose CRD this reconciler
+// just created waits for the CRD to be established (0: write it now).
+func (r *ClassReconciler) establishing(class *metav1alpha1.Class, api instanceAPIOutcome, applyErr error) time.Duration {
+	at, ok := r.created.Load(class.Name)
+	if !ok {
+		return 0
+	}
+	if applyErr == nil && api.conflict == nil && api.problem != nil && api.problem.Reason == metav1alpha1.ReasonEstablishing {
+		if wait := establishGrace - time.Since(at.(time.Time)); wait > 0 {
+			return wait
+		}
+	}
+	r.created.Delete(class.Name)
+	return 0
 }
 
 // syncFinalizer keeps the finalizer on exactly the Classes whose CRD is deleted with them.

@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -116,6 +117,7 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 			return r.applyFailed(out, resolved, err)
 		}
 		out.exists = true
+		r.created.Store(class.Name, time.Now())
 		log.Info("instance API created", "crd", desired.Name)
 		event(r.Recorder, class, desired, corev1.EventTypeNormal, "InstanceAPICreated", actionCreateInstanceAPI, "created the CRD "+desired.Name)
 		out.problem = establishing(out.names.CRDName)

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"time"
 
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
@@ -206,19 +207,36 @@ func (r *ServiceAccountReconciler) all(ctx context.Context) []reconcile.Request 
 	return out
 }
 
-// followCatalog sends an event on changes for each snapshot the store publishes; one
+// accountRecheckInterval is the least time between two checks of every account
+// against the catalog. A metamodel applied at once publishes a snapshot for about
+// every Class, each with one tool more: checking (and writing the status of) every
+// account for each would make as many status writes, and each makes the account's
+// clients verify their key again on their next request.
+const accountRecheckInterval = time.Second
+
+// followCatalog sends an event on changes for each snapshot the store publishes, at
+// most one per accountRecheckInterval (the first after a quiet one at once); one
 // waiting event stands for any number of snapshots.
 func followCatalog(ctx context.Context, store *catalog.Store, changes chan<- crevent.GenericEvent) error {
+	var sent time.Time
 	for {
 		_, changed := store.Watch()
 		select {
 		case changes <- crevent.GenericEvent{Object: &metav1alpha1.ServiceAccount{}}:
 		default:
 		}
+		sent = time.Now()
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-changed:
+		}
+		if wait := accountRecheckInterval - time.Since(sent); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -384,5 +385,27 @@ func TestKubectlExplainDescribesGeneratedInstances(t *testing.T) {
 	g.Expect(gadget.Properties["spec"].Properties["colour"].Description).To(ContainSubstring("The colour of the gadget's casing."))
 	for _, f := range []string{"apiVersion", "kind", "metadata"} {
 		g.Expect(gadget.Properties[f].Description).NotTo(BeEmpty(), "%s has no description", f)
+	}
+}
+
+// A new Class whose CRD the API server establishes at once has its status written
+// once, Ready: no Establishing status (and Event) comes first, a status write and an
+// Event fewer for each Class of a metamodel applied at once.
+func TestANewClassBecomesReadyWithoutAnEstablishingStatusFirst(t *testing.T) {
+	p := uniq("est")
+	name := property(p+".name", metav1alpha1.RangeString)
+	c := class(uniq("once"), p, "Once", nil, slot(name.Name, true))
+	create(t, name, c)
+
+	waitClassCondition(t, c.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	waitEvent(t, "", c.Name, "InstanceAPICreated")
+	// Events are written in the order they are made: the Ready one comes last.
+	waitEvent(t, "", c.Name, metav1alpha1.ReasonReady)
+	var events corev1.EventList
+	NewWithT(t).Expect(k8s.List(context.Background(), &events, client.InNamespace("default"))).To(Succeed())
+	for _, e := range events.Items {
+		if e.InvolvedObject.Name == c.Name {
+			NewWithT(t).Expect(e.Reason).NotTo(Equal(metav1alpha1.ReasonEstablishing), "Event %s: %s", e.Reason, e.Message)
+		}
 	}
 }

@@ -17,8 +17,10 @@ limitations under the License.
 package mcpserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -35,6 +37,9 @@ type entry struct {
 	def  *tool.Def
 	tool *mcp.Tool
 	info tool.Info
+	// fingerprint is the tool as JSON, when the planner keeps it (a class's own
+	// tool); else empty.
+	fingerprint string
 }
 
 // planner says which tools a snapshot asks for. The server serves by it and the
@@ -44,6 +49,20 @@ type planner struct {
 	verbs *verbs.Env
 	// operational are the operational verbs, declared once.
 	operational []*tool.Def
+
+	mu sync.Mutex
+	// classes are the class tools of the last snapshot planned, by the class they
+	// were made from: the catalog keeps a class it did not resolve again (the same
+	// pointer), and its tool is not made, measured and fingerprinted again. A
+	// metamodel applied at once publishes a snapshot per class or so, each with all
+	// the classes before it.
+	classes map[*catalog.Class]plannedClass
+}
+
+// plannedClass is a class's own tool and how it measures.
+type plannedClass struct {
+	e   entry
+	fit tool.Fit
 }
 
 func newPlanner(opts Options, env *verbs.Env) (*planner, error) {
@@ -81,18 +100,33 @@ func (p *planner) tools(snap *catalog.Snapshot) ([]entry, []string) {
 	var out []entry
 	var withheld []string
 	if p.opts.ToolSurface != SurfaceOperational {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		planned := make(map[*catalog.Class]plannedClass, len(p.classes))
 		for _, name := range snap.ClassNames() {
 			c := snap.Classes[name]
 			if !c.Servable() {
 				continue
 			}
-			e, fit := p.classTool(c, snap)
+			pc, ok := p.classes[c]
+			if !ok {
+				pc.e, pc.fit = p.classTool(c, snap)
+				if !pc.e.def.PerAccount() {
+					fp, _ := json.Marshal(pc.e.tool)
+					pc.e.fingerprint = string(fp)
+				}
+			}
+			if !pc.e.def.PerAccount() {
+				planned[c] = pc
+			}
+			e, fit := pc.e, pc.fit
 			if !fit.OK() {
 				withheld = append(withheld, c.Ident())
 				continue
 			}
 			out = append(out, e)
 		}
+		p.classes = planned
 	}
 	ops := make([]entry, 0, len(p.operational))
 	for _, d := range p.operational {

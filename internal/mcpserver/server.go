@@ -23,6 +23,7 @@ import (
 	"net"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -282,6 +283,13 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return s.edge.Serve(ctx, ln, timeouts)
 }
 
+// syncInterval is the least time between two syncs of the served tools, resources
+// and prompts with the catalog. The first snapshot after a quiet moment is served at
+// once; the snapshots of a metamodel applied at once (about one a Class) are served
+// together a few times a second, each sync with one tools/list_changed to every
+// session (and one tools/list from each client), not one a snapshot.
+const syncInterval = 200 * time.Millisecond
+
 // follow keeps the served tools, resources and prompts equal to what the newest
 // catalog snapshot asks for. The SDK sends the list_changed notifications.
 func (s *Server) follow(ctx context.Context) {
@@ -292,10 +300,18 @@ func (s *Server) follow(ctx context.Context) {
 		s.prompts.Sync(snap)
 		s.servedVersion.Store(snap.Version)
 		s.ready.Store(true)
+		synced := time.Now()
 		select {
 		case <-ctx.Done():
 			return
 		case <-changed:
+		}
+		if wait := syncInterval - time.Since(synced); wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
 		}
 	}
 }
@@ -310,10 +326,14 @@ func (s *Server) syncTools(snap *catalog.Snapshot) {
 	fingerprints := map[string]string{}
 	var changed []entry
 	for _, e := range entries {
-		fp, _ := json.Marshal(e.tool)
+		fp := e.fingerprint
+		if fp == "" {
+			b, _ := json.Marshal(e.tool)
+			fp = string(b)
+		}
 		next[e.tool.Name] = e.info
-		fingerprints[e.tool.Name] = string(fp)
-		if s.fingerprints[e.tool.Name] != string(fp) {
+		fingerprints[e.tool.Name] = fp
+		if s.fingerprints[e.tool.Name] != fp {
 			changed = append(changed, e)
 		}
 	}

@@ -99,12 +99,23 @@ func listAll(b *testing.B, cs *mcp.ClientSession) int {
 // bareServer serves tools with a plain go-sdk server: no auth, no permissions, no catalog.
 func bareServer(b *testing.B, tools []*mcp.Tool) string {
 	b.Helper()
+	return serveBare(b, bareSDKServer(tools))
+}
+
+// bareSDKServer is a plain go-sdk server with tools that answer nothing.
+func bareSDKServer(tools []*mcp.Tool) *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
 	for _, t := range tools {
 		srv.AddTool(t, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return &mcp.CallToolResult{}, nil
 		})
 	}
+	return srv
+}
+
+// serveBare serves srv over Streamable HTTP on a loopback port until the benchmark ends.
+func serveBare(b *testing.B, srv *mcp.Server) string {
+	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -119,12 +130,7 @@ func bareServer(b *testing.B, tools []*mcp.Tool) string {
 // answered as that JSON.
 func renderedServer(b *testing.B, tools []*mcp.Tool) string {
 	b.Helper()
-	srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
-	for _, t := range tools {
-		srv.AddTool(t, func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-			return &mcp.CallToolResult{}, nil
-		})
-	}
+	srv := bareSDKServer(tools)
 	var pages sync.Map // cursor -> *renderedResult
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
@@ -152,14 +158,7 @@ func renderedServer(b *testing.B, tools []*mcp.Tool) string {
 			return page, nil
 		}
 	})
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)}
-	go func() { _ = hs.Serve(ln) }()
-	b.Cleanup(func() { _ = hs.Close() })
-	return "http://" + ln.Addr().String() + "/mcp"
+	return serveBare(b, srv)
 }
 
 // renderedResult is a result sent as JSON rendered before.

@@ -79,7 +79,8 @@ func (r *ClassReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl
 		return ctrl.Result{}, r.finalize(ctx, &class)
 	}
 	if err := r.syncFinalizer(ctx, &class); err != nil {
-		return ctrl.Result{}, err
+		// Deleted since the cache was read: its delete event ends it.
+		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	resolved := catalog.ResolveClass(&class, cacheLookup{ctx, r.Client})
 	api, applyErr := r.reconcileInstanceAPI(ctx, &class, resolved)

@@ -292,5 +292,6 @@ func (r *ClassReconciler) finalize(ctx context.Context, class *metav1alpha1.Clas
 	}
 	orig := class.DeepCopy()
 	controllerutil.RemoveFinalizer(class, metav1alpha1.FinalizerInstanceAPI)
-	return r.Patch(ctx, class, client.MergeFrom(orig))
+	// NotFound: the cache was behind, and the finalizer is already gone with the Class.
+	return client.IgnoreNotFound(r.Patch(ctx, class, client.MergeFrom(orig)))
 }

@@ -26,6 +26,7 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -408,4 +409,36 @@ func TestANewClassBecomesReadyWithoutAnEstablishingStatusFirst(t *testing.T) {
 			NewWithT(t).Expect(e.Reason).NotTo(Equal(metav1alpha1.ReasonEstablishing), "Event %s: %s", e.Reason, e.Message)
 		}
 	}
+}
+
+// Deleting many Classes at once, whose CRDs go with them, ends each in one reconcile
+// or a few, none of them an error: a reconcile that meets a Class already gone (the
+// cache a moment behind its finalizer's removal) has nothing left to do.
+func TestDeletingManyClassesLogsNoReconcilerErrors(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	p := uniq("dm")
+	name := property(p+".name", metav1alpha1.RangeString)
+	create(t, name)
+	var classes []*metav1alpha1.Class
+	for i := range 40 {
+		c := class(fmt.Sprintf("%s.c%02d", p, i), p, fmt.Sprintf("C%02d", i), nil, slot(name.Name, true))
+		c.Spec.InstanceAPI.DeletionPolicy = metav1alpha1.DeletionPolicyDelete
+		create(t, c)
+		classes = append(classes, c)
+	}
+	for _, c := range classes {
+		waitClassCondition(t, c.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	}
+	before := reconcileErrors(t, "class")
+	for _, c := range classes {
+		g.Expect(k8s.Delete(ctx, c)).To(Succeed())
+	}
+	for _, c := range classes {
+		g.Eventually(func() bool {
+			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(c), &metav1alpha1.Class{}))
+		}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(), "%s is deleted", c.Name)
+		waitCRDGone(t, strings.ToLower(c.Spec.Kind)+"s."+p+".sandbar.dev")
+	}
+	g.Expect(reconcileErrors(t, "class")-before).To(BeZero(), "reconciler errors while deleting")
 }

@@ -20,7 +20,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -115,25 +114,17 @@ type meter struct {
 }
 
 func startMeter(b *testing.B) *meter {
-	return &meter{cpu: selfCPU(), requests: apiRequests(b)}
+	return &meter{cpu: cpuTime(), requests: apiRequests(b)}
 }
 
 // report adds cpu-us/op and api-requests/op.
 func (m *meter) report(b *testing.B) {
-	cpu, requests := selfCPU()-m.cpu, apiRequests(b)-m.requests
+	requests := apiRequests(b) - m.requests
 	if b.N == 0 {
 		return
 	}
-	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-us/op")
+	reportCPU(b, m.cpu)
 	b.ReportMetric(requests/float64(b.N), "api-requests/op")
-}
-
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // apiRequests is the number of requests the API server has served, by its own count.

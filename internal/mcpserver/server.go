@@ -196,8 +196,9 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	capture := func(h http.Handler) http.Handler {
 		return tel.Capture(tasks.Capture(h, opts.MaxRequestBytes), opts.MaxRequestBytes)
 	}
-	transport := capture(mcptransport.PlainJSON(mcptransport.ByRevision(streamable, stateless)))
-	legacy := capture(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes))
+	transport := capture(mcptransport.PlainJSON(s.lists.Direct(mcptransport.ByRevision(streamable, stateless),
+		tel.Middleware(&s.served), opts.MaxRequestBytes)))
+	legacy := capture(toollist.Strip(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes)))
 	e.Handle("/mcp", transport)
 	e.Handle(legacySSEPath, legacy)
 	if opts.OAuth.Enabled() {

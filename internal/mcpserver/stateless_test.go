@@ -24,6 +24,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -534,4 +535,78 @@ func TestStatelessTasksMethodsNeedTheExtension(t *testing.T) {
 	var after metav1alpha1.WorkflowProcess
 	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: id}, &after)).To(Succeed())
 	g.Expect(after.ResourceVersion).To(Equal(before.ResourceVersion), "the refused requests changed the task")
+}
+
+// listAnswers records the Content-Type of every answer to a tools/list.
+type listAnswers struct {
+	base http.RoundTripper
+	mu   sync.Mutex
+	seen []string
+}
+
+func (l *listAnswers) RoundTrip(r *http.Request) (*http.Response, error) {
+	resp, err := l.base.RoundTrip(r)
+	if err == nil && r.Header.Get("Mcp-Method") == "tools/list" {
+		l.mu.Lock()
+		l.seen = append(l.seen, resp.Header.Get("Content-Type"))
+		l.mu.Unlock()
+	}
+	return resp, err
+}
+
+// A client of the stateless revision that lists the tools again, with nothing
+// changed, gets the answer the server gave it the first time, sent again as one JSON
+// body instead of the stream a request of its own would answer on; each list is
+// still a line of the request log, the account's, and a list after the tools changed
+// has the change.
+func TestStatelessListsAskedAgainAreSentAgainAndEachIsLogged(t *testing.T) {
+	g := NewWithT(t)
+	lines := &logLines{}
+	url, _ := loggedServer(t, lines)
+	answers := &listAnswers{base: testenv.Bearer{Token: token}}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "sandbar-test", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, HTTPClient: &http.Client{Transport: answers}, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: revision2026})
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = cs.Close() })
+
+	var lists [][]byte
+	for range 3 {
+		res, err := cs.ListTools(context.Background(), nil)
+		g.Expect(err).NotTo(HaveOccurred())
+		b, _ := json.Marshal(res.Tools)
+		lists = append(lists, b)
+	}
+	g.Expect(lists[1]).To(Equal(lists[0]))
+	g.Expect(lists[2]).To(Equal(lists[0]))
+	answers.mu.Lock()
+	g.Expect(answers.seen).To(HaveLen(3))
+	g.Expect(answers.seen[0]).To(HavePrefix("text/event-stream"), "the first list is the SDK's answer")
+	g.Expect(answers.seen[1:]).To(HaveEach(HavePrefix("application/json")), "lists asked again are sent as they were kept")
+	answers.mu.Unlock()
+
+	logged := func() int {
+		n := 0
+		lines.mu.Lock()
+		defer lines.mu.Unlock()
+		for _, m := range lines.lines {
+			if m["msg"] == "MCP request" && m["method"] == "tools/list" && m["account"] == "default/claude" && m["jsonrpcId"] != nil {
+				n++
+			}
+		}
+		return n
+	}
+	g.Eventually(logged).WithTimeout(timeout).WithPolling(poll).Should(Equal(3))
+
+	// A new class is in the lists that follow.
+	kind := "Direct" + strings.ToUpper(unique("x")[2:])
+	zorpClass(t, kind, metav1alpha1.PropertySpec{Range: metav1alpha1.RangeString})
+	g.Eventually(func() string {
+		res, err := cs.ListTools(context.Background(), nil)
+		if err != nil {
+			return err.Error()
+		}
+		b, _ := json.Marshal(res.Tools)
+		return string(b)
+	}).WithTimeout(timeout).WithPolling(poll).Should(ContainSubstring(`"sandbar_class_zorp_` + kind + `"`))
 }

@@ -215,6 +215,10 @@ func (t *Telemetry) describe(method string, req mcp.Request, served *tool.Table)
 	if ip, ok := req.(*mcp.InitializeRequest); ok && ip.Params != nil && r.protocol == "" {
 		r.protocol = ip.Params.ProtocolVersion
 	}
+	if v, ok := req.(interface{ ProtocolVersion() string }); ok && r.protocol == "" {
+		// A request of the stateless revision answered without a session of its own.
+		r.protocol = v.ProtocolVersion()
+	}
 	// The trace context: params._meta (the MCP conventions), else the HTTP headers.
 	r.carrier = propagation.HeaderCarrier(header)
 	if meta := metaOf(req); meta != nil {

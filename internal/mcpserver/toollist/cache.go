@@ -69,6 +69,10 @@ type key struct {
 	account  [sha256.Size]byte
 	revision string
 	cursor   string
+	// request is the digest of a stateless request Direct answers (requestDigest); a
+	// key with it holds the result the SDK sent, and nothing else is set but the
+	// generation.
+	request [sha256.Size]byte
 }
 
 type entry struct {
@@ -129,7 +133,7 @@ func (c *Cache) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			c.hits++
 			body := el.Value.(*entry).body
 			c.mu.Unlock()
-			return &Answer{body: body}, nil
+			return &Answer{body: body, keep: c.keepDirect(k, req)}, nil
 		}
 		c.misses++
 		c.mu.Unlock()
@@ -151,7 +155,7 @@ func (c *Cache) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return res, nil // not an object: send it as it is, uncached
 		}
 		c.put(k, body)
-		return &Answer{body: body}, nil
+		return &Answer{body: body, keep: c.keepDirect(k, req)}, nil
 	}
 }
 
@@ -230,10 +234,21 @@ func accountKey(acct *catalog.Account) [sha256.Size]byte {
 type Answer struct {
 	mcp.ResultBase
 	body []byte
+	// keep, if set, is given the JSON the SDK sends (keepDirect).
+	keep func([]byte)
 }
 
 // MarshalJSON is the rendered answer with the _meta set since.
 func (a *Answer) MarshalJSON() ([]byte, error) {
+	out, err := a.marshal()
+	if err == nil && a.keep != nil {
+		a.keep(out)
+		a.keep = nil
+	}
+	return out, err
+}
+
+func (a *Answer) marshal() ([]byte, error) {
 	if len(a.Meta) == 0 {
 		return a.body, nil
 	}

@@ -37,6 +37,20 @@ type Message struct {
 	Params struct {
 		Task json.RawMessage `json:"task"`
 	} `json:"params"`
+	// body is the message as the client sent it.
+	body []byte
+}
+
+// RawParams is the message's params as the client sent them (nil without). It reads
+// the message again: meant for small messages (a list's).
+func (m *Message) RawParams() json.RawMessage {
+	var p struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if m == nil || json.Unmarshal(m.body, &p) != nil {
+		return nil
+	}
+	return p.Params
 }
 
 type messageKey struct{}
@@ -69,7 +83,7 @@ func Peek(r *http.Request, limit int64) (*http.Request, *Message) {
 	}
 	var m *Message
 	if err == nil && whole {
-		m = &Message{}
+		m = &Message{body: body}
 		if err := json.Unmarshal(body, m); err != nil {
 			var typeErr *json.UnmarshalTypeError
 			if !errors.As(err, &typeErr) {

@@ -115,12 +115,17 @@ func bareSDKServer(tools []*mcp.Tool) *mcp.Server {
 
 // serveBare serves srv over Streamable HTTP on a loopback port until the benchmark ends.
 func serveBare(b *testing.B, srv *mcp.Server) string {
+	return serveBareWith(b, srv, nil)
+}
+
+// serveBareWith is serveBare with the handler's options.
+func serveBareWith(b *testing.B, srv *mcp.Server, opts *mcp.StreamableHTTPOptions) string {
 	b.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
 	}
-	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)}
+	hs := &http.Server{Handler: mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, opts)}
 	go func() { _ = hs.Serve(ln) }()
 	b.Cleanup(func() { _ = hs.Close() })
 	return "http://" + ln.Addr().String() + "/mcp"
@@ -223,6 +228,32 @@ func BenchmarkToolsList1000ClassesFloor(b *testing.B) {
 	b.ReportMetric(float64(l.bytes), "bytes/list")
 }
 
+// BenchmarkToolsList1000ClassesStateless is BenchmarkToolsList1000Classes for a
+// client of the stateless revision (2026-07-28): each list is a request of its own.
+func BenchmarkToolsList1000ClassesStateless(b *testing.B) {
+	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	waitTools(b, benchSession(b, url, token), 1000)
+	l := newStatelessLister(url, token)
+	for b.Loop() {
+		l.list(b)
+	}
+	b.ReportMetric(float64(l.bytes), "bytes/list")
+}
+
+// BenchmarkToolsList1000ClassesStatelessBaseline lists the same 1,000 tools from a
+// bare go-sdk server of the stateless revision (its handler's Stateless option), with
+// the same client.
+func BenchmarkToolsList1000ClassesStatelessBaseline(b *testing.B) {
+	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	waitTools(b, benchSession(b, url, token), 1000)
+	bare := serveBareWith(b, bareSDKServer(toolsOf(b, url)), &mcp.StreamableHTTPOptions{Stateless: true})
+	l := newStatelessLister(bare, "")
+	for b.Loop() {
+		l.list(b)
+	}
+	b.ReportMetric(float64(l.bytes), "bytes/list")
+}
+
 // BenchmarkToolsList1000ClassesSDKClient lists the 1,000 classes' tools with the go-sdk
 // client, which decodes every tool and schema: the same work on both sides of the
 // ratio, and most of the time.
@@ -246,9 +277,11 @@ func BenchmarkToolsList1000ClassesSDKClientBaseline(b *testing.B) {
 	}
 }
 
-// rawLister speaks 2025-11-25 over plain HTTP: one session, tools/list page by page.
+// rawLister speaks 2025-11-25 over plain HTTP: one session, tools/list page by page;
+// or, made by newStatelessLister, 2026-07-28: no session, every request whole.
 type rawLister struct {
 	url, token, sid string
+	stateless       bool
 	id              int
 	buf             bytes.Buffer
 	// bytes is the size of the last whole list.
@@ -267,12 +300,26 @@ func newRawLister(b *testing.B, url, tok string) *rawLister {
 	return l
 }
 
+// newStatelessLister is a rawLister of the stateless revision.
+func newStatelessLister(url, tok string) *rawLister {
+	return &rawLister{url: url, token: tok, stateless: true}
+}
+
 func (l *rawLister) post(b *testing.B, msg map[string]any) []byte {
+	if l.stateless {
+		params, _ := msg["params"].(map[string]any)
+		params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+			"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+	}
 	body, _ := json.Marshal(msg)
 	req, _ := http.NewRequest(http.MethodPost, l.url, bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+	if l.stateless {
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", msg["method"].(string))
+	}
 	if l.token != "" {
 		req.Header.Set("Authorization", "Bearer "+l.token)
 	}
@@ -308,13 +355,16 @@ func (l *rawLister) list(b *testing.B) {
 		if !bytes.Contains(page, []byte(`"tools":[`)) {
 			b.Fatalf("not a page of tools: %.300s", page)
 		}
-		// A key, not a value: inside a JSON string its quotes would be escaped.
+		// A key, not a value: inside a JSON string its quotes would be escaped. The
+		// SDK's result sends it before the tools, so only what comes before them is
+		// read.
 		const key = `"nextCursor":"`
-		i := bytes.LastIndex(page, []byte(key))
+		head := page[:bytes.Index(page, []byte(`"tools":[`))]
+		i := bytes.Index(head, []byte(key))
 		if i < 0 {
 			break
 		}
-		rest := page[i+len(key):]
+		rest := head[i+len(key):]
 		cursor = string(rest[:bytes.IndexByte(rest, '"')])
 	}
 	l.bytes = total

@@ -196,8 +196,9 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	capture := func(h http.Handler) http.Handler {
 		return tel.Capture(tasks.Capture(h, opts.MaxRequestBytes), opts.MaxRequestBytes)
 	}
-	transport := capture(mcptransport.PlainJSON(s.lists.Direct(mcptransport.ByRevision(streamable, stateless),
-		tel.Middleware(&s.served), opts.MaxRequestBytes)))
+	transport := capture(mcptransport.PlainJSON(s.lists.Direct(mcptransport.ByRevision(streamable, stateless), toollist.DirectOptions{
+		Around: tel.Middleware(&s.served), Limit: opts.MaxRequestBytes, Session: s.liveSession, SessionTimeout: opts.SessionTimeout,
+	})))
 	legacy := capture(toollist.Strip(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes)))
 	e.Handle("/mcp", transport)
 	e.Handle(legacySSEPath, legacy)
@@ -208,6 +209,17 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	}
 	s.edge, s.http = e, e.Handler()
 	return s, nil
+}
+
+// liveSession is the live session of the session-based revisions with an id, and
+// the account it acts for now (nil when locked out or not known yet).
+func (s *Server) liveSession(id string) (*mcp.ServerSession, *catalog.Account) {
+	for ss := range s.mcp.Sessions() {
+		if ss.ID() == id {
+			return ss, s.sessions.Account(ss)
+		}
+	}
+	return nil, nil
 }
 
 // legacySSEPath serves the HTTP+SSE transport of 2024-11-05 (GET the stream, POST

@@ -27,6 +27,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,67 +43,255 @@ import (
 // drops any the client sent.
 const requestHeader = "Sandbar-Tools-List-Request"
 
-// Direct answers a tools/list of the stateless revision (2026-07-28) without the SDK,
-// when the SDK answered the same request before: the same params, revision, host and
-// Mcp-* headers, from an account of the same permissions (accountKey), and the served
-// tools have not changed since. The answer is the JSON-RPC response the SDK sent then,
-// with the request's id; the SDK would have made a session for the request, run every
-// middleware, and encoded the megabyte or two of a large list twice, to send the same.
-// around is what must still see every request (telemetry: its span, metrics, request
-// log and audit); it must not change a tools/list answer. Every other request goes to
-// next as it came. limit is the body limit of the handler behind it.
+// DirectOptions are what Direct needs of the server.
+type DirectOptions struct {
+	// Around is what must still see every request (telemetry: its span, metrics,
+	// request log and audit); it must not change a tools/list answer.
+	Around mcp.Middleware
+	// Limit is the body limit of the handler behind Direct.
+	Limit int64
+	// Session finds a live session of the session-based revisions by its id, and the
+	// account it acts for now (nil when it is locked out or not known yet).
+	Session func(id string) (*mcp.ServerSession, *catalog.Account)
+	// SessionTimeout is the time after which the handler behind closes a session
+	// that has had no request (0: never).
+	SessionTimeout time.Duration
+}
+
+// Direct answers a tools/list without the SDK when the answer it would send is kept
+// already, and its checks of the request are known to pass:
+//
+//   - a request of the stateless revision (2026-07-28) that the SDK answered before:
+//     the same params, revision, host and Mcp-* headers, from an account of the same
+//     permissions (accountKey), while the served tools are the same. The answer is
+//     the result the SDK sent then. The SDK would have made a session for the
+//     request, run every middleware and encoded the megabyte or two of a large list
+//     twice, to send the same.
+//   - a request of a live, initialized session of the session-based revisions, from
+//     the account the session acts for (a key's, not an OAuth user's), whose answer
+//     the cache holds for that account's permissions, revision and page. So that
+//     the session's idle timer (which only requests the SDK serves reset) never
+//     ends a session in use, only a session the SDK served a request of within half
+//     the timeout is answered so; the next list goes to the SDK.
+//
+// The answer is the JSON-RPC response, with the request's id, as one JSON body. The
+// middleware in o.Around see each request answered so. Every other request goes to
+// next as it came.
 //
 // Install it in front of the Streamable HTTP handlers (of every revision: it drops
 // the header by which it tells Middleware what to keep, wherever a client sent it),
 // and Strip in front of every other transport.
-func (c *Cache) Direct(next http.Handler, around mcp.Middleware, limit int64) http.Handler {
-	serve := around(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
+func (c *Cache) Direct(next http.Handler, o DirectOptions) http.Handler {
+	serve := o.Around(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 		return req.(*directRequest).answer, nil
 	})
+	window := o.SessionTimeout / 2
+	if window <= 0 {
+		window = 15 * time.Minute
+	}
+	served := &servedSessions{window: window, last: map[string]time.Time{}}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		r.Header.Del(requestHeader)
-		if !transport.IsStateless(r) {
+		if transport.IsStateless(r) {
+			c.stateless(w, r, next, serve, o.Limit)
+			return
+		}
+		id := r.Header.Get(sessionHeader)
+		if id == "" || o.Session == nil {
 			next.ServeHTTP(w, r)
 			return
 		}
-		r, msg := transport.Peek(r, limit)
-		if msg == nil || msg.Method != "tools/list" || !plainID(msg.ID) || !wellFormed(r) {
-			next.ServeHTTP(w, r)
-			return
-		}
-		params := msg.RawParams()
-		info := auth.TokenInfoFromContext(r.Context())
-		digest := requestDigest(r, params, access.AccountOf(&mcp.RequestExtra{TokenInfo: info}))
-		body := c.direct(digest)
-		if body == nil {
-			r.Header.Set(requestHeader, hex.EncodeToString(digest[:]))
-			next.ServeHTTP(w, r)
-			return
-		}
-		req := &directRequest{answer: &Answer{body: body}}
-		req.Extra = &mcp.RequestExtra{TokenInfo: info, Header: r.Header}
-		req.Params = &mcp.ListToolsParams{}
-		if len(params) > 0 {
-			// The SDK decoded the same bytes before and served them.
-			_ = json.Unmarshal(params, req.Params)
-		}
-		if _, err := serve(r.Context(), "tools/list", req); err != nil {
-			next.ServeHTTP(w, r)
-			return
-		}
-		head := append(append([]byte(`{"jsonrpc":"2.0","id":`), msg.ID...), `,"result":`...)
-		const tail = "}\n"
-		w.Header().Set("Content-Type", "application/json")
-		w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(body)+len(tail)))
-		w.WriteHeader(http.StatusOK)
-		// The answer is not copied: it is written from where it is kept.
-		if _, err := w.Write(head); err == nil {
-			if _, err := w.Write(body); err == nil {
-				_, _ = w.Write([]byte(tail))
+		switch r.Method {
+		case http.MethodPost:
+			if c.session(w, r, id, served, serve, o) {
+				return
 			}
+			rec := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(rec, r)
+			if rec.code == http.StatusOK || rec.code == http.StatusAccepted {
+				served.touch(id)
+			}
+		case http.MethodDelete:
+			served.forget(id)
+			next.ServeHTTP(w, r)
+		default:
+			next.ServeHTTP(w, r)
 		}
 	})
 }
+
+const sessionHeader = "Mcp-Session-Id"
+
+// stateless answers a request of the stateless revision, or hands it to next and
+// has the cache keep what the SDK sends for it.
+func (c *Cache) stateless(w http.ResponseWriter, r *http.Request, next http.Handler, serve mcp.MethodHandler, limit int64) {
+	r, msg := transport.Peek(r, limit)
+	if msg == nil || msg.Method != "tools/list" || !plainID(msg.ID) || !wellFormed(r) {
+		next.ServeHTTP(w, r)
+		return
+	}
+	params := msg.RawParams()
+	info := auth.TokenInfoFromContext(r.Context())
+	digest := requestDigest(r, params, access.AccountOf(&mcp.RequestExtra{TokenInfo: info}))
+	body := c.lookup(key{request: digest})
+	if body == nil {
+		r.Header.Set(requestHeader, hex.EncodeToString(digest[:]))
+		next.ServeHTTP(w, r)
+		return
+	}
+	p := &mcp.ListToolsParams{}
+	if len(params) > 0 {
+		// The SDK decoded the same bytes before and served them.
+		_ = json.Unmarshal(params, p)
+	}
+	if !answer(w, r, msg.ID, body, p, nil, info, serve) {
+		next.ServeHTTP(w, r)
+	}
+}
+
+// session answers a tools/list of a session of the session-based revisions, if it
+// may (see Direct): true when it did.
+func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, served *servedSessions, serve mcp.MethodHandler, o DirectOptions) bool {
+	r, msg := transport.Peek(r, o.Limit)
+	if msg == nil || msg.Method != "tools/list" || !plainID(msg.ID) || !wellFormed(r) || !served.recent(id) {
+		return false
+	}
+	info := auth.TokenInfoFromContext(r.Context())
+	caller := access.AccountOf(&mcp.RequestExtra{TokenInfo: info})
+	if caller == nil || caller.User != "" {
+		return false
+	}
+	ss, acct := o.Session(id)
+	if ss == nil || acct == nil || acct.Namespace != caller.Namespace || acct.Name != caller.Name {
+		return false
+	}
+	init := ss.InitializeParams()
+	if init == nil || init.ProtocolVersion >= transport.Stateless {
+		return false
+	}
+	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v != init.ProtocolVersion {
+		return false
+	}
+	p := &mcp.ListToolsParams{}
+	if params := msg.RawParams(); len(params) > 0 {
+		if json.Unmarshal(params, p) != nil {
+			return false
+		}
+	}
+	if _, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok {
+		return false // a request of the stateless revision's form: the SDK's to refuse
+	}
+	body := c.lookup(key{account: accountKey(caller), revision: init.ProtocolVersion, cursor: p.Cursor})
+	return body != nil && answer(w, r, msg.ID, body, p, ss, info, serve)
+}
+
+// lookup is the answer kept under k (whose generation it sets), nil without one.
+func (c *Cache) lookup(k key) []byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	k.generation = c.generation
+	el, ok := c.entries[k]
+	if !ok || k.generation%2 != 0 {
+		return nil
+	}
+	c.order.MoveToFront(el)
+	c.hits++
+	return el.Value.(*entry).body
+}
+
+// answer has the middleware see the request, and writes the response with body as
+// its result: false, having written nothing, if the middleware failed it.
+func answer(w http.ResponseWriter, r *http.Request, id json.RawMessage, body []byte, p *mcp.ListToolsParams,
+	ss *mcp.ServerSession, info *auth.TokenInfo, serve mcp.MethodHandler) bool {
+	req := &directRequest{answer: &Answer{body: body}}
+	req.Session, req.Params = ss, p
+	req.Extra = &mcp.RequestExtra{TokenInfo: info, Header: r.Header}
+	if _, err := serve(r.Context(), "tools/list", req); err != nil {
+		return false
+	}
+	head := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":`...)
+	const tail = "}\n"
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(body)+len(tail)))
+	w.WriteHeader(http.StatusOK)
+	// The answer is not copied: it is written from where it is kept.
+	if _, err := w.Write(head); err == nil {
+		if _, err := w.Write(body); err == nil {
+			_, _ = w.Write([]byte(tail))
+		}
+	}
+	return true
+}
+
+// servedSessions remembers when the SDK last served a request of each session, for
+// as long as that says anything (window).
+type servedSessions struct {
+	window time.Duration
+	mu     sync.Mutex
+	last   map[string]time.Time
+	// pruneAt is the size at which old entries are dropped next.
+	pruneAt int
+}
+
+func (s *servedSessions) touch(id string) {
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.last[id] = now
+	if len(s.last) < s.pruneAt {
+		return
+	}
+	for k, t := range s.last {
+		if now.Sub(t) >= s.window {
+			delete(s.last, k)
+		}
+	}
+	s.pruneAt = max(2*len(s.last), 64)
+}
+
+func (s *servedSessions) recent(id string) bool {
+	s.mu.Lock()
+	t, ok := s.last[id]
+	s.mu.Unlock()
+	return ok && time.Since(t) < s.window
+}
+
+func (s *servedSessions) forget(id string) {
+	s.mu.Lock()
+	delete(s.last, id)
+	s.mu.Unlock()
+}
+
+// statusWriter records the status of an answer.
+type statusWriter struct {
+	http.ResponseWriter
+	code int
+}
+
+func (w *statusWriter) WriteHeader(code int) {
+	if w.code == 0 {
+		w.code = code
+	}
+	w.ResponseWriter.WriteHeader(code)
+}
+
+func (w *statusWriter) Write(p []byte) (int, error) {
+	if w.code == 0 {
+		w.code = http.StatusOK
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *statusWriter) Flush() {
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		if w.code == 0 {
+			w.code = http.StatusOK
+		}
+		f.Flush()
+	}
+}
+
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // Strip drops the header by which Direct tells Middleware what to keep: install it
 // in front of a transport without Direct.
@@ -116,19 +306,6 @@ func Strip(next http.Handler) http.Handler {
 type directRequest struct {
 	mcp.ListToolsRequest
 	answer *Answer
-}
-
-// direct is the response kept for a request digest, nil without one.
-func (c *Cache) direct(digest [sha256.Size]byte) []byte {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	el, ok := c.entries[key{generation: c.generation, request: digest}]
-	if !ok || c.generation%2 != 0 {
-		return nil
-	}
-	c.order.MoveToFront(el)
-	c.hits++
-	return el.Value.(*entry).body
 }
 
 // keepDirect is, for a stateless request that Direct saw, the function that keeps the

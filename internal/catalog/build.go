@@ -56,7 +56,7 @@ type mapLookup struct {
 	// list that all of them share.
 	below map[*Class][]string
 	// arena, when set, is where the classes' slots are taken from.
-	arena *[]Slot
+	arena *arena
 }
 
 type compiled struct {
@@ -104,24 +104,44 @@ func (m mapLookup) ancestorsBelow(parent *Class) []string {
 	return a
 }
 
-// slotChunk is how many slots a build's arena allocates at once.
-const slotChunk = 1024
+// Chunks are how many slots, and how many entries of lists of slots, a build's
+// arena allocates at once.
+const (
+	slotChunk = 1024
+	listChunk = 4096
+)
+
+// arena is where a first build takes its classes' slots and lists of slots from.
+// Only a first build, where every class is new, has one: a chunk of it stays in
+// memory while one of its classes is in use, so at most one full build's slots
+// outlive their classes.
+type arena struct {
+	lists  []*Slot
+	values slotValues
+}
 
 // slots is an empty list with room for n slots, its capacity n: from the arena
-// when there is one, else its own. Only a first build, where every class is new,
-// has an arena: a chunk of it stays in memory while one of its classes is in use,
-// so at most one full build's slots outlive their classes.
-func (m mapLookup) slots(n int) []Slot {
+// when there is one, else its own.
+func (m mapLookup) slots(n int) []*Slot {
 	if m.arena == nil {
-		return make([]Slot, 0, n)
+		return make([]*Slot, 0, n)
 	}
-	free := *m.arena
+	free := m.arena.lists
 	if cap(free)-len(free) < n {
-		free = make([]Slot, 0, max(n, slotChunk))
+		free = make([]*Slot, 0, max(n, listChunk))
 	}
 	out := free[len(free) : len(free) : len(free)+n]
-	*m.arena = free[:len(free)+n]
+	m.arena.lists = free[:len(free)+n]
 	return out
+}
+
+// slotValues are where the slots a class makes are taken from: the arena's when
+// there is one, else nil.
+func (m mapLookup) slotValues() *slotValues {
+	if m.arena == nil {
+		return nil
+	}
+	return &m.arena.values
 }
 
 // group is the API group of a prefix's instances.
@@ -272,7 +292,7 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 		below:    map[*Class][]string{},
 	}
 	if first {
-		l.arena = new([]Slot)
+		l.arena = &arena{values: slotValues{chunk: slotChunk}}
 	}
 	for i := range in.Classes {
 		l.classes[in.Classes[i].Name] = &in.Classes[i]

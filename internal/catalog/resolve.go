@@ -145,7 +145,27 @@ type buildLookup interface {
 	resolvedProperty(name string) (*Property, bool)
 	ancestorsBelow(parent *Class) []string
 	// slots is an empty list with room for n slots.
-	slots(n int) []Slot
+	slots(n int) []*Slot
+	// slotValues are where the slots a class makes are taken from (nil: the
+	// class's own).
+	slotValues() *slotValues
+}
+
+// slotValues hands out slots from chunks: a class's slots of its own are made
+// together, and a build's from chunks of many classes.
+type slotValues struct {
+	free  []Slot
+	chunk int
+}
+
+// next is a zero slot.
+func (v *slotValues) next() *Slot {
+	if len(v.free) == 0 {
+		v.free = make([]Slot, v.chunk)
+	}
+	s := &v.free[0]
+	v.free = v.free[1:]
+	return s
 }
 
 // slotOf looks up the Property of a slot: the slot it makes and what is wrong with
@@ -273,33 +293,52 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 			out.Ancestors = append(out.Ancestors, a.Name)
 		}
 	}
+	// made is how many slots the class may make: one per slot it declares (or
+	// requires again).
+	made := 0
 	for _, k := range order {
-		n += len(k.Spec.Slots)
+		made += len(k.Spec.Slots)
+	}
+	n += made
+	var values *slotValues
+	if bl != nil {
+		values = bl.slotValues()
+	}
+	if values == nil {
+		values = &slotValues{chunk: made}
 	}
 	if n > 0 {
 		if bl != nil {
 			out.Slots = bl.slots(n)
 		} else {
-			out.Slots = make([]Slot, 0, n)
+			out.Slots = make([]*Slot, 0, n)
 		}
 	}
 	slots := newSlotIndex(n)
-	// inherited is how many slots come from the parent, and requiredAgain whether
-	// the class requires one of them that the parent does not.
+	// inherited is how many slots come from the parent (the parent's own, shared),
+	// and requiredAgain whether the class requires one of them that the parent
+	// does not.
 	inherited, requiredAgain := 0, false
 	if parent != nil {
 		out.Slots = append(out.Slots, parent.Slots...)
 		inherited = len(parent.Slots)
-		for i := range out.Slots {
-			slots.add(&out.Slots[i], i)
+		for i, s := range out.Slots {
+			slots.add(s, i)
 		}
 	}
 	for _, k := range order {
 		for _, ref := range k.Spec.Slots {
 			if i := slots.byProperty(out.Slots, ref.Property); i >= 0 {
 				if ref.Required && !out.Slots[i].Required {
+					if i < inherited {
+						// The parent's slot, which its other classes share: this
+						// class's is a copy.
+						again := values.next()
+						*again = *out.Slots[i]
+						out.Slots[i] = again
+						requiredAgain = true
+					}
 					out.Slots[i].Required = true
-					requiredAgain = requiredAgain || i < inherited
 				}
 				continue
 			}
@@ -329,23 +368,24 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 				out.Slots = nil
 				return out
 			}
-			out.Slots = append(out.Slots, *slot)
-			added := &out.Slots[len(out.Slots)-1]
+			added := values.next()
+			*added = *slot
 			added.Required, added.From = ref.Required, k.Name
+			out.Slots = append(out.Slots, added)
 			slots.add(added, len(out.Slots)-1)
 		}
 	}
-	out.Required = requiredFields(out.Slots, parent, inherited, requiredAgain)
+	out.Required = requiredFields(out.Slots, parent, requiredAgain)
 	return checkCodec(out)
 }
 
 // requiredFields are the fields of the required slots, in slot order. When the
 // first inherited slots are the parent's, unchanged, and none of the others is
 // required, they are the parent's list, shared.
-func requiredFields(slots []Slot, parent *Class, inherited int, requiredAgain bool) []string {
+func requiredFields(slots []*Slot, parent *Class, requiredAgain bool) []string {
 	required := 0
-	for i := range slots {
-		if slots[i].Required {
+	for _, s := range slots {
+		if s.Required {
 			required++
 		}
 	}
@@ -356,9 +396,9 @@ func requiredFields(slots []Slot, parent *Class, inherited int, requiredAgain bo
 		return nil
 	}
 	out := make([]string, 0, required)
-	for i := range slots {
-		if slots[i].Required {
-			out = append(out, slots[i].Field)
+	for _, s := range slots {
+		if s.Required {
+			out = append(out, s.Field)
 		}
 	}
 	return out
@@ -406,15 +446,15 @@ func (x slotIndex) add(s *Slot, i int) {
 }
 
 // byProperty is the position of the slot of a Property, or -1.
-func (x slotIndex) byProperty(slots []Slot, property string) int {
+func (x slotIndex) byProperty(slots []*Slot, property string) int {
 	if x.property != nil {
 		if i, ok := x.property[property]; ok {
 			return i
 		}
 		return -1
 	}
-	for i := range slots {
-		if slots[i].Property == property {
+	for i, s := range slots {
+		if s.Property == property {
 			return i
 		}
 	}
@@ -422,15 +462,15 @@ func (x slotIndex) byProperty(slots []Slot, property string) int {
 }
 
 // byField is the position of the slot with a field, or -1.
-func (x slotIndex) byField(slots []Slot, field string) int {
+func (x slotIndex) byField(slots []*Slot, field string) int {
 	if x.field != nil {
 		if i, ok := x.field[field]; ok {
 			return i
 		}
 		return -1
 	}
-	for i := range slots {
-		if slots[i].Field == field {
+	for i, s := range slots {
+		if s.Field == field {
 			return i
 		}
 	}

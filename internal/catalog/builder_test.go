@@ -198,7 +198,7 @@ func TestBuildResolvesEveryClassAsResolveClassDoes(t *testing.T) {
 		alone := lookupOf(in.Classes, in.Properties)
 		for i := range in.Classes {
 			c := &in.Classes[i]
-			want := resolve(c, &alone, nil).out
+			want := resolve(c, &recorder{mapLookup: &alone}, nil).out
 			if got := s.Classes[c.Name]; !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: the build has\n%+v\nresolved alone it is\n%+v", c.Name, got, want)
 			}

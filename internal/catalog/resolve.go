@@ -149,6 +149,10 @@ type buildLookup interface {
 	// slotValues are where the slots a class makes are taken from (nil: the
 	// class's own).
 	slotValues() *slotValues
+	// class is a zero Class.
+	class() *Class
+	// strs is a list of n empty strings, its capacity n.
+	strs(n int) []string
 }
 
 // slotValues hands out slots from chunks: a class's slots of its own are made
@@ -250,23 +254,21 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class { return resolveClass(
 // them (a class whose only parent resolves has no cycle through that parent, or the
 // parent would have one too), and only c's own slots are looked up.
 func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
-	out := &Class{
-		Name:               c.Name,
-		Prefix:             c.Spec.Prefix,
-		Kind:               c.Spec.Kind,
-		Description:        c.Spec.Description,
-		Abstract:           c.Spec.Abstract,
-		Parents:            c.Spec.Parents,
-		InstanceAPIOptions: c.Spec.InstanceAPI,
-		Codec:              c.Spec.Codec,
+	bl, _ := l.(buildLookup)
+	var out *Class
+	if bl != nil {
+		out = bl.class()
+	} else {
+		out = new(Class)
 	}
+	out.Name, out.Prefix, out.Kind, out.Description = c.Name, c.Spec.Prefix, c.Spec.Kind, c.Spec.Description
+	out.Abstract, out.Parents, out.InstanceAPIOptions, out.Codec = c.Spec.Abstract, c.Spec.Parents, c.Spec.InstanceAPI, c.Spec.Codec
 	if out.Codec.Format == "" {
 		out.Codec.Format = metav1alpha1.CodecJSON
 	}
 	if out.Problem = reservedPrefixProblem(c.Spec.Prefix); out.Problem != nil {
 		return out
 	}
-	bl, _ := l.(buildLookup)
 	var order []*metav1alpha1.Class
 	n := 0
 	if parent != nil {
@@ -375,14 +377,14 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 			slots.add(added, len(out.Slots)-1)
 		}
 	}
-	out.Required = requiredFields(out.Slots, parent, requiredAgain)
+	out.Required = requiredFields(out.Slots, parent, requiredAgain, bl)
 	return checkCodec(out)
 }
 
 // requiredFields are the fields of the required slots, in slot order. When the
 // first inherited slots are the parent's, unchanged, and none of the others is
 // required, they are the parent's list, shared.
-func requiredFields(slots []*Slot, parent *Class, requiredAgain bool) []string {
+func requiredFields(slots []*Slot, parent *Class, requiredAgain bool, bl buildLookup) []string {
 	required := 0
 	for _, s := range slots {
 		if s.Required {
@@ -395,7 +397,12 @@ func requiredFields(slots []*Slot, parent *Class, requiredAgain bool) []string {
 	if required == 0 {
 		return nil
 	}
-	out := make([]string, 0, required)
+	var out []string
+	if bl != nil {
+		out = bl.strs(required)[:0]
+	} else {
+		out = make([]string, 0, required)
+	}
 	for _, s := range slots {
 		if s.Required {
 			out = append(out, s.Field)

@@ -330,7 +330,18 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 	}
 	for _, k := range order {
 		for _, ref := range k.Spec.Slots {
-			if i := slots.byProperty(out.Slots, ref.Property); i >= 0 {
+			// The Property is looked up first, then the slots scanned once for
+			// it or its field: a slot of the same Property has the same field, and
+			// no two slots share one.
+			slot, pp, ok := slotOf(ref.Property, l, bl)
+			if !ok {
+				out.Problem = &Problem{Reason: metav1alpha1.ReasonUnknownProperty,
+					Message: fmt.Sprintf("Property %q (a slot of %s) does not exist", ref.Property, k.Name)}
+				out.Slots = nil
+				return out
+			}
+			i, same := slots.find(out.Slots, ref.Property, slot.Field)
+			if same {
 				if ref.Required && !out.Slots[i].Required {
 					if i < inherited {
 						// The parent's slot, which its other classes share: this
@@ -343,13 +354,6 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 					out.Slots[i].Required = true
 				}
 				continue
-			}
-			slot, pp, ok := slotOf(ref.Property, l, bl)
-			if !ok {
-				out.Problem = &Problem{Reason: metav1alpha1.ReasonUnknownProperty,
-					Message: fmt.Sprintf("Property %q (a slot of %s) does not exist", ref.Property, k.Name)}
-				out.Slots = nil
-				return out
 			}
 			if pp != nil {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonPropertyNotReady,
@@ -364,7 +368,7 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 				out.Slots = nil
 				return out
 			}
-			if i := slots.byField(out.Slots, slot.Field); i >= 0 {
+			if i >= 0 {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonDuplicateField,
 					Message: fmt.Sprintf("Properties %q and %q both use the field %q", out.Slots[i].Property, ref.Property, slot.Field)}
 				out.Slots = nil
@@ -452,36 +456,27 @@ func (x slotIndex) add(s *Slot, i int) {
 	}
 }
 
-// byProperty is the position of the slot of a Property, or -1.
-func (x slotIndex) byProperty(slots []*Slot, property string) int {
+// find is the position of the slot of a Property (same true), else of the slot
+// with its field (same false), else -1.
+func (x slotIndex) find(slots []*Slot, property, field string) (i int, same bool) {
 	if x.property != nil {
 		if i, ok := x.property[property]; ok {
-			return i
+			return i, true
 		}
-		return -1
+		if i, ok := x.field[field]; ok {
+			return i, false
+		}
+		return -1, false
 	}
 	for i, s := range slots {
 		if s.Property == property {
-			return i
+			return i, true
 		}
-	}
-	return -1
-}
-
-// byField is the position of the slot with a field, or -1.
-func (x slotIndex) byField(slots []*Slot, field string) int {
-	if x.field != nil {
-		if i, ok := x.field[field]; ok {
-			return i
-		}
-		return -1
-	}
-	for i, s := range slots {
 		if s.Field == field {
-			return i
+			return i, false
 		}
 	}
-	return -1
+	return -1, false
 }
 
 // linearize returns c's ancestors and c itself in inheritance order: every class comes

@@ -299,17 +299,20 @@ func TestAClassSharesTheSlotsItInheritsUnchanged(t *testing.T) {
 	}
 }
 
-// A snapshot's lists may be shared between classes; whatever a reader appends to
-// one class's list never shows in another class, nor in what another reader
-// appended to another class's list; and a later build never changes a snapshot
-// built before it.
+// A snapshot's lists may be shared between classes (a class's slots are its
+// parent's own, and a first build cuts the lists of every class from chunks they
+// share); whatever a reader appends to one class's list never shows in another
+// class, nor in what another reader appended to another class's list; and a later
+// build never changes a snapshot built before it. What the builder keeps for its
+// next build is cut from the same chunks: the appends leave it as it was too.
 func TestAppendingToOneClassListLeavesEveryOtherClassAsItWas(t *testing.T) {
 	base := sharingInputs()
 	// The base declares a slot twice: its list of slots is shorter than the room
 	// made for it.
 	base.Classes[0].Spec.Slots = append(base.Classes[0].Spec.Slots, opt("footwear.name"))
 	for _, in := range []Inputs{base, benchInputs()} {
-		s, want := Build(in), Build(deepCopyInputs(in))
+		var b Builder
+		s, want := b.Build(in), Build(deepCopyInputs(in))
 		type lists struct {
 			slots                        []*Slot
 			required, ancestors, parents []string
@@ -332,6 +335,17 @@ func TestAppendingToOneClassListLeavesEveryOtherClassAsItWas(t *testing.T) {
 				a.ancestors[len(a.ancestors)-1] != name || a.parents[len(a.parents)-1] != name {
 				t.Errorf("what was appended to the lists of %s was overwritten by an append to another class's", name)
 			}
+		}
+		// The first class's first Property changes: the builder's next build
+		// resolves again what read it, as a full build does.
+		changed := deepCopyInputs(in)
+		for i := range changed.Properties {
+			if p := &changed.Properties[i]; p.Name == in.Classes[0].Spec.Slots[0].Property {
+				p.Spec.Description, p.ResourceVersion = "Changed.", "changed"
+			}
+		}
+		if got, want := b.Build(changed), Build(changed); !reflect.DeepEqual(got, want) {
+			t.Errorf("after appending to every class's lists, the builder's next build differs from a full build")
 		}
 	}
 }

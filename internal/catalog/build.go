@@ -56,7 +56,7 @@ type mapLookup struct {
 	// list that all of them share.
 	below map[*Class][]string
 	// arena, when set, is where the classes' slots are taken from.
-	arena *[]Slot
+	arena *arena
 }
 
 type compiled struct {
@@ -104,24 +104,101 @@ func (m mapLookup) ancestorsBelow(parent *Class) []string {
 	return a
 }
 
-// slotChunk is how many slots a build's arena allocates at once.
-const slotChunk = 1024
+// Chunks are how many slots, and how many entries of lists of slots, a build's
+// arena allocates at once.
+const (
+	slotChunk = 1024
+	listChunk = 4096
+)
+
+// arena is where a first build takes its classes, their slots and lists of slots
+// from. Only a first build, where every class is new, has one: a chunk of it
+// stays in memory while one of its classes is in use, so at most one full build's
+// classes outlive them.
+type arena struct {
+	lists   []*Slot
+	values  slotValues
+	classes []Class
+	apis    []InstanceAPI
+	strs    []string
+}
+
+// strs is a list of n empty strings, its capacity n: from the arena when there is
+// one, else its own.
+func (m mapLookup) strs(n int) []string {
+	if m.arena == nil {
+		return make([]string, n)
+	}
+	free := m.arena.strs
+	if cap(free)-len(free) < n {
+		free = make([]string, 0, max(n, listChunk))
+	}
+	out := free[len(free) : len(free)+n : len(free)+n]
+	m.arena.strs = free[:len(free)+n]
+	return out
+}
+
+// clone is a copy of names, nil when there are none.
+func (m mapLookup) clone(names []string) []string {
+	if len(names) == 0 {
+		return nil
+	}
+	out := m.strs(len(names))
+	copy(out, names)
+	return out
+}
+
+// classChunk is how many classes (and instance APIs) an arena allocates at once.
+const classChunk = 128
+
+// class is a zero Class: from the arena when there is one.
+func (m mapLookup) class() *Class {
+	if m.arena == nil {
+		return new(Class)
+	}
+	return next(&m.arena.classes)
+}
+
+// instanceAPI is a zero InstanceAPI: from the arena when there is one.
+func (m mapLookup) instanceAPI() *InstanceAPI {
+	if m.arena == nil {
+		return new(InstanceAPI)
+	}
+	return next(&m.arena.apis)
+}
+
+// next takes the first of free, a chunk of classChunk when free is empty.
+func next[T any](free *[]T) *T {
+	if len(*free) == 0 {
+		*free = make([]T, classChunk)
+	}
+	v := &(*free)[0]
+	*free = (*free)[1:]
+	return v
+}
 
 // slots is an empty list with room for n slots, its capacity n: from the arena
-// when there is one, else its own. Only a first build, where every class is new,
-// has an arena: a chunk of it stays in memory while one of its classes is in use,
-// so at most one full build's slots outlive their classes.
-func (m mapLookup) slots(n int) []Slot {
+// when there is one, else its own.
+func (m mapLookup) slots(n int) []*Slot {
 	if m.arena == nil {
-		return make([]Slot, 0, n)
+		return make([]*Slot, 0, n)
 	}
-	free := *m.arena
+	free := m.arena.lists
 	if cap(free)-len(free) < n {
-		free = make([]Slot, 0, max(n, slotChunk))
+		free = make([]*Slot, 0, max(n, listChunk))
 	}
 	out := free[len(free) : len(free) : len(free)+n]
-	*m.arena = free[:len(free)+n]
+	m.arena.lists = free[:len(free)+n]
 	return out
+}
+
+// slotValues are where the slots a class makes are taken from: the arena's when
+// there is one, else nil.
+func (m mapLookup) slotValues() *slotValues {
+	if m.arena == nil {
+		return nil
+	}
+	return &m.arena.values
 }
 
 // group is the API group of a prefix's instances.
@@ -198,7 +275,8 @@ type classMemo struct {
 	classes, properties []string
 }
 
-// recorder is a lookup that notes the names looked up, for a class's memo.
+// recorder is a lookup that notes the names looked up, for a class's memo. A
+// build has one, its lists reused from class to class.
 type recorder struct {
 	*mapLookup
 	classes, properties []string
@@ -242,6 +320,8 @@ type build struct {
 	unchanged                         bool
 	// inProgress are the classes whose parents are being resolved, innermost last.
 	inProgress []string
+	// rec notes what the class being resolved looks up.
+	rec recorder
 }
 
 // Build builds the snapshot of in, reusing what the previous build resolved from
@@ -272,12 +352,13 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 		below:    map[*Class][]string{},
 	}
 	if first {
-		l.arena = new([]Slot)
+		l.arena = &arena{values: slotValues{chunk: slotChunk}}
 	}
 	for i := range in.Classes {
 		l.classes[in.Classes[i].Name] = &in.Classes[i]
 	}
 	bd := &build{l: l, last: last, next: next, s: s}
+	bd.rec.mapLookup = l
 	if !first {
 		bd.changedClasses = changed(l.classes, last.classes, func(m classMemo) string { return m.resourceVersion })
 		bd.changedProperties = map[string]bool{}
@@ -379,7 +460,7 @@ func (bd *build) class(c *metav1alpha1.Class) classMemo {
 	}
 	m, ok := bd.last.classes[name]
 	if !ok || bd.changedClasses[name] || m.parent != parent || (!bd.unchanged && m.dependsOn(bd.changedClasses, bd.changedProperties)) {
-		m = resolve(c, bd.l, parent)
+		m = resolve(c, &bd.rec, parent)
 	}
 	bd.s.Classes[name] = m.out
 	bd.next.classes[name] = m
@@ -420,13 +501,13 @@ func (m classMemo) dependsOn(classes, properties map[string]bool) bool {
 	return false
 }
 
-// resolve resolves one class of a build, from its only parent's resolution when
-// that is given, and notes what it read.
-func resolve(c *metav1alpha1.Class, l *mapLookup, parent *Class) classMemo {
-	r := &recorder{mapLookup: l}
+// resolve resolves one class of a build with r, from its only parent's resolution
+// when that is given, and notes what it read.
+func resolve(c *metav1alpha1.Class, r *recorder, parent *Class) classMemo {
+	l := r.mapLookup
+	r.classes, r.properties = r.classes[:0], r.properties[:0]
 	var rc *Class
 	if parent != nil {
-		r.properties = make([]string, 0, len(c.Spec.Slots))
 		rc = resolveClass(c, r, parent)
 	} else {
 		rc = ResolveClass(c, r)
@@ -440,12 +521,12 @@ func resolve(c *metav1alpha1.Class, l *mapLookup, parent *Class) classMemo {
 		if plural == "" {
 			plural = Plural(rc.Kind)
 		}
-		rc.InstanceAPI = &InstanceAPI{
-			Group: l.group(rc.Prefix), Version: InstanceVersion, Kind: rc.Kind, Plural: plural,
-			Established: meta.IsStatusConditionTrue(c.Status.Conditions, metav1alpha1.ConditionInstanceAPIEstablished),
-		}
+		api := l.instanceAPI()
+		api.Group, api.Version, api.Kind, api.Plural = l.group(rc.Prefix), InstanceVersion, rc.Kind, plural
+		api.Established = meta.IsStatusConditionTrue(c.Status.Conditions, metav1alpha1.ConditionInstanceAPIEstablished)
+		rc.InstanceAPI = api
 	}
-	return classMemo{resourceVersion: c.ResourceVersion, out: rc, parent: parent, classes: r.classes, properties: r.properties}
+	return classMemo{resourceVersion: c.ResourceVersion, out: rc, parent: parent, classes: l.clone(r.classes), properties: l.clone(r.properties)}
 }
 
 // AccountOf is the public part of a ServiceAccount; an account that names no

@@ -198,7 +198,7 @@ func TestBuildResolvesEveryClassAsResolveClassDoes(t *testing.T) {
 		alone := lookupOf(in.Classes, in.Properties)
 		for i := range in.Classes {
 			c := &in.Classes[i]
-			want := resolve(c, &alone, nil).out
+			want := resolve(c, &recorder{mapLookup: &alone}, nil).out
 			if got := s.Classes[c.Name]; !reflect.DeepEqual(got, want) {
 				t.Errorf("%s: the build has\n%+v\nresolved alone it is\n%+v", c.Name, got, want)
 			}
@@ -231,7 +231,9 @@ func TestPublishComparesEveryFieldOfASnapshot(t *testing.T) {
 
 // sharingInputs are classes whose lists a build shares: children without slots of
 // their own (their parent's slots and required fields), a child without required
-// slots of its own (its parent's required fields), siblings (their ancestors).
+// slots of its own (its parent's required fields), siblings (their ancestors),
+// children with slots of their own (the slots they inherit), and a child that
+// requires an inherited slot again (the others, not that one).
 func sharingInputs() Inputs {
 	return Inputs{Properties: baseProps(), Classes: []metav1alpha1.Class{
 		newClass("zorp.base", true, nil, req("footwear.name"), opt("zorp.color")),
@@ -260,25 +262,65 @@ func TestAClassWithoutSlotsOfItsOwnHasItsParentsLists(t *testing.T) {
 	}
 }
 
-// A snapshot's lists may be shared between classes; whatever a reader appends to
-// one class's list never shows in another class, nor in what another reader
-// appended to another class's list; and a later build never changes a snapshot
-// built before it.
+// A class with slots of its own holds the slots it inherits unchanged as its
+// parent's very slots, not copies; a slot it requires again is a copy of its own,
+// and the parent's (and every sibling's) stays optional.
+func TestAClassSharesTheSlotsItInheritsUnchanged(t *testing.T) {
+	s := Build(sharingInputs())
+	base, optional, leaf, again := s.Classes["zorp.base"], s.Classes["zorp.optional"], s.Classes["zorp.leaf"], s.Classes["zorp.again"]
+	if len(optional.Slots) != 3 || optional.Slots[0] != base.Slots[0] || optional.Slots[1] != base.Slots[1] {
+		t.Error("a class with slots of its own has copies of the slots it inherits")
+	}
+	if len(leaf.Slots) != 3 || leaf.Slots[0] != base.Slots[0] || leaf.Slots[1] != base.Slots[1] {
+		t.Error("a grandchild has copies of the slots it inherits")
+	}
+	if len(again.Slots) != 2 || again.Slots[0] != base.Slots[0] || again.Slots[1] == base.Slots[1] {
+		t.Fatal("a class that requires an inherited slot again does not have a slot of its own for it")
+	}
+	if !again.Slots[1].Required || base.Slots[1].Required || optional.Slots[1].Required || leaf.Slots[1].Required {
+		t.Errorf("requiring zorp.color again in zorp.again: required in zorp.again %v, in zorp.base %v, zorp.optional %v, zorp.leaf %v; want only the first",
+			again.Slots[1].Required, base.Slots[1].Required, optional.Slots[1].Required, leaf.Slots[1].Required)
+	}
+	if want := []string{"name", "color"}; !reflect.DeepEqual(again.Required, want) || !reflect.DeepEqual(base.Required, []string{"name"}) {
+		t.Errorf("required fields: zorp.again %q (want %q), zorp.base %q (want [name])", again.Required, want, base.Required)
+	}
+	// The benchmark's leaves: their first 16 slots are their mid-level class's.
+	b := Build(benchInputs())
+	for name, c := range b.Classes {
+		if c.Abstract || len(c.Parents) != 1 {
+			continue
+		}
+		parent := b.Classes[c.Parents[0]]
+		for i, p := range parent.Slots {
+			if c.Slots[i] != p {
+				t.Fatalf("%s: slot %d is a copy of its parent's", name, i)
+			}
+		}
+	}
+}
+
+// A snapshot's lists may be shared between classes (a class's slots are its
+// parent's own, and a first build cuts the lists of every class from chunks they
+// share); whatever a reader appends to one class's list never shows in another
+// class, nor in what another reader appended to another class's list; and a later
+// build never changes a snapshot built before it. What the builder keeps for its
+// next build is cut from the same chunks: the appends leave it as it was too.
 func TestAppendingToOneClassListLeavesEveryOtherClassAsItWas(t *testing.T) {
 	base := sharingInputs()
 	// The base declares a slot twice: its list of slots is shorter than the room
 	// made for it.
 	base.Classes[0].Spec.Slots = append(base.Classes[0].Spec.Slots, opt("footwear.name"))
 	for _, in := range []Inputs{base, benchInputs()} {
-		s, want := Build(in), Build(deepCopyInputs(in))
+		var b Builder
+		s, want := b.Build(in), Build(deepCopyInputs(in))
 		type lists struct {
-			slots                        []Slot
+			slots                        []*Slot
 			required, ancestors, parents []string
 		}
 		appended := map[string]lists{}
 		for name, c := range s.Classes {
 			appended[name] = lists{
-				slots:     append(c.Slots, Slot{Property: name, Field: "appended", Range: metav1alpha1.RangeString}),
+				slots:     append(c.Slots, &Slot{Property: name, Field: "appended", Range: metav1alpha1.RangeString}),
 				required:  append(c.Required, name),
 				ancestors: append(c.Ancestors, name),
 				parents:   append(c.Parents, name),
@@ -293,6 +335,17 @@ func TestAppendingToOneClassListLeavesEveryOtherClassAsItWas(t *testing.T) {
 				a.ancestors[len(a.ancestors)-1] != name || a.parents[len(a.parents)-1] != name {
 				t.Errorf("what was appended to the lists of %s was overwritten by an append to another class's", name)
 			}
+		}
+		// The first class's first Property changes: the builder's next build
+		// resolves again what read it, as a full build does.
+		changed := deepCopyInputs(in)
+		for i := range changed.Properties {
+			if p := &changed.Properties[i]; p.Name == in.Classes[0].Spec.Slots[0].Property {
+				p.Spec.Description, p.ResourceVersion = "Changed.", "changed"
+			}
+		}
+		if got, want := b.Build(changed), Build(changed); !reflect.DeepEqual(got, want) {
+			t.Errorf("after appending to every class's lists, the builder's next build differs from a full build")
 		}
 	}
 }

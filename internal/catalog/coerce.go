@@ -170,7 +170,7 @@ func DescribeValue(v any) string {
 func SlotList(c *Class) string {
 	var out []string
 	for _, s := range c.Slots {
-		out = append(out, fmt.Sprintf("%s (%s)", s.Field, TypeName(s)))
+		out = append(out, fmt.Sprintf("%s (%s)", s.Field, TypeName(*s)))
 	}
 	if len(out) == 0 {
 		return "none"

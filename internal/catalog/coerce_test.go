@@ -148,7 +148,7 @@ func TestPureCoerceValue(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &catalog.Class{Name: "zorp.thing", Prefix: "zorp", Kind: "Thing", Slots: []catalog.Slot{tc.slot}}
+			c := &catalog.Class{Name: "zorp.thing", Prefix: "zorp", Kind: "Thing", Slots: []*catalog.Slot{&tc.slot}}
 			spec, problems := catalog.Coerce(c, map[string]any{"v": tc.in})
 			if tc.wantErr == nil {
 				if len(problems) > 0 {
@@ -289,7 +289,7 @@ func TestPureCoerceClassWithoutSlots(t *testing.T) {
 
 func TestPureBadRequiredValueIsNotCalledMissing(t *testing.T) {
 	c := &catalog.Class{Prefix: "zorp", Kind: "Boot", Required: []string{"size"},
-		Slots: []catalog.Slot{{Field: "size", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne, Required: true}}}
+		Slots: []*catalog.Slot{{Field: "size", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne, Required: true}}}
 	_, problems := catalog.Coerce(c, map[string]any{"size": "eight"})
 	if len(problems) != 1 || !strings.Contains(problems[0], `slot "size": expected integer, got string "eight"`) {
 		t.Errorf("problems = %q, want only the type error", problems)
@@ -310,7 +310,7 @@ func TestPureDescribeKeepsTextReadable(t *testing.T) {
 // Instances read back from the API server carry whole numbers as int64: validating
 // stored instances must accept them.
 func TestPureCoerceAcceptsWhatTheAPIServerReturns(t *testing.T) {
-	c := &catalog.Class{Prefix: "zorp", Kind: "Boot", Slots: []catalog.Slot{
+	c := &catalog.Class{Prefix: "zorp", Kind: "Boot", Slots: []*catalog.Slot{
 		{Field: "count", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne},
 		{Field: "price", Range: metav1alpha1.RangeNumber, Cardinality: metav1alpha1.CardinalityOne},
 		{Field: "sizes", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityMany},

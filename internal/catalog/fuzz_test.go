@@ -25,7 +25,7 @@ import (
 
 // Any JSON arguments coerce to a spec or give problems: never a panic.
 func FuzzCoerce(f *testing.F) {
-	c := &Class{Prefix: "zorp", Kind: "Boot", Required: []string{"name"}, Slots: []Slot{
+	c := &Class{Prefix: "zorp", Kind: "Boot", Required: []string{"name"}, Slots: []*Slot{
 		{Field: "name", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne, Required: true, Pattern: "^[a-z]+$"},
 		{Field: "size", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne},
 		{Field: "at", Range: metav1alpha1.RangeDateTime, Cardinality: metav1alpha1.CardinalityMany},

@@ -118,7 +118,7 @@ func TestEveryRowIsComplete(t *testing.T) {
 			t.Errorf("%s: a row needs a summary and words", info.Range)
 		}
 		s := catalog.Slot{Field: "v", Range: info.Range, Target: "zorp.crew", Cardinality: metav1alpha1.CardinalityOne}
-		c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []catalog.Slot{s}}
+		c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []*catalog.Slot{&s}}
 		if _, problems := catalog.Coerce(c, map[string]any{"v": catalog.ExampleValue(s)}); len(problems) > 0 {
 			t.Errorf("%s: its example does not coerce: %q", info.Range, problems)
 		}
@@ -128,7 +128,7 @@ func TestEveryRowIsComplete(t *testing.T) {
 func TestAnUnknownRangeIsAProblemNotAString(t *testing.T) {
 	one := catalog.Slot{Field: "v", Range: "colour", Cardinality: metav1alpha1.CardinalityOne}
 	many := catalog.Slot{Field: "w", Range: "colour", Cardinality: metav1alpha1.CardinalityMany}
-	c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []catalog.Slot{one, many}}
+	c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []*catalog.Slot{&one, &many}}
 	_, problems := catalog.Coerce(c, map[string]any{"v": "red", "w": []any{"red"}})
 	want := []string{
 		`slot "v": the slot's range "colour" is not one this server knows`,

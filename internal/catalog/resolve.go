@@ -145,7 +145,31 @@ type buildLookup interface {
 	resolvedProperty(name string) (*Property, bool)
 	ancestorsBelow(parent *Class) []string
 	// slots is an empty list with room for n slots.
-	slots(n int) []Slot
+	slots(n int) []*Slot
+	// slotValues are where the slots a class makes are taken from (nil: the
+	// class's own).
+	slotValues() *slotValues
+	// class is a zero Class.
+	class() *Class
+	// strs is a list of n empty strings, its capacity n.
+	strs(n int) []string
+}
+
+// slotValues hands out slots from chunks: a class's slots of its own are made
+// together, and a build's from chunks of many classes.
+type slotValues struct {
+	free  []Slot
+	chunk int
+}
+
+// next is a zero slot.
+func (v *slotValues) next() *Slot {
+	if len(v.free) == 0 {
+		v.free = make([]Slot, v.chunk)
+	}
+	s := &v.free[0]
+	v.free = v.free[1:]
+	return s
 }
 
 // slotOf looks up the Property of a slot: the slot it makes and what is wrong with
@@ -230,23 +254,21 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class { return resolveClass(
 // them (a class whose only parent resolves has no cycle through that parent, or the
 // parent would have one too), and only c's own slots are looked up.
 func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
-	out := &Class{
-		Name:               c.Name,
-		Prefix:             c.Spec.Prefix,
-		Kind:               c.Spec.Kind,
-		Description:        c.Spec.Description,
-		Abstract:           c.Spec.Abstract,
-		Parents:            c.Spec.Parents,
-		InstanceAPIOptions: c.Spec.InstanceAPI,
-		Codec:              c.Spec.Codec,
+	bl, _ := l.(buildLookup)
+	var out *Class
+	if bl != nil {
+		out = bl.class()
+	} else {
+		out = new(Class)
 	}
+	out.Name, out.Prefix, out.Kind, out.Description = c.Name, c.Spec.Prefix, c.Spec.Kind, c.Spec.Description
+	out.Abstract, out.Parents, out.InstanceAPIOptions, out.Codec = c.Spec.Abstract, c.Spec.Parents, c.Spec.InstanceAPI, c.Spec.Codec
 	if out.Codec.Format == "" {
 		out.Codec.Format = metav1alpha1.CodecJSON
 	}
 	if out.Problem = reservedPrefixProblem(c.Spec.Prefix); out.Problem != nil {
 		return out
 	}
-	bl, _ := l.(buildLookup)
 	var order []*metav1alpha1.Class
 	n := 0
 	if parent != nil {
@@ -273,42 +295,65 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 			out.Ancestors = append(out.Ancestors, a.Name)
 		}
 	}
+	// made is how many slots the class may make: one per slot it declares (or
+	// requires again).
+	made := 0
 	for _, k := range order {
-		n += len(k.Spec.Slots)
+		made += len(k.Spec.Slots)
+	}
+	n += made
+	var values *slotValues
+	if bl != nil {
+		values = bl.slotValues()
+	}
+	if values == nil {
+		values = &slotValues{chunk: made}
 	}
 	if n > 0 {
 		if bl != nil {
 			out.Slots = bl.slots(n)
 		} else {
-			out.Slots = make([]Slot, 0, n)
+			out.Slots = make([]*Slot, 0, n)
 		}
 	}
 	slots := newSlotIndex(n)
-	// inherited is how many slots come from the parent, and requiredAgain whether
-	// the class requires one of them that the parent does not.
+	// inherited is how many slots come from the parent (the parent's own, shared),
+	// and requiredAgain whether the class requires one of them that the parent
+	// does not.
 	inherited, requiredAgain := 0, false
 	if parent != nil {
 		out.Slots = append(out.Slots, parent.Slots...)
 		inherited = len(parent.Slots)
-		for i := range out.Slots {
-			slots.add(&out.Slots[i], i)
+		for i, s := range out.Slots {
+			slots.add(s, i)
 		}
 	}
 	for _, k := range order {
 		for _, ref := range k.Spec.Slots {
-			if i := slots.byProperty(out.Slots, ref.Property); i >= 0 {
-				if ref.Required && !out.Slots[i].Required {
-					out.Slots[i].Required = true
-					requiredAgain = requiredAgain || i < inherited
-				}
-				continue
-			}
+			// The Property is looked up first, then the slots scanned once for
+			// it or its field: a slot of the same Property has the same field, and
+			// no two slots share one.
 			slot, pp, ok := slotOf(ref.Property, l, bl)
 			if !ok {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonUnknownProperty,
 					Message: fmt.Sprintf("Property %q (a slot of %s) does not exist", ref.Property, k.Name)}
 				out.Slots = nil
 				return out
+			}
+			i, same := slots.find(out.Slots, ref.Property, slot.Field)
+			if same {
+				if ref.Required && !out.Slots[i].Required {
+					if i < inherited {
+						// The parent's slot, which its other classes share: this
+						// class's is a copy.
+						again := values.next()
+						*again = *out.Slots[i]
+						out.Slots[i] = again
+						requiredAgain = true
+					}
+					out.Slots[i].Required = true
+				}
+				continue
 			}
 			if pp != nil {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonPropertyNotReady,
@@ -323,29 +368,30 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 				out.Slots = nil
 				return out
 			}
-			if i := slots.byField(out.Slots, slot.Field); i >= 0 {
+			if i >= 0 {
 				out.Problem = &Problem{Reason: metav1alpha1.ReasonDuplicateField,
 					Message: fmt.Sprintf("Properties %q and %q both use the field %q", out.Slots[i].Property, ref.Property, slot.Field)}
 				out.Slots = nil
 				return out
 			}
-			out.Slots = append(out.Slots, *slot)
-			added := &out.Slots[len(out.Slots)-1]
+			added := values.next()
+			*added = *slot
 			added.Required, added.From = ref.Required, k.Name
+			out.Slots = append(out.Slots, added)
 			slots.add(added, len(out.Slots)-1)
 		}
 	}
-	out.Required = requiredFields(out.Slots, parent, inherited, requiredAgain)
+	out.Required = requiredFields(out.Slots, parent, requiredAgain, bl)
 	return checkCodec(out)
 }
 
 // requiredFields are the fields of the required slots, in slot order. When the
 // first inherited slots are the parent's, unchanged, and none of the others is
 // required, they are the parent's list, shared.
-func requiredFields(slots []Slot, parent *Class, inherited int, requiredAgain bool) []string {
+func requiredFields(slots []*Slot, parent *Class, requiredAgain bool, bl buildLookup) []string {
 	required := 0
-	for i := range slots {
-		if slots[i].Required {
+	for _, s := range slots {
+		if s.Required {
 			required++
 		}
 	}
@@ -355,10 +401,15 @@ func requiredFields(slots []Slot, parent *Class, inherited int, requiredAgain bo
 	if required == 0 {
 		return nil
 	}
-	out := make([]string, 0, required)
-	for i := range slots {
-		if slots[i].Required {
-			out = append(out, slots[i].Field)
+	var out []string
+	if bl != nil {
+		out = bl.strs(required)[:0]
+	} else {
+		out = make([]string, 0, required)
+	}
+	for _, s := range slots {
+		if s.Required {
+			out = append(out, s.Field)
 		}
 	}
 	return out
@@ -405,36 +456,27 @@ func (x slotIndex) add(s *Slot, i int) {
 	}
 }
 
-// byProperty is the position of the slot of a Property, or -1.
-func (x slotIndex) byProperty(slots []Slot, property string) int {
+// find is the position of the slot of a Property (same true), else of the slot
+// with its field (same false), else -1.
+func (x slotIndex) find(slots []*Slot, property, field string) (i int, same bool) {
 	if x.property != nil {
 		if i, ok := x.property[property]; ok {
-			return i
+			return i, true
 		}
-		return -1
-	}
-	for i := range slots {
-		if slots[i].Property == property {
-			return i
-		}
-	}
-	return -1
-}
-
-// byField is the position of the slot with a field, or -1.
-func (x slotIndex) byField(slots []Slot, field string) int {
-	if x.field != nil {
 		if i, ok := x.field[field]; ok {
-			return i
+			return i, false
 		}
-		return -1
+		return -1, false
 	}
-	for i := range slots {
-		if slots[i].Field == field {
-			return i
+	for i, s := range slots {
+		if s.Property == property {
+			return i, true
+		}
+		if s.Field == field {
+			return i, false
 		}
 	}
-	return -1
+	return -1, false
 }
 
 // linearize returns c's ancestors and c itself in inheritance order: every class comes

@@ -214,7 +214,7 @@ type slotSum struct {
 	Required              bool
 }
 
-func summarize(slots []Slot) []slotSum {
+func summarize(slots []*Slot) []slotSum {
 	var out []slotSum
 	for _, s := range slots {
 		out = append(out, slotSum{s.Property, s.Field, s.From, s.Required})
@@ -446,7 +446,7 @@ func TestResolveClassCarriesPropertyDefinition(t *testing.T) {
 	if got.Problem != nil {
 		t.Fatalf("problem: %+v", *got.Problem)
 	}
-	want := []Slot{
+	want := []*Slot{
 		{Property: "zorp.color", Field: "color", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne,
 			From: "zorp.boot", Description: "The colour.", Enum: []string{"red", "blue"}, MaxLength: ptr(int64(4)), Pattern: `^[a-z]+$`},
 		{Property: "zorp.tags", Field: "tags", Range: metav1alpha1.RangeKeyword, Cardinality: metav1alpha1.CardinalityMany, From: "zorp.boot"},

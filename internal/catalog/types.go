@@ -73,7 +73,11 @@ type Class struct {
 	Parents     []string
 	// Ancestors are every class this one inherits from, in inheritance order (roots first).
 	Ancestors []string
-	Slots     []Slot
+	// Slots are the effective slots, in inheritance order (roots first). Classes
+	// share them: a class's list holds the very slots of its parent that it
+	// inherits unchanged, and siblings share those of their parent. Never modify a
+	// slot of a class in a published snapshot; an append to a list copies it.
+	Slots []*Slot
 	// Required are the fields of the required slots.
 	Required []string
 	// Problem is set when the class could not be resolved.
@@ -107,7 +111,7 @@ func (c *Class) GVK() schema.GroupVersionKind {
 func (c *Class) Slot(field string) (Slot, bool) {
 	for _, s := range c.Slots {
 		if s.Field == field {
-			return s, true
+			return *s, true
 		}
 	}
 	return Slot{}, false

@@ -26,7 +26,7 @@ import (
 
 var review = &catalog.Class{
 	Prefix: "zorp", Kind: "Review",
-	Slots: []catalog.Slot{
+	Slots: []*catalog.Slot{
 		{Field: "title", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne},
 		{Field: "rating", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne},
 		{Field: "tags", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityMany},

@@ -83,7 +83,7 @@ func Schema(c *catalog.Class) *apiextensionsv1.JSONSchemaProps {
 		Properties:  map[string]apiextensionsv1.JSONSchemaProps{},
 	}
 	for _, s := range c.Slots {
-		spec.Properties[s.Field] = SlotSchema(s)
+		spec.Properties[s.Field] = SlotSchema(*s)
 	}
 	spec.Required = append([]string(nil), c.Required...)
 	root := &apiextensionsv1.JSONSchemaProps{
@@ -124,8 +124,8 @@ func classDescription(c *catalog.Class) string {
 
 // PrinterColumns shows up to four single-valued slots, required ones first, and the age.
 func PrinterColumns(c *catalog.Class) []apiextensionsv1.CustomResourceColumnDefinition {
-	var picked []catalog.Slot
-	column := func(s catalog.Slot) string {
+	var picked []*catalog.Slot
+	column := func(s *catalog.Slot) string {
 		info, _ := catalog.RangeOf(s.Range) // an unknown range has no column
 		return info.Column
 	}
@@ -156,7 +156,7 @@ func SelectableSlots(c *catalog.Class) []string {
 	var out []string
 	for _, required := range []bool{true, false} {
 		for _, s := range c.Slots {
-			info, known := catalog.SlotRange(s)
+			info, known := catalog.SlotRange(*s)
 			if len(out) == maxSelectableSlots || s.Required != required || s.Many() || !known || info.AnyJSON {
 				continue
 			}

@@ -53,7 +53,9 @@ func classWith(slots ...catalog.Slot) *catalog.Class {
 		Prefix:    "zorp",
 		Kind:      "SpaceBoot",
 		Ancestors: []string{"footwear.footwear"},
-		Slots:     slots,
+	}
+	for _, s := range slots {
+		c.Slots = append(c.Slots, &s)
 	}
 	for _, s := range slots {
 		if s.Required {
@@ -220,7 +222,7 @@ func TestSchema(t *testing.T) {
 				t.Errorf("spec has %d properties, want %d", len(spec.Properties), len(tt.class.Slots))
 			}
 			for _, s := range tt.class.Slots {
-				if got, want := spec.Properties[s.Field], SlotSchema(s); !reflect.DeepEqual(got, want) {
+				if got, want := spec.Properties[s.Field], SlotSchema(*s); !reflect.DeepEqual(got, want) {
 					t.Errorf("spec.%s = %+v, want %+v", s.Field, got, want)
 				}
 			}

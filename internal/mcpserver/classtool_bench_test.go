@@ -214,7 +214,7 @@ func createBenchClassErr(b *testing.B, kind string) error {
 // reconciler looks at it) in a group of its own.
 func bareCRD(b *testing.B, kind string) *apiextensionsv1.CustomResourceDefinition {
 	c := &catalog.Class{Name: "bare." + strings.ToLower(kind), Prefix: "bare", Kind: kind, Description: "A bare CRD.",
-		Slots: []catalog.Slot{
+		Slots: []*catalog.Slot{
 			{Field: "name", Range: metav1alpha1.RangeString, Cardinality: "one", Required: true, Description: "The name."},
 			{Field: "price", Range: metav1alpha1.RangeNumber, Cardinality: "one", Description: "The price."},
 			{Field: "tentacleCount", Range: metav1alpha1.RangeInteger, Cardinality: "one", Description: "Tentacles."},

@@ -36,6 +36,15 @@ func Many(s catalog.Slot) catalog.Slot {
 // WithEnum limits a slot to the given values.
 func WithEnum(s catalog.Slot, e ...string) catalog.Slot { s.Enum = e; return s }
 
+// Slots is a class's list of copies of the given slots.
+func Slots(slots ...catalog.Slot) []*catalog.Slot {
+	out := make([]*catalog.Slot, len(slots))
+	for i, s := range slots {
+		out[i] = &s
+	}
+	return out
+}
+
 // SpaceBoot is a class with required, constrained, many-valued and free-form slots.
 func SpaceBoot() *catalog.Class {
 	crew := Many(Slot("crew", metav1alpha1.RangeRef))
@@ -47,13 +56,13 @@ func SpaceBoot() *catalog.Class {
 	size.Required = true
 	return &catalog.Class{
 		Name: "zorp.spaceboot", Prefix: "zorp", Kind: "SpaceBoot",
-		Slots: []catalog.Slot{
+		Slots: Slots(
 			name, size, crew,
 			WithEnum(Slot("colour", metav1alpha1.RangeKeyword), "zorp/red", "zorp/green"),
 			Slot("launched", metav1alpha1.RangeDateTime),
 			Many(Slot("tags", metav1alpha1.RangeString)),
 			Slot("notes", metav1alpha1.RangeJSON),
-		},
+		),
 		Required: []string{"size", "name", "crew"},
 	}
 }

@@ -329,7 +329,7 @@ func exampleArgs(cl *catalog.Class) string {
 		if !s.Required && len(ex) >= 3 {
 			continue
 		}
-		ex[s.Field] = catalog.ExampleValue(s)
+		ex[s.Field] = catalog.ExampleValue(*s)
 	}
 	b, _ := json.Marshal(ex)
 	return string(b)

@@ -217,8 +217,8 @@ func classList(snap *catalog.Snapshot) []map[string]any {
 	return out
 }
 
-func directSlots(cl *catalog.Class) []catalog.Slot {
-	var out []catalog.Slot
+func directSlots(cl *catalog.Class) []*catalog.Slot {
+	var out []*catalog.Slot
 	for _, s := range cl.Slots {
 		if s.From == cl.Name {
 			out = append(out, s)

@@ -47,7 +47,7 @@ func SlotJSONSchema(s catalog.Slot) schema { return catalog.SlotJSONSchema(s) }
 func ClassInputSchema(c *catalog.Class) schema {
 	props := schema{"metadata": metadataSchema}
 	for _, s := range c.Slots {
-		props[s.Field] = SlotJSONSchema(s)
+		props[s.Field] = SlotJSONSchema(*s)
 	}
 	out := schema{"type": "object", "properties": props, "additionalProperties": false}
 	if len(c.Required) > 0 {

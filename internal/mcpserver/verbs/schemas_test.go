@@ -42,7 +42,7 @@ func TestPureClassInputSchema(t *testing.T) {
 	}{
 		{"required sorted", spaceBoot(), []string{"crew", "name", "size"}},
 		{"nothing required", &catalog.Class{Name: "zorp.note", Prefix: "zorp", Kind: "Note",
-			Slots: []catalog.Slot{slot("text", metav1alpha1.RangeString)}}, nil},
+			Slots: catalogtest.Slots(slot("text", metav1alpha1.RangeString))}, nil},
 		{"no slots", &catalog.Class{Name: "zorp.empty", Prefix: "zorp", Kind: "Empty"}, nil},
 	}
 	for _, tc := range cases {
@@ -79,8 +79,8 @@ func TestPureClassInputSchema(t *testing.T) {
 				t.Errorf("metadata = %v, want an object of name, namespace, labels and idempotencyKey and nothing else", props["metadata"])
 			}
 			for _, s := range tc.class.Slots {
-				if !reflect.DeepEqual(props[s.Field], SlotJSONSchema(s)) {
-					t.Errorf("property %q = %#v, want %#v", s.Field, props[s.Field], SlotJSONSchema(s))
+				if !reflect.DeepEqual(props[s.Field], SlotJSONSchema(*s)) {
+					t.Errorf("property %q = %#v, want %#v", s.Field, props[s.Field], SlotJSONSchema(*s))
 				}
 			}
 		})

@@ -56,10 +56,10 @@ func ClassView(snap *catalog.Snapshot, cl *catalog.Class) map[string]any {
 	return v
 }
 
-func slotViews(slots []catalog.Slot) []map[string]any {
+func slotViews(slots []*catalog.Slot) []map[string]any {
 	out := []map[string]any{}
 	for _, s := range slots {
-		out = append(out, slotView(s))
+		out = append(out, slotView(*s))
 	}
 	return out
 }

@@ -196,7 +196,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	capture := func(h http.Handler) http.Handler {
 		return tel.Capture(tasks.Capture(h, opts.MaxRequestBytes), opts.MaxRequestBytes)
 	}
-	transport := capture(mcptransport.PlainJSON(mcptransport.ByRevision(streamable, stateless)))
+	transport := capture(mcptransport.PlainJSON(mcptransport.ByRevision(mcptransport.HoldPrime(streamable, mcptransport.PrimeHold), stateless)))
 	legacy := capture(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes))
 	e.Handle("/mcp", transport)
 	e.Handle(legacySSEPath, legacy)

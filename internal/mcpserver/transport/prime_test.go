@@ -46,9 +46,9 @@ func (f flushCounter) Flush() {
 
 func (f flushCounter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
-// primeServer serves a go-sdk server with the event store behind HoldPrime: the
-// tool "quick" answers at once, "slow" once release is closed.
-func primeServer(t *testing.T, release chan struct{}) (url string, flushes *atomic.Int64) {
+// primeServer serves a go-sdk server with the event store behind HoldPrime, with a
+// hold of its own: the tool "quick" answers at once, "slow" once release is closed.
+func primeServer(t *testing.T, hold time.Duration, release chan struct{}) (url string, flushes *atomic.Int64) {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "prime", Version: "1"}, nil)
 	answer := func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -61,7 +61,7 @@ func primeServer(t *testing.T, release chan struct{}) (url string, flushes *atom
 			return answer(ctx, req)
 		})
 	h := HoldPrime(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
-		&mcp.StreamableHTTPOptions{EventStore: NewEventStore(0, 0)}), PrimeHold)
+		&mcp.StreamableHTTPOptions{EventStore: NewEventStore(0, 0)}), hold)
 	flushes = &atomic.Int64{}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h.ServeHTTP(flushCounter{w, flushes}, r)
@@ -140,7 +140,9 @@ func readEvent(r *bufio.Reader) (map[string]string, error) {
 // the connection (the SDK flushes each), and the client gets both: the priming
 // event's id (to resume the stream with) and then the answer.
 func TestAQuickAnswerIsSentWithItsPrimingEventInOneFlush(t *testing.T) {
-	url, flushes := primeServer(t, nil)
+	// A hold no call of this test takes, so that however slow the machine, the
+	// answer comes within it.
+	url, flushes := primeServer(t, time.Hour, nil)
 	s := openSession(t, url)
 	before := flushes.Load()
 	resp := s.post(t, call("quick"))
@@ -170,7 +172,7 @@ func TestAQuickAnswerIsSentWithItsPrimingEventInOneFlush(t *testing.T) {
 // a client that loses the connection then has the event id to resume it with.
 func TestALongCallsStreamIsPrimedWhileItRuns(t *testing.T) {
 	release := make(chan struct{})
-	url, _ := primeServer(t, release)
+	url, _ := primeServer(t, PrimeHold, release)
 	s := openSession(t, url)
 	resp := s.post(t, call("slow"))
 	defer func() { _ = resp.Body.Close() }()

@@ -196,9 +196,10 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	capture := func(h http.Handler) http.Handler {
 		return tel.Capture(tasks.Capture(h, opts.MaxRequestBytes), opts.MaxRequestBytes)
 	}
-	transport := capture(mcptransport.PlainJSON(s.lists.Direct(mcptransport.ByRevision(streamable, stateless), toollist.DirectOptions{
-		Around: tel.Middleware(&s.served), Limit: opts.MaxRequestBytes, Session: s.liveSession, SessionTimeout: opts.SessionTimeout,
-	})))
+	transport := capture(mcptransport.PlainJSON(s.lists.Direct(
+		mcptransport.ByRevision(mcptransport.HoldPrime(streamable, mcptransport.PrimeHold), stateless), toollist.DirectOptions{
+			Around: tel.Middleware(&s.served), Limit: opts.MaxRequestBytes, Session: s.liveSession, SessionTimeout: opts.SessionTimeout,
+		})))
 	legacy := capture(toollist.Strip(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes)))
 	e.Handle("/mcp", transport)
 	e.Handle(legacySSEPath, legacy)

@@ -17,6 +17,7 @@ limitations under the License.
 package tool
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -80,6 +81,11 @@ func textHash(text string) string {
 // readContinue takes ContinueArg out of a call's arguments: the window it asks for
 // (nil when absent), and the arguments without it.
 func readContinue(raw json.RawMessage) (*window, json.RawMessage, error) {
+	// Arguments without the name, spelled plainly or with escapes, have no token:
+	// most calls are answered without decoding them here.
+	if !bytes.Contains(raw, []byte(ContinueArg)) && bytes.IndexByte(raw, '\\') < 0 {
+		return nil, raw, nil
+	}
 	var args map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &args); err != nil || args[ContinueArg] == nil {
 		return nil, raw, nil

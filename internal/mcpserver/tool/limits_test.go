@@ -17,6 +17,7 @@ limitations under the License.
 package tool
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -86,5 +87,25 @@ func TestBoundCutsOnCharacterBoundariesAndJoinsWhole(t *testing.T) {
 	}
 	if joined != whole {
 		t.Errorf("the parts joined are not the whole result")
+	}
+}
+
+// The continue token is read from the arguments however its name is spelled in
+// JSON, escapes included; arguments without it go on as they came.
+func TestTheContinueTokenIsReadHoweverItsNameIsSpelled(t *testing.T) {
+	token := base64.RawURLEncoding.EncodeToString([]byte(`{"o":10,"h":"x"}`))
+	for _, raw := range []string{
+		`{"class":"a/B","resultContinue":"` + token + `"}`,
+		`{"class":"a/B","\u0072esultContinue":"` + token + `"}`,
+	} {
+		w, rest, err := readContinue(json.RawMessage(raw))
+		if err != nil || w == nil || w.Offset != 10 || string(rest) != `{"class":"a/B"}` {
+			t.Errorf("%s: window %+v, rest %s, %v", raw, w, rest, err)
+		}
+	}
+	for _, raw := range []string{`{"class":"a/B"}`, `{"class":"a\"B"}`, `{}`, ``} {
+		if w, rest, err := readContinue(json.RawMessage(raw)); err != nil || w != nil || string(rest) != raw {
+			t.Errorf("%s: window %+v, rest %s, %v", raw, w, rest, err)
+		}
 	}
 }

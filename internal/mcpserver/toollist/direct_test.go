@@ -102,7 +102,7 @@ func newDirectServer(t *testing.T) *directServer {
 		}
 		return &auth.TokenInfo{UserID: acct.Name, Expiration: time.Now().Add(time.Hour), Extra: map[string]any{"account": acct}}, nil
 	}
-	hs := httptest.NewServer(auth.RequireBearerToken(verify, nil)(d.cache.Direct(counted, around, 0)))
+	hs := httptest.NewServer(auth.RequireBearerToken(verify, nil)(d.cache.Direct(counted, DirectOptions{Around: around})))
 	t.Cleanup(hs.Close)
 	d.url = hs.URL
 	return d

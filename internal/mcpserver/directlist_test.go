@@ -101,20 +101,24 @@ func TestSessionsListTheirToolsFromTheAnswerKept(t *testing.T) {
 	url := serve(t, mcpserver.Options{})
 	first, rec := connectRecording(t, url, token)
 	want := toolNames(t, first)
-	g.Expect(toolNames(t, first)).To(Equal(want))
+	g.Expect(rec.answers()).To(Equal([]string{"text/event-stream"}), "the first list is the SDK's")
 	second, rec2 := connectRecording(t, url, token)
-	g.Expect(toolNames(t, second)).To(Equal(want))
-	g.Expect(rec.answers()).To(HaveLen(2))
-	g.Expect(rec.answers()[0]).To(HavePrefix("text/event-stream"), "the first list is the SDK's")
-	g.Expect(rec.answers()[1]).To(HavePrefix("application/json"), "a list asked again is the answer kept")
-	g.Expect(rec2.answers()).To(Equal([]string{"application/json"}), "another session of the account lists from the same answer")
+	// (Eventually: a catalog change that another test's cleanup makes in between
+	// has the next list rendered again.)
+	g.Eventually(func() bool {
+		a, b := toolNames(t, first), toolNames(t, second)
+		ra, rb := rec.answers(), rec2.answers()
+		return a == b && strings.HasPrefix(ra[len(ra)-1], "application/json") && strings.HasPrefix(rb[len(rb)-1], "application/json")
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(),
+		"a list asked again, in the session and in another of the account, is the answer kept, the same")
 
 	tn := newTenant(t, metav1alpha1.Permissions{Tools: []string{"sandbar_entity_*"}})
 	other, _ := connectRecording(t, url, tn.token)
 	own := toolNames(t, other)
 	g.Expect(own).NotTo(Equal(want))
 	g.Expect(own).NotTo(ContainSubstring(`"name":"sandbar_class_`))
-	g.Expect(toolNames(t, first)).To(Equal(want))
+	g.Expect(want).To(ContainSubstring(`"name":"sandbar_class_`))
+	g.Expect(toolNames(t, first)).To(ContainSubstring(`"name":"sandbar_class_`))
 }
 
 // rawList posts a tools/list to a session with a token and returns the status and body.

@@ -54,6 +54,22 @@ func statelessThroughReplicas(t *testing.T, c client.Client, manager string, arg
 	})
 	secondURL := "http://" + mcpAddr + "/mcp"
 	waitForMCP(t, secondURL, token)
+	// A replica answers as soon as its catalog has the account, and serves the
+	// catalog's tools a moment after: wait for the class's tool on the second replica
+	// itself before the client goes through both.
+	direct, err := mcp.NewClient(&mcp.Implementation{Name: "sandbar-e2e", Version: "1"}, nil).Connect(ctx,
+		&mcp.StreamableClientTransport{Endpoint: secondURL, MaxRetries: -1,
+			HTTPClient: &http.Client{Transport: testenv.Bearer{Token: token}}}, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Eventually(func() []*mcp.Tool {
+		tools, err := direct.ListTools(ctx, nil)
+		if err != nil {
+			return nil
+		}
+		return tools.Tools
+	}).WithTimeout(timeout).WithPolling(100*time.Millisecond).Should(ContainElement(HaveField("Name", "sandbar_class_zorp_SpaceBoot")),
+		"the second replica serves the class's tool")
+	_ = direct.Close()
 
 	lb, stop, err := faults.Balance(first, secondURL)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -320,7 +320,9 @@ func (s *Server) follow(ctx context.Context) {
 			return
 		case <-changed:
 		}
-		if wait := syncInterval - time.Since(synced); wait > 0 {
+		// The store's empty first snapshot (version 0) is all a server has before its
+		// catalog is first built: that build is served at once, not after the interval.
+		if wait := syncInterval - time.Since(synced); wait > 0 && snap.Version > 0 {
 			select {
 			case <-ctx.Done():
 				return

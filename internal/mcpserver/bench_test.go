@@ -191,25 +191,17 @@ func toolsOf(b *testing.B, url string) []*mcp.Tool {
 // its nextCursor, and decodes nothing else. What it measures is the server's work
 // and the bytes on the wire.
 func BenchmarkToolsList1000Classes(b *testing.B) {
-	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
-	waitTools(b, benchSession(b, url, token), 1000)
+	url := syntheticServer(b)
 	l := newRawLister(b, url, token)
-	for b.Loop() {
-		l.list(b)
-	}
-	b.ReportMetric(float64(l.bytes), "bytes/list")
+	l.run(b)
 }
 
 // BenchmarkToolsList1000ClassesBaseline lists the same 1,000 tools from a bare go-sdk
 // server, with the same client.
 func BenchmarkToolsList1000ClassesBaseline(b *testing.B) {
-	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
-	waitTools(b, benchSession(b, url, token), 1000)
+	url := syntheticServer(b)
 	l := newRawLister(b, bareServer(b, toolsOf(b, url)), "")
-	for b.Loop() {
-		l.list(b)
-	}
-	b.ReportMetric(float64(l.bytes), "bytes/list")
+	l.run(b)
 }
 
 // BenchmarkToolsList1000ClassesFloor lists the same 1,000 tools from a bare go-sdk
@@ -219,39 +211,27 @@ func BenchmarkToolsList1000ClassesBaseline(b *testing.B) {
 // go-sdk answers tools/list in less; BenchmarkToolsList1000Classes against this floor
 // says how much of the rest is Sandbar's.
 func BenchmarkToolsList1000ClassesFloor(b *testing.B) {
-	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
-	waitTools(b, benchSession(b, url, token), 1000)
+	url := syntheticServer(b)
 	l := newRawLister(b, renderedServer(b, toolsOf(b, url)), "")
-	for b.Loop() {
-		l.list(b)
-	}
-	b.ReportMetric(float64(l.bytes), "bytes/list")
+	l.run(b)
 }
 
 // BenchmarkToolsList1000ClassesStateless is BenchmarkToolsList1000Classes for a
 // client of the stateless revision (2026-07-28): each list is a request of its own.
 func BenchmarkToolsList1000ClassesStateless(b *testing.B) {
-	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
-	waitTools(b, benchSession(b, url, token), 1000)
+	url := syntheticServer(b)
 	l := newStatelessLister(url, token)
-	for b.Loop() {
-		l.list(b)
-	}
-	b.ReportMetric(float64(l.bytes), "bytes/list")
+	l.run(b)
 }
 
 // BenchmarkToolsList1000ClassesStatelessBaseline lists the same 1,000 tools from a
 // bare go-sdk server of the stateless revision (its handler's Stateless option), with
 // the same client.
 func BenchmarkToolsList1000ClassesStatelessBaseline(b *testing.B) {
-	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
-	waitTools(b, benchSession(b, url, token), 1000)
+	url := syntheticServer(b)
 	bare := serveBareWith(b, bareSDKServer(toolsOf(b, url)), &mcp.StreamableHTTPOptions{Stateless: true})
 	l := newStatelessLister(bare, "")
-	for b.Loop() {
-		l.list(b)
-	}
-	b.ReportMetric(float64(l.bytes), "bytes/list")
+	l.run(b)
 }
 
 // BenchmarkToolsList1000ClassesSDKClient lists the 1,000 classes' tools with the go-sdk
@@ -269,8 +249,7 @@ func BenchmarkToolsList1000ClassesSDKClient(b *testing.B) {
 // BenchmarkToolsList1000ClassesSDKClientBaseline lists the same 1,000 tools from a bare
 // go-sdk server with the go-sdk client.
 func BenchmarkToolsList1000ClassesSDKClientBaseline(b *testing.B) {
-	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
-	waitTools(b, benchSession(b, url, token), 1000)
+	url := syntheticServer(b)
 	cs := benchSession(b, bareServer(b, toolsOf(b, url)), "")
 	for b.Loop() {
 		listAll(b, cs)
@@ -339,6 +318,23 @@ func (l *rawLister) post(b *testing.B, msg map[string]any) []byte {
 		b.Fatalf("HTTP %d: %v", resp.StatusCode, err)
 	}
 	return l.buf.Bytes()
+}
+
+// syntheticServer serves syntheticCatalog with per-class tools until the benchmark
+// ends, once every tool is listed.
+func syntheticServer(b *testing.B) string {
+	b.Helper()
+	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	waitTools(b, benchSession(b, url, token), 1000)
+	return url
+}
+
+// run lists the tools for the benchmark's loop and reports the bytes of a list.
+func (l *rawLister) run(b *testing.B) {
+	for b.Loop() {
+		l.list(b)
+	}
+	b.ReportMetric(float64(l.bytes), "bytes/list")
 }
 
 // list reads every page of tools/list.

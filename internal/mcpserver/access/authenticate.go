@@ -351,28 +351,16 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		return info, nil
 	}, &auth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
 
+	// The refusals are written in frames of their own: what stays on the stack
+	// while the request is served is this small one.
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		info, failure := a.check(r)
 		if failure != nil {
-			if failure.limited {
-				w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(float64(failedAuthBurst)/failedAuthPerSec))))
-				writeJSONError(w, http.StatusTooManyRequests, "too many failed attempts")
-				return
-			}
-			ctrl.LoggerFrom(r.Context()).WithName("mcp").Info("authentication failed",
-				"reason", failure.reason, "remote", r.RemoteAddr)
-			authFailures.WithLabelValues(failureLabel(failure)).Inc()
-			w.Header().Set("WWW-Authenticate", `Bearer realm="`+Realm+`"`)
-			msg := "invalid token"
-			if failure.missing {
-				msg = "Bearer token required"
-			}
-			writeJSONError(w, http.StatusUnauthorized, msg)
+			refuse(w, r, failure)
 			return
 		}
 		if ok, wait := a.allow(info.Extra["account"].(*catalog.Account)); !ok {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			writeJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
+			rateLimited(w, wait)
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), tokenInfoCtx{}, info))
@@ -382,6 +370,31 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 		}
 		sdk.ServeHTTP(w, r)
 	})
+}
+
+// refuse answers a request whose token did not pass: 429 once the client's failed
+// attempts are spent, else 401.
+func refuse(w http.ResponseWriter, r *http.Request, failure *authFailure) {
+	if failure.limited {
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(float64(failedAuthBurst)/failedAuthPerSec))))
+		writeJSONError(w, http.StatusTooManyRequests, "too many failed attempts")
+		return
+	}
+	ctrl.LoggerFrom(r.Context()).WithName("mcp").Info("authentication failed",
+		"reason", failure.reason, "remote", r.RemoteAddr)
+	authFailures.WithLabelValues(failureLabel(failure)).Inc()
+	w.Header().Set("WWW-Authenticate", `Bearer realm="`+Realm+`"`)
+	msg := "invalid token"
+	if failure.missing {
+		msg = "Bearer token required"
+	}
+	writeJSONError(w, http.StatusUnauthorized, msg)
+}
+
+// rateLimited answers a request over its account's rate: 429, and when to try again.
+func rateLimited(w http.ResponseWriter, wait time.Duration) {
+	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	writeJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
 }
 
 // check authenticates a request. Failed attempts are limited per client address and

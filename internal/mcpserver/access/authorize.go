@@ -214,76 +214,95 @@ func (g *Guard) Refusal(method, canonical string) error {
 // (resources themselves in package resources).
 func (g *Guard) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		acct := AccountOf(req.GetExtra())
-		switch method {
-		case "tools/list":
-			res, err := next(ctx, method, req)
-			if err != nil {
-				return res, err
-			}
-			list := res.(*mcp.ListToolsResult)
-			out := *list
-			out.Tools = list.Tools[:0:0]
-			budget := g.Budget(acct)
-			for _, t := range list.Tools {
-				info, ok := g.served.Lookup(t.Name)
-				if !ok || !MayCall(acct, t.Name, info) || !budget.Shows(info) {
-					continue
-				}
-				if info.Schema != nil {
-					own := *t
-					own.InputSchema = info.Schema(acct)
-					t = &own
-				}
-				out.Tools = append(out.Tools, t)
-			}
-			return &out, nil
-		case "tools/call":
-			name := req.(*mcp.CallToolRequest).Params.Name
-			info, ok := g.served.Lookup(name)
-			if !ok {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q (tools/list has the tools this account may call)", name)}
-			}
-			if !MayCall(acct, name, info) {
-				tool.Count(name, "forbidden")
-				if info.Explicit && acct != nil && !acct.Permissions.ReadOnly {
-					return tool.ErrorResult(fmt.Sprintf("forbidden: the tool %q is granted only by name: no glob such as \"*\" allows it; "+
-						"an admin may add %q to this account's spec.permissions.tools", name, name)), nil
-				}
-				return tool.ErrorResult(fmt.Sprintf(
-					"forbidden: this account's permissions do not allow the tool %q (see tools/list for the tools it may call)", name)), nil
-			}
-			if budget := g.Budget(acct); !budget.Shows(info) {
-				tool.Count(name, "forbidden")
-				if info.Fallback {
-					return tool.ErrorResult(fmt.Sprintf("the tool %q is not served to this account: it is served each class's own create tool "+
-						"(see tools/list)", name)), nil
-				}
-				return tool.ErrorResult(fmt.Sprintf("the tool %q is not served to this account: with the per-class tools it would see %d tools, "+
-					"more than the %d its clients take (%s); call %s with {\"class\": %q} instead",
-					name, budget.Would, budget.Limit, budget.Client, tool.Encode(g.style, "sandbar.entity.create"), info.Class)), nil
-			}
-		case "prompts/list":
-			if !g.May(acct, PromptsVerb) {
-				return &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}}, nil
-			}
-		case "prompts/get":
-			if !g.May(acct, PromptsVerb) {
-				return nil, g.Refusal(method, PromptsVerb)
-			}
-		case "resources/templates/list":
-			if !g.May(acct, InstancesVerb) {
-				return &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}, nil
-			}
-		case "completion/complete":
-			ref := req.(*mcp.CompleteRequest).Params.Ref
-			if ref != nil && ref.Type == "ref/prompt" && !g.May(acct, PromptsVerb) {
-				return nil, g.Refusal(method, PromptsVerb)
-			}
-			if ref != nil && ref.Type == "ref/resource" && !g.May(acct, InstancesVerb) {
-				return nil, g.Refusal(method, InstancesVerb)
-			}
+		// The checks run in frames of their own: what stays on the stack while
+		// next serves the request is this small one.
+		if method == "tools/list" {
+			return g.list(ctx, method, req, next)
+		}
+		if res, err := g.refuse(method, req); res != nil || err != nil {
+			return res, err
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// list is the tools/list of next without the tools the caller may not call, each
+// with the schema the caller's permissions give it.
+func (g *Guard) list(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	if err != nil {
+		return res, err
+	}
+	acct := AccountOf(req.GetExtra())
+	list := res.(*mcp.ListToolsResult)
+	out := *list
+	out.Tools = list.Tools[:0:0]
+	budget := g.Budget(acct)
+	for _, t := range list.Tools {
+		info, ok := g.served.Lookup(t.Name)
+		if !ok || !MayCall(acct, t.Name, info) || !budget.Shows(info) {
+			continue
+		}
+		if info.Schema != nil {
+			own := *t
+			own.InputSchema = info.Schema(acct)
+			t = &own
+		}
+		out.Tools = append(out.Tools, t)
+	}
+	return &out, nil
+}
+
+// refuse is the answer to a request the caller's permissions do not allow (a
+// result with isError, an empty list or an error), or nil, nil.
+func (g *Guard) refuse(method string, req mcp.Request) (mcp.Result, error) {
+	acct := AccountOf(req.GetExtra())
+	switch method {
+	case "tools/call":
+		name := req.(*mcp.CallToolRequest).Params.Name
+		info, ok := g.served.Lookup(name)
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q (tools/list has the tools this account may call)", name)}
+		}
+		if !MayCall(acct, name, info) {
+			tool.Count(name, "forbidden")
+			if info.Explicit && acct != nil && !acct.Permissions.ReadOnly {
+				return tool.ErrorResult(fmt.Sprintf("forbidden: the tool %q is granted only by name: no glob such as \"*\" allows it; "+
+					"an admin may add %q to this account's spec.permissions.tools", name, name)), nil
+			}
+			return tool.ErrorResult(fmt.Sprintf(
+				"forbidden: this account's permissions do not allow the tool %q (see tools/list for the tools it may call)", name)), nil
+		}
+		if budget := g.Budget(acct); !budget.Shows(info) {
+			tool.Count(name, "forbidden")
+			if info.Fallback {
+				return tool.ErrorResult(fmt.Sprintf("the tool %q is not served to this account: it is served each class's own create tool "+
+					"(see tools/list)", name)), nil
+			}
+			return tool.ErrorResult(fmt.Sprintf("the tool %q is not served to this account: with the per-class tools it would see %d tools, "+
+				"more than the %d its clients take (%s); call %s with {\"class\": %q} instead",
+				name, budget.Would, budget.Limit, budget.Client, tool.Encode(g.style, "sandbar.entity.create"), info.Class)), nil
+		}
+	case "prompts/list":
+		if !g.May(acct, PromptsVerb) {
+			return &mcp.ListPromptsResult{Prompts: []*mcp.Prompt{}}, nil
+		}
+	case "prompts/get":
+		if !g.May(acct, PromptsVerb) {
+			return nil, g.Refusal(method, PromptsVerb)
+		}
+	case "resources/templates/list":
+		if !g.May(acct, InstancesVerb) {
+			return &mcp.ListResourceTemplatesResult{ResourceTemplates: []*mcp.ResourceTemplate{}}, nil
+		}
+	case "completion/complete":
+		ref := req.(*mcp.CompleteRequest).Params.Ref
+		if ref != nil && ref.Type == "ref/prompt" && !g.May(acct, PromptsVerb) {
+			return nil, g.Refusal(method, PromptsVerb)
+		}
+		if ref != nil && ref.Type == "ref/resource" && !g.May(acct, InstancesVerb) {
+			return nil, g.Refusal(method, InstancesVerb)
+		}
+	}
+	return nil, nil
 }

@@ -280,61 +280,77 @@ func (a *Adapter) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			ctx = context.WithValue(ctx, statelessKey{}, true)
 			return a.stateless(ctx, method, req, next)
 		}
+		// What the adapter changes runs in frames of its own: what stays on the
+		// stack while next serves any other request is this small one.
 		switch method {
-		case "tasks/update":
-			// The extension's; 2025-11-25's Tasks have no such method.
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
-		case "initialize":
-			res, err := next(ctx, method, req)
-			if err != nil {
-				return res, err
-			}
-			init := res.(*mcp.InitializeResult)
-			caps := map[string]any{}
-			b, _ := json.Marshal(init.Capabilities)
-			_ = json.Unmarshal(b, &caps)
-			caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{},
-				"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
-			out := &initializeResult{Capabilities: caps, Instructions: init.Instructions, ProtocolVersion: init.ProtocolVersion, ServerInfo: init.ServerInfo}
-			out.Meta = init.Meta
-			return out, nil
-		case "tools/list":
-			res, err := next(ctx, method, req)
-			if err != nil {
-				return res, err
-			}
-			list := res.(*mcp.ListToolsResult)
-			out := &toolListResult{Tools: make([]toolWithExecution, 0, len(list.Tools)), NextCursor: list.NextCursor}
-			for _, t := range list.Tools {
-				out.Tools = append(out.Tools, toolWithExecution{Tool: t, Execution: toolExecution{TaskSupport: a.support(t.Name)}})
-			}
-			return out, nil
+		case "tasks/update", "initialize", "tools/list":
+			return a.adapt(ctx, method, req, next)
 		case "tools/call":
-			raw := ""
-			if h := req.GetExtra(); h != nil && h.Header != nil {
-				raw = h.Header.Get(header)
+			if h := req.GetExtra(); h != nil && h.Header != nil && h.Header.Get(header) != "" {
+				return a.adapt(ctx, method, req, next)
 			}
-			if raw == "" {
-				break
-			}
-			name := req.(*mcp.CallToolRequest).Params.Name
-			if a.support(name) != Optional {
-				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-					Message: fmt.Sprintf("tool %q does not run as a task (execution.taskSupport is forbidden)", name)}
-			}
-			var task struct {
-				TTL *int64 `json:"ttl"`
-			}
-			_ = json.Unmarshal([]byte(raw), &task)
-			r := &process.Request{TTLMillis: task.TTL}
-			res, err := next(process.WithRequest(ctx, r), method, req)
-			if err != nil || r.Started == nil {
-				return res, err // the tool failed before it started a process
-			}
-			return &createTaskResult{Task: process.TaskOf(r.Started)}, nil
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// adapt serves what 2025-11-25's Tasks change: the capability, each tool's
+// execution.taskSupport, and a task-augmented tools/call.
+func (a *Adapter) adapt(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	switch method {
+	case "tasks/update":
+		// The extension's; 2025-11-25's Tasks have no such method.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
+	case "initialize":
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		init := res.(*mcp.InitializeResult)
+		caps := map[string]any{}
+		b, _ := json.Marshal(init.Capabilities)
+		_ = json.Unmarshal(b, &caps)
+		caps["tasks"] = map[string]any{"list": map[string]any{}, "cancel": map[string]any{},
+			"requests": map[string]any{"tools": map[string]any{"call": map[string]any{}}}}
+		out := &initializeResult{Capabilities: caps, Instructions: init.Instructions, ProtocolVersion: init.ProtocolVersion, ServerInfo: init.ServerInfo}
+		out.Meta = init.Meta
+		return out, nil
+	case "tools/list":
+		res, err := next(ctx, method, req)
+		if err != nil {
+			return res, err
+		}
+		list := res.(*mcp.ListToolsResult)
+		out := &toolListResult{Tools: make([]toolWithExecution, 0, len(list.Tools)), NextCursor: list.NextCursor}
+		for _, t := range list.Tools {
+			out.Tools = append(out.Tools, toolWithExecution{Tool: t, Execution: toolExecution{TaskSupport: a.support(t.Name)}})
+		}
+		return out, nil
+	case "tools/call":
+		raw := ""
+		if h := req.GetExtra(); h != nil && h.Header != nil {
+			raw = h.Header.Get(header)
+		}
+		if raw == "" {
+			break
+		}
+		name := req.(*mcp.CallToolRequest).Params.Name
+		if a.support(name) != Optional {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+				Message: fmt.Sprintf("tool %q does not run as a task (execution.taskSupport is forbidden)", name)}
+		}
+		var task struct {
+			TTL *int64 `json:"ttl"`
+		}
+		_ = json.Unmarshal([]byte(raw), &task)
+		r := &process.Request{TTLMillis: task.TTL}
+		res, err := next(process.WithRequest(ctx, r), method, req)
+		if err != nil || r.Started == nil {
+			return res, err // the tool failed before it started a process
+		}
+		return &createTaskResult{Task: process.TaskOf(r.Started)}, nil
+	}
+	return next(ctx, method, req)
 }
 
 // stateless serves a request of the stateless revision: the extension's form of
@@ -343,29 +359,12 @@ func (a *Adapter) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 func (a *Adapter) stateless(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	switch method {
 	case "server/discover":
-		res, err := next(ctx, method, req)
-		if err != nil {
-			return res, err
-		}
-		if d, ok := res.(*mcp.DiscoverResult); ok && d.Capabilities != nil {
-			caps := *d.Capabilities
-			caps.Extensions = maps.Clone(caps.Extensions)
-			caps.AddExtension(Extension, map[string]any{})
-			d.Capabilities = &caps
-		}
-		return res, nil
+		return discover(ctx, method, req, next)
 	case "tools/call":
-		name := req.(*mcp.CallToolRequest).Params.Name
-		if a.support(name) != Optional || !declaresExtension(req) {
-			break // the tool answers in full, as to any client without Tasks
+		if a.support(req.(*mcp.CallToolRequest).Params.Name) == Optional && declaresExtension(req) {
+			return a.statelessTask(ctx, method, req, next)
 		}
-		r := &process.Request{}
-		res, err := next(process.WithRequest(ctx, r), method, req)
-		if err != nil || r.Started == nil {
-			return res, err // the tool failed before it started a process
-		}
-		t, _ := a.detailed(ctx, r.Started, false) // without the result: no error
-		return t, nil
+		// Else the tool answers in full, as to any client without Tasks.
 	case "tasks/get", "tasks/update", "tasks/cancel":
 		if !declaresExtension(req) {
 			return nil, missingExtension(method)
@@ -376,6 +375,34 @@ func (a *Adapter) stateless(ctx context.Context, method string, req mcp.Request,
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: "method not found"}
 	}
 	return next(ctx, method, req)
+}
+
+// discover is the server/discover of next with the Tasks extension among the
+// capabilities.
+func discover(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	res, err := next(ctx, method, req)
+	if err != nil {
+		return res, err
+	}
+	if d, ok := res.(*mcp.DiscoverResult); ok && d.Capabilities != nil {
+		caps := *d.Capabilities
+		caps.Extensions = maps.Clone(caps.Extensions)
+		caps.AddExtension(Extension, map[string]any{})
+		d.Capabilities = &caps
+	}
+	return res, nil
+}
+
+// statelessTask serves a tools/call of a tool that runs as a task to a client of
+// the extension: the task, as tools/call answers it.
+func (a *Adapter) statelessTask(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	r := &process.Request{}
+	res, err := next(process.WithRequest(ctx, r), method, req)
+	if err != nil || r.Started == nil {
+		return res, err // the tool failed before it started a process
+	}
+	t, _ := a.detailed(ctx, r.Started, false) // without the result: no error
+	return t, nil
 }
 
 // missingExtension refuses a method of the extension to a request that did not

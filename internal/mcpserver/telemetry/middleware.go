@@ -96,40 +96,62 @@ func (t *Telemetry) Middleware(served *tool.Table) mcp.Middleware {
 		if !t.on() {
 			return next
 		}
+		// What the middleware does before and after runs in frames of their own:
+		// what stays on the stack while next serves the request is this small one.
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			start := time.Now()
-			r := t.describe(method, req, served)
-			ctx = context.WithValue(ctx, requestIDKey{}, r.id)
-			ctx, subject := tool.WithSubject(ctx)
-			var span trace.Span
-			if t.tracing {
-				ctx = t.propagator.Extract(ctx, r.carrier)
-				ctx, span = t.tracer.Start(ctx, r.spanName(), trace.WithSpanKind(trace.SpanKindServer),
-					trace.WithTimestamp(start), trace.WithAttributes(r.attrs...))
-				// A request of the stateless revision is a session of its own, not one.
-				if ss := r.session; ss != nil && !transport.StatelessSession(ss) {
-					sessions.follow(ss, t, r.protocol)
-				}
-			}
-			res, err := next(ctx, method, req)
-			o := classify(method, res, err)
-			obj := subject.Object()
-			if t.tracing {
-				t.end(ctx, span, r, o, obj, start)
-			}
-			if t.audit != nil && (o.denied || r.mutating || obj.Started) {
-				t.record(span, r, o, obj, req)
-			}
-			var proc processRef
-			if obj.ProcessName != "" {
-				proc = processRef(obj.ProcessNamespace + "/" + obj.ProcessName)
-			}
-			t.requests.line(r, o, proc, time.Since(start))
-			if err == nil {
-				stampResult(method, res, r.id)
-			}
+			c := t.begin(ctx, method, req, served, sessions)
+			res, err := next(c.ctx, method, req)
+			t.finish(&c, method, req, res, err)
 			return res, err
 		}
+	}
+}
+
+// call is what the middleware keeps of a request while it is served.
+type call struct {
+	ctx     context.Context
+	start   time.Time
+	r       *request
+	subject *tool.Subject
+	span    trace.Span
+}
+
+// begin reads a request, and starts its span when tracing.
+func (t *Telemetry) begin(ctx context.Context, method string, req mcp.Request, served *tool.Table, sessions *sessionClock) call {
+	c := call{start: time.Now(), r: t.describe(method, req, served)}
+	ctx = context.WithValue(ctx, requestIDKey{}, c.r.id)
+	ctx, c.subject = tool.WithSubject(ctx)
+	if t.tracing {
+		ctx = t.propagator.Extract(ctx, c.r.carrier)
+		ctx, c.span = t.tracer.Start(ctx, c.r.spanName(), trace.WithSpanKind(trace.SpanKindServer),
+			trace.WithTimestamp(c.start), trace.WithAttributes(c.r.attrs...))
+		// A request of the stateless revision is a session of its own, not one.
+		if ss := c.r.session; ss != nil && !transport.StatelessSession(ss) {
+			sessions.follow(ss, t, c.r.protocol)
+		}
+	}
+	c.ctx = ctx
+	return c
+}
+
+// finish ends the span, and writes the audit event and the request log's line.
+func (t *Telemetry) finish(c *call, method string, req mcp.Request, res mcp.Result, err error) {
+	r := c.r
+	o := classify(method, res, err)
+	obj := c.subject.Object()
+	if t.tracing {
+		t.end(c.ctx, c.span, r, o, obj, c.start)
+	}
+	if t.audit != nil && (o.denied || r.mutating || obj.Started) {
+		t.record(c.span, r, o, obj, req)
+	}
+	var proc processRef
+	if obj.ProcessName != "" {
+		proc = processRef(obj.ProcessNamespace + "/" + obj.ProcessName)
+	}
+	t.requests.line(r, o, proc, time.Since(c.start))
+	if err == nil {
+		stampResult(method, res, r.id)
 	}
 }
 

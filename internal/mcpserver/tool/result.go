@@ -83,56 +83,68 @@ func Handler(d *Def, name string, call func(*mcp.CallToolRequest) (*Call, error)
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		start := time.Now()
 		defer func() { duration.WithLabelValues(name).Observe(time.Since(start).Seconds()) }()
-		c, err := call(req)
-		if err == nil && c.Deadline > 0 {
-			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, deadlineOf(d, c))
-			defer cancel()
-		}
-		var out any
-		var w *window
-		args := req.Params.Arguments
-		if err == nil && d.ReadOnly {
-			w, args, err = readContinue(args)
-		}
-		if err == nil {
-			out, err = d.Run(ctx, c, args)
-		}
-		var res *mcp.CallToolResult
-		if err == nil {
-			res, err = bound(jsonResult(out, c.Bounds.Scrub), d, name, c.Bounds, w)
-		}
-		var de *DomainError
-		var rpc *jsonrpc.Error
-		denied, forbidden := Denied(err)
-		switch {
-		case errors.As(err, &de):
-			Count(name, "error")
-			return ErrorResult(de.Message), nil
-		case forbidden:
-			Count(name, "forbidden")
-			return ErrorResult(denied), nil
-		case errors.As(err, &rpc):
-			Count(name, "protocol_error")
-			return nil, rpc
-		case err != nil && errors.Is(ctx.Err(), context.Canceled):
-			// The client cancelled the call (notifications/cancelled) or went away:
-			// its API work stopped with ctx, and nobody reads the answer.
-			Count(name, "cancelled")
-			return ErrorResult("the call was cancelled"), nil
-		case err != nil:
-			if msg, ok := Unavailable(ctx, err, d, c); ok {
-				Count(name, "unavailable")
-				ctrl.LoggerFrom(ctx).WithName("mcp").Info("tool call met a Kubernetes API fault", "tool", name, "error", err.Error())
-				return ErrorResult(msg), nil
-			}
-			Count(name, "internal_error")
-			ctrl.LoggerFrom(ctx).WithName("mcp").Error(err, "tool call failed", "tool", name)
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error; the server log has the details"}
-		}
-		Count(name, "ok")
-		return res, nil
+		return handle(ctx, d, name, call, req)
 	}
+}
+
+// handle runs a call. What maps its outcome to the protocol runs in a frame of its
+// own, apart from the tool's: the handler goroutine's stack, which the tool's work
+// deepens, grows (and is copied) only as far as it must.
+func handle(ctx context.Context, d *Def, name string, call func(*mcp.CallToolRequest) (*Call, error), req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+	c, err := call(req)
+	if err == nil && c.Deadline > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, deadlineOf(d, c))
+		defer cancel()
+	}
+	var out any
+	var w *window
+	args := req.Params.Arguments
+	if err == nil && d.ReadOnly {
+		w, args, err = readContinue(args)
+	}
+	if err == nil {
+		out, err = d.Run(ctx, c, args)
+	}
+	return answer(ctx, d, name, c, w, out, err)
+}
+
+// answer is the protocol's answer to a call that returned out or err.
+func answer(ctx context.Context, d *Def, name string, c *Call, w *window, out any, err error) (*mcp.CallToolResult, error) {
+	var res *mcp.CallToolResult
+	if err == nil {
+		res, err = bound(jsonResult(out, c.Bounds.Scrub), d, name, c.Bounds, w)
+	}
+	var de *DomainError
+	var rpc *jsonrpc.Error
+	denied, forbidden := Denied(err)
+	switch {
+	case errors.As(err, &de):
+		Count(name, "error")
+		return ErrorResult(de.Message), nil
+	case forbidden:
+		Count(name, "forbidden")
+		return ErrorResult(denied), nil
+	case errors.As(err, &rpc):
+		Count(name, "protocol_error")
+		return nil, rpc
+	case err != nil && errors.Is(ctx.Err(), context.Canceled):
+		// The client cancelled the call (notifications/cancelled) or went away:
+		// its API work stopped with ctx, and nobody reads the answer.
+		Count(name, "cancelled")
+		return ErrorResult("the call was cancelled"), nil
+	case err != nil:
+		if msg, ok := Unavailable(ctx, err, d, c); ok {
+			Count(name, "unavailable")
+			ctrl.LoggerFrom(ctx).WithName("mcp").Info("tool call met a Kubernetes API fault", "tool", name, "error", err.Error())
+			return ErrorResult(msg), nil
+		}
+		Count(name, "internal_error")
+		ctrl.LoggerFrom(ctx).WithName("mcp").Error(err, "tool call failed", "tool", name)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "internal error; the server log has the details"}
+	}
+	Count(name, "ok")
+	return res, nil
 }
 
 // Denied is what to tell a caller whom Kubernetes (or the account's own

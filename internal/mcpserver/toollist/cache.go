@@ -123,40 +123,47 @@ func (c *Cache) Stats() (entries, bytes int, hits, misses uint64) {
 func (c *Cache) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/list" {
+			// Every other method passes through a frame this small: the handler
+			// goroutine's stack grows (and is copied) only as deep as it must.
 			return next(ctx, method, req)
 		}
-		k := keyOf(req)
-		c.mu.Lock()
-		k.generation = c.generation
-		if el, ok := c.entries[k]; ok && k.generation%2 == 0 {
-			c.order.MoveToFront(el)
-			c.hits++
-			body := el.Value.(*entry).body
-			c.mu.Unlock()
-			return &Answer{body: body, keep: c.keepDirect(k, req)}, nil
-		}
-		c.misses++
-		c.mu.Unlock()
+		return c.list(ctx, method, req, next)
+	}
+}
 
-		res, err := next(ctx, method, req)
-		if err != nil || res == nil || len(res.GetMeta()) > 0 {
-			return res, err
-		}
-		if l, ok := res.(*mcp.ListToolsResult); ok && transport.StatelessRequest(req) {
-			// The SDK marks the answers of the stateless revision complete after the
-			// middleware have run, and only on its own types: a rendered answer says
-			// so itself.
-			own := *l
-			own.ResultType = "complete"
-			res = &own
-		}
-		body, err := render(redact.Value(res))
-		if err != nil || len(body) < 2 || body[0] != '{' {
-			return res, nil // not an object: send it as it is, uncached
-		}
-		c.put(k, body)
+// list answers a tools/list from the cache, or renders the answer of next and keeps it.
+func (c *Cache) list(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+	k := keyOf(req)
+	c.mu.Lock()
+	k.generation = c.generation
+	if el, ok := c.entries[k]; ok && k.generation%2 == 0 {
+		c.order.MoveToFront(el)
+		c.hits++
+		body := el.Value.(*entry).body
+		c.mu.Unlock()
 		return &Answer{body: body, keep: c.keepDirect(k, req)}, nil
 	}
+	c.misses++
+	c.mu.Unlock()
+
+	res, err := next(ctx, method, req)
+	if err != nil || res == nil || len(res.GetMeta()) > 0 {
+		return res, err
+	}
+	if l, ok := res.(*mcp.ListToolsResult); ok && transport.StatelessRequest(req) {
+		// The SDK marks the answers of the stateless revision complete after the
+		// middleware have run, and only on its own types: a rendered answer says
+		// so itself.
+		own := *l
+		own.ResultType = "complete"
+		res = &own
+	}
+	body, err := render(redact.Value(res))
+	if err != nil || len(body) < 2 || body[0] != '{' {
+		return res, nil // not an object: send it as it is, uncached
+	}
+	c.put(k, body)
+	return &Answer{body: body, keep: c.keepDirect(k, req)}, nil
 }
 
 // render encodes an answer as the SDK does: without HTML escapes.

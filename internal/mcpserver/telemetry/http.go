@@ -77,20 +77,20 @@ func (t *Telemetry) Authentication(authn func(http.Handler) http.Handler) func(h
 			next.ServeHTTP(w, r)
 		}))
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+			rec := &statusRecorder{Recorder: transport.Recorder{ResponseWriter: w}}
 			inner.ServeHTTP(rec, r)
 			if rec.passed {
 				return
 			}
 			var reason string
-			switch {
-			case rec.code == http.StatusUnauthorized && r.Header.Get("Authorization") == "":
+			switch code := rec.Status(); {
+			case code == http.StatusUnauthorized && r.Header.Get("Authorization") == "":
 				reason = "no bearer token"
-			case rec.code == http.StatusUnauthorized:
+			case code == http.StatusUnauthorized:
 				reason = "invalid bearer token"
-			case rec.code == http.StatusForbidden:
+			case code == http.StatusForbidden:
 				reason = "access token lacks a required scope"
-			case rec.code == http.StatusTooManyRequests:
+			case code == http.StatusTooManyRequests:
 				reason = "too many requests"
 			default:
 				return
@@ -100,23 +100,10 @@ func (t *Telemetry) Authentication(authn func(http.Handler) http.Handler) func(h
 	}
 }
 
+// statusRecorder notes the status of the authentication's answer, and whether it
+// let the request through.
 type statusRecorder struct {
-	http.ResponseWriter
-	code int
+	transport.Recorder
 	// passed is set when the authentication let the request through.
 	passed bool
 }
-
-func (r *statusRecorder) WriteHeader(code int) {
-	r.code = code
-	r.ResponseWriter.WriteHeader(code)
-}
-
-// Flush keeps server-sent event streams working through the recorder.
-func (r *statusRecorder) Flush() {
-	if f, ok := r.ResponseWriter.(http.Flusher); ok {
-		f.Flush()
-	}
-}
-
-func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }

@@ -106,9 +106,9 @@ func (c *Cache) Direct(next http.Handler, o DirectOptions) http.Handler {
 			if c.session(w, r, id, served, serve, o) {
 				return
 			}
-			rec := &statusWriter{ResponseWriter: w}
+			rec := &transport.Recorder{ResponseWriter: w}
 			next.ServeHTTP(rec, r)
-			if rec.code == http.StatusOK || rec.code == http.StatusAccepted {
+			if rec.Code == http.StatusOK || rec.Code == http.StatusAccepted {
 				served.touch(id)
 			}
 		case http.MethodDelete:
@@ -262,37 +262,6 @@ func (s *servedSessions) forget(id string) {
 	s.mu.Unlock()
 }
 
-// statusWriter records the status of an answer.
-type statusWriter struct {
-	http.ResponseWriter
-	code int
-}
-
-func (w *statusWriter) WriteHeader(code int) {
-	if w.code == 0 {
-		w.code = code
-	}
-	w.ResponseWriter.WriteHeader(code)
-}
-
-func (w *statusWriter) Write(p []byte) (int, error) {
-	if w.code == 0 {
-		w.code = http.StatusOK
-	}
-	return w.ResponseWriter.Write(p)
-}
-
-func (w *statusWriter) Flush() {
-	if f, ok := w.ResponseWriter.(http.Flusher); ok {
-		if w.code == 0 {
-			w.code = http.StatusOK
-		}
-		f.Flush()
-	}
-}
-
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
-
 // Strip drops the header by which Direct tells Middleware what to keep: install it
 // in front of a transport without Direct.
 func Strip(next http.Handler) http.Handler {
@@ -391,17 +360,6 @@ func wellFormed(r *http.Request) bool {
 	if ct, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || ct != "application/json" {
 		return false
 	}
-	var jsonOK, streamOK bool
-	for _, v := range r.Header.Values("Accept") {
-		for raw := range strings.SplitSeq(v, ",") {
-			base, _, _ := strings.Cut(raw, ";")
-			switch strings.ToLower(strings.TrimSpace(base)) {
-			case "application/json":
-				jsonOK = true
-			case "text/event-stream":
-				streamOK = true
-			}
-		}
-	}
-	return jsonOK && streamOK
+	a := transport.AcceptOf(r.Header)
+	return a.JSON && a.EventStream
 }

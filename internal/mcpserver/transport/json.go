@@ -35,7 +35,7 @@ import (
 // sessions live in one handler, so the choice is made per request here.
 func PlainJSON(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method != http.MethodPost || acceptsStream(r.Header.Values("Accept")) {
+		if r.Method != http.MethodPost || AcceptOf(r.Header).Stream() {
 			next.ServeHTTP(w, r)
 			return
 		}
@@ -45,20 +45,6 @@ func PlainJSON(next http.Handler) http.Handler {
 		next.ServeHTTP(b, r)
 		b.answer(w)
 	})
-}
-
-// acceptsStream reports whether an Accept header names server-sent events.
-func acceptsStream(values []string) bool {
-	for _, v := range values {
-		for raw := range strings.SplitSeq(v, ",") {
-			base, _, _ := strings.Cut(raw, ";")
-			switch strings.ToLower(strings.TrimSpace(base)) {
-			case "text/event-stream", "text/*":
-				return true
-			}
-		}
-	}
-	return false
 }
 
 // buffered takes the handler's answer: a stream is read event by event and only

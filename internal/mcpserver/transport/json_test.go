@@ -28,7 +28,7 @@ import (
 // request that does not accept a stream, as the SDK does.
 func streamed(events ...string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !acceptsStream(r.Header.Values("Accept")) {
+		if !AcceptOf(r.Header).Stream() {
 			http.Error(w, "Accept must contain both 'application/json' and 'text/event-stream'", http.StatusBadRequest)
 			return
 		}

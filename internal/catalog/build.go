@@ -21,6 +21,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -104,12 +105,17 @@ func (m mapLookup) ancestorsBelow(parent *Class) []string {
 	return a
 }
 
-// Chunks are how many slots, and how many entries of lists of slots, a build's
-// arena allocates at once.
+// Chunks are how many slots, and how many entries of lists of slots or of names,
+// a build's arena allocates at once: 32 KiB each, the largest of the runtime's
+// small sizes (a larger one is a fresh span of its own, cleared page by page).
 const (
-	slotChunk = 1024
-	listChunk = 4096
+	slotChunk = chunkBytes / int(unsafe.Sizeof(Slot{}))
+	listChunk = chunkBytes / int(unsafe.Sizeof((*Slot)(nil)))
+	strChunk  = chunkBytes / int(unsafe.Sizeof(""))
 )
+
+// chunkBytes is the size of the arena's chunks.
+const chunkBytes = 32 << 10
 
 // arena is where a first build takes its classes, their slots and lists of slots
 // from. Only a first build, where every class is new, has one: a chunk of it
@@ -131,7 +137,7 @@ func (m mapLookup) strs(n int) []string {
 	}
 	free := m.arena.strs
 	if cap(free)-len(free) < n {
-		free = make([]string, 0, max(n, listChunk))
+		free = make([]string, 0, max(n, strChunk))
 	}
 	out := free[len(free) : len(free)+n : len(free)+n]
 	m.arena.strs = free[:len(free)+n]
@@ -147,9 +153,6 @@ func (m mapLookup) clone(names []string) []string {
 	copy(out, names)
 	return out
 }
-
-// classChunk is how many classes (and instance APIs) an arena allocates at once.
-const classChunk = 128
 
 // class is a zero Class: from the arena when there is one.
 func (m mapLookup) class() *Class {
@@ -167,10 +170,11 @@ func (m mapLookup) instanceAPI() *InstanceAPI {
 	return next(&m.arena.apis)
 }
 
-// next takes the first of free, a chunk of classChunk when free is empty.
+// next takes the first of free, a chunk of chunkBytes when free is empty.
 func next[T any](free *[]T) *T {
 	if len(*free) == 0 {
-		*free = make([]T, classChunk)
+		var zero T
+		*free = make([]T, max(1, chunkBytes/int(unsafe.Sizeof(zero))))
 	}
 	v := &(*free)[0]
 	*free = (*free)[1:]
@@ -400,12 +404,10 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 // changed, those gone included.
 func (bd *build) properties(in []metav1alpha1.Property, first bool) {
 	last, s := bd.last, bd.s
-	// A first build makes its Properties in one allocation: they are all new. (It
-	// stays in memory while one of them is in use: at most one full build's.)
-	var fresh []Property
-	if first {
-		fresh = make([]Property, len(in))
-	}
+	// A first build makes its Properties and their definitions together, from
+	// chunks: they are all new. (A chunk stays in memory while one of its
+	// Properties is in use: at most one full build's.)
+	var fresh []definedProperty
 	kept := 0 // names of the last build that are among the inputs
 	for i := range in {
 		p := &in[i]
@@ -420,12 +422,16 @@ func (bd *build) properties(in []metav1alpha1.Property, first bool) {
 			bd.changedProperties[name] = true
 		}
 		if !seen || bd.changedProperties[name] || (p.Spec.Range == metav1alpha1.RangeRef && bd.changedClasses[p.Spec.Target]) {
+			var dp *definedProperty
 			if first {
-				out = &fresh[i]
+				dp = next(&fresh)
 			} else {
-				out = new(Property)
+				dp = new(definedProperty)
 			}
-			*out = Property{Name: name, Slot: SlotOf(p), Problem: ValidateProperty(p, bd.l)}
+			// Written in place (the memory is zero): no copy of a Property.
+			define(&dp.definition, p)
+			out = &dp.Property
+			out.Name, out.Slot.Definition, out.Problem = name, &dp.definition, ValidateProperty(p, bd.l)
 		}
 		s.Properties[name] = out
 	}
@@ -436,6 +442,12 @@ func (bd *build) properties(in []metav1alpha1.Property, first bool) {
 			}
 		}
 	}
+}
+
+// definedProperty is a Property and its definition, made together.
+type definedProperty struct {
+	Property
+	definition Definition
 }
 
 // class resolves a class, its only parent first, unless the last build's

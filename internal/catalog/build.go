@@ -72,6 +72,10 @@ func (m mapLookup) propertyProblem(p *metav1alpha1.Property) *Problem {
 	return ValidateProperty(p, m)
 }
 
+// resolves says whether the lookup is a build's, its Properties resolved: then
+// it finds no Property it did not resolve.
+func (m mapLookup) resolves() bool { return m.resolved != nil && m.properties == nil }
+
 // resolvedProperty is a Property as this build resolved it.
 func (m mapLookup) resolvedProperty(name string) (*Property, bool) {
 	p, ok := m.resolved[name]
@@ -126,6 +130,7 @@ type arena struct {
 	values  slotValues
 	classes []Class
 	apis    []InstanceAPI
+	memos   []classMemo
 	strs    []string
 }
 
@@ -160,6 +165,14 @@ func (m mapLookup) class() *Class {
 		return new(Class)
 	}
 	return next(&m.arena.classes)
+}
+
+// memo is a zero classMemo: from the arena when there is one.
+func (m mapLookup) memo() *classMemo {
+	if m.arena == nil {
+		return new(classMemo)
+	}
+	return next(&m.arena.memos)
 }
 
 // instanceAPI is a zero InstanceAPI: from the arena when there is one.
@@ -262,7 +275,9 @@ type Builder struct {
 
 // memo is what a build leaves for the next one.
 type memo struct {
-	classes map[string]classMemo
+	// classes are pointers: a class that is not resolved again keeps the last
+	// build's memo, and a first build takes them from chunks.
+	classes map[string]*classMemo
 	// properties are the snapshot's Properties: a Property is compared with its
 	// input by content (slotIs), which costs less than a map of resourceVersions.
 	properties map[string]*Property
@@ -344,7 +359,7 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 		Accounts:   make(map[string]*Account, len(in.ServiceAccounts)),
 	}
 	next := &memo{
-		classes:    make(map[string]classMemo, len(in.Classes)),
+		classes:    make(map[string]*classMemo, len(in.Classes)),
 		properties: s.Properties,
 	}
 	l := &mapLookup{
@@ -364,7 +379,7 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 	bd := &build{l: l, last: last, next: next, s: s}
 	bd.rec.mapLookup = l
 	if !first {
-		bd.changedClasses = changed(l.classes, last.classes, func(m classMemo) string { return m.resourceVersion })
+		bd.changedClasses = changed(l.classes, last.classes, func(m *classMemo) string { return m.resourceVersion })
 		bd.changedProperties = map[string]bool{}
 	}
 	bd.properties(in.Properties, first)
@@ -452,7 +467,7 @@ type definedProperty struct {
 
 // class resolves a class, its only parent first, unless the last build's
 // resolution of it still holds.
-func (bd *build) class(c *metav1alpha1.Class) classMemo {
+func (bd *build) class(c *metav1alpha1.Class) *classMemo {
 	name := c.Name
 	if m, ok := bd.next.classes[name]; ok {
 		return m
@@ -499,7 +514,7 @@ func changed[T metav1.Object, M any](now map[string]T, last map[string]M, versio
 }
 
 // dependsOn says whether a class's resolution read one of the changed objects.
-func (m classMemo) dependsOn(classes, properties map[string]bool) bool {
+func (m *classMemo) dependsOn(classes, properties map[string]bool) bool {
 	for _, n := range m.classes {
 		if classes[n] {
 			return true
@@ -515,7 +530,7 @@ func (m classMemo) dependsOn(classes, properties map[string]bool) bool {
 
 // resolve resolves one class of a build with r, from its only parent's resolution
 // when that is given, and notes what it read.
-func resolve(c *metav1alpha1.Class, r *recorder, parent *Class) classMemo {
+func resolve(c *metav1alpha1.Class, r *recorder, parent *Class) *classMemo {
 	l := r.mapLookup
 	r.classes, r.properties = r.classes[:0], r.properties[:0]
 	var rc *Class
@@ -538,7 +553,9 @@ func resolve(c *metav1alpha1.Class, r *recorder, parent *Class) classMemo {
 		api.Established = meta.IsStatusConditionTrue(c.Status.Conditions, metav1alpha1.ConditionInstanceAPIEstablished)
 		rc.InstanceAPI = api
 	}
-	return classMemo{resourceVersion: c.ResourceVersion, out: rc, parent: parent, classes: l.clone(r.classes), properties: l.clone(r.properties)}
+	m := l.memo()
+	m.resourceVersion, m.out, m.parent, m.classes, m.properties = c.ResourceVersion, rc, parent, l.clone(r.classes), l.clone(r.properties)
+	return m
 }
 
 // AccountOf is the public part of a ServiceAccount; an account that names no

@@ -143,6 +143,9 @@ func compile(pattern string, l Lookup) (*regexp.Regexp, error) {
 type buildLookup interface {
 	Lookup
 	resolvedProperty(name string) (*Property, bool)
+	// resolves says whether every Property is resolved already: then every slot
+	// of a Property points to the Property's one definition.
+	resolves() bool
 	ancestorsBelow(parent *Class) []string
 	// slots is an empty list with room for n slots.
 	slots(n int) []*Slot
@@ -322,6 +325,9 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 		}
 	}
 	slots := newSlotIndex(n)
+	// In a build, one Property is one definition (its resolved one, which the
+	// parent's slots point to as well).
+	slots.oneDefinition = bl != nil && bl.resolves()
 	// inherited is how many slots come from the parent (the parent's own, shared),
 	// and requiredAgain whether the class requires one of them that the parent
 	// does not.
@@ -444,6 +450,8 @@ func clip[T any](s []T) []T { return s[:len(s):len(s)] }
 // when they are many.
 type slotIndex struct {
 	property, field map[string]int
+	// oneDefinition says that the slots of one Property point to one definition.
+	oneDefinition bool
 }
 
 // slotsScanned is the most slots found by a scan.
@@ -463,8 +471,9 @@ func (x slotIndex) add(s *Slot, i int) {
 }
 
 // find is the position of the slot of d's Property (same true), else of the slot
-// with its field (same false), else -1. Slots of one Property in a build point to
-// one definition: most are found by the pointer.
+// with its field (same false), else -1. When the slots of one Property point to
+// one definition, a slot of another definition is of another Property: a scan
+// compares its field alone.
 func (x slotIndex) find(slots []*Slot, d *Definition) (i int, same bool) {
 	property, field := d.Property, d.Field
 	if x.property != nil {
@@ -476,8 +485,19 @@ func (x slotIndex) find(slots []*Slot, d *Definition) (i int, same bool) {
 		}
 		return -1, false
 	}
+	if x.oneDefinition {
+		for i, s := range slots {
+			if s.Definition == d {
+				return i, true
+			}
+			if s.Field == field {
+				return i, false
+			}
+		}
+		return -1, false
+	}
 	for i, s := range slots {
-		if s.Definition == d || s.Property == property {
+		if s.Property == property {
 			return i, true
 		}
 		if s.Field == field {

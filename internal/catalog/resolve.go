@@ -86,7 +86,7 @@ func appendDerivedField(b []byte, name string) []byte {
 // regular expression, that enum values fit the other constraints, and that a ref's
 // target Class exists. It returns nil for a usable Property.
 func ValidateProperty(p *metav1alpha1.Property, l Lookup) *Problem {
-	s := p.Spec
+	s := &p.Spec
 	invalid := func(format string, args ...any) *Problem {
 		return &Problem{Reason: metav1alpha1.ReasonInvalid, Message: fmt.Sprintf(format, args...)}
 	}

@@ -60,7 +60,7 @@ func checkConditions(t *testing.T, got []metav1.Condition, want map[string]condi
 func TestClassStatus(t *testing.T) {
 	names := catalog.Names{Group: "zorp.sandbar.dev", Version: "v1", Kind: "SpaceBoot", Plural: "spaceboots", CRDName: "spaceboots.zorp.sandbar.dev"}
 	resolved := &catalog.Class{Name: "zorp.spaceboot", Ancestors: []string{"zorp.footwear"}, Required: []string{"name"},
-		Slots: []*catalog.Slot{{Property: "footwear.name", Field: "name", Required: true, From: "zorp.footwear"}}}
+		Slots: []*catalog.Slot{{Definition: &catalog.Definition{Property: "footwear.name", Field: "name"}, Required: true, From: "zorp.footwear"}}}
 	cycle := &catalog.Problem{Reason: metav1alpha1.ReasonInheritanceCycle, Message: "zorp.a -> zorp.b -> zorp.a"}
 	conflict := &catalog.Problem{Reason: metav1alpha1.ReasonCRDConflict, Message: "zorp.other serves spaceboots.zorp.sandbar.dev"}
 	establishing := &catalog.Problem{Reason: metav1alpha1.ReasonEstablishing, Message: "waiting for the CRD"}

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"unsafe"
 
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -71,6 +72,10 @@ func (m mapLookup) propertyProblem(p *metav1alpha1.Property) *Problem {
 	return ValidateProperty(p, m)
 }
 
+// resolves says whether the lookup is a build's, its Properties resolved: then
+// it finds no Property it did not resolve.
+func (m mapLookup) resolves() bool { return m.resolved != nil && m.properties == nil }
+
 // resolvedProperty is a Property as this build resolved it.
 func (m mapLookup) resolvedProperty(name string) (*Property, bool) {
 	p, ok := m.resolved[name]
@@ -104,12 +109,17 @@ func (m mapLookup) ancestorsBelow(parent *Class) []string {
 	return a
 }
 
-// Chunks are how many slots, and how many entries of lists of slots, a build's
-// arena allocates at once.
+// Chunks are how many slots, and how many entries of lists of slots or of names,
+// a build's arena allocates at once: 32 KiB each, the largest of the runtime's
+// small sizes (a larger one is a fresh span of its own, cleared page by page).
 const (
-	slotChunk = 1024
-	listChunk = 4096
+	slotChunk = chunkBytes / int(unsafe.Sizeof(Slot{}))
+	listChunk = chunkBytes / int(unsafe.Sizeof((*Slot)(nil)))
+	strChunk  = chunkBytes / int(unsafe.Sizeof(""))
 )
+
+// chunkBytes is the size of the arena's chunks.
+const chunkBytes = 32 << 10
 
 // arena is where a first build takes its classes, their slots and lists of slots
 // from. Only a first build, where every class is new, has one: a chunk of it
@@ -120,6 +130,7 @@ type arena struct {
 	values  slotValues
 	classes []Class
 	apis    []InstanceAPI
+	memos   []classMemo
 	strs    []string
 }
 
@@ -131,7 +142,7 @@ func (m mapLookup) strs(n int) []string {
 	}
 	free := m.arena.strs
 	if cap(free)-len(free) < n {
-		free = make([]string, 0, max(n, listChunk))
+		free = make([]string, 0, max(n, strChunk))
 	}
 	out := free[len(free) : len(free)+n : len(free)+n]
 	m.arena.strs = free[:len(free)+n]
@@ -148,15 +159,20 @@ func (m mapLookup) clone(names []string) []string {
 	return out
 }
 
-// classChunk is how many classes (and instance APIs) an arena allocates at once.
-const classChunk = 128
-
 // class is a zero Class: from the arena when there is one.
 func (m mapLookup) class() *Class {
 	if m.arena == nil {
 		return new(Class)
 	}
 	return next(&m.arena.classes)
+}
+
+// memo is a zero classMemo: from the arena when there is one.
+func (m mapLookup) memo() *classMemo {
+	if m.arena == nil {
+		return new(classMemo)
+	}
+	return next(&m.arena.memos)
 }
 
 // instanceAPI is a zero InstanceAPI: from the arena when there is one.
@@ -167,10 +183,11 @@ func (m mapLookup) instanceAPI() *InstanceAPI {
 	return next(&m.arena.apis)
 }
 
-// next takes the first of free, a chunk of classChunk when free is empty.
+// next takes the first of free, a chunk of chunkBytes when free is empty.
 func next[T any](free *[]T) *T {
 	if len(*free) == 0 {
-		*free = make([]T, classChunk)
+		var zero T
+		*free = make([]T, max(1, chunkBytes/int(unsafe.Sizeof(zero))))
 	}
 	v := &(*free)[0]
 	*free = (*free)[1:]
@@ -258,7 +275,9 @@ type Builder struct {
 
 // memo is what a build leaves for the next one.
 type memo struct {
-	classes map[string]classMemo
+	// classes are pointers: a class that is not resolved again keeps the last
+	// build's memo, and a first build takes them from chunks.
+	classes map[string]*classMemo
 	// properties are the snapshot's Properties: a Property is compared with its
 	// input by content (slotIs), which costs less than a map of resourceVersions.
 	properties map[string]*Property
@@ -340,7 +359,7 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 		Accounts:   make(map[string]*Account, len(in.ServiceAccounts)),
 	}
 	next := &memo{
-		classes:    make(map[string]classMemo, len(in.Classes)),
+		classes:    make(map[string]*classMemo, len(in.Classes)),
 		properties: s.Properties,
 	}
 	l := &mapLookup{
@@ -360,7 +379,7 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 	bd := &build{l: l, last: last, next: next, s: s}
 	bd.rec.mapLookup = l
 	if !first {
-		bd.changedClasses = changed(l.classes, last.classes, func(m classMemo) string { return m.resourceVersion })
+		bd.changedClasses = changed(l.classes, last.classes, func(m *classMemo) string { return m.resourceVersion })
 		bd.changedProperties = map[string]bool{}
 	}
 	bd.properties(in.Properties, first)
@@ -400,12 +419,10 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 // changed, those gone included.
 func (bd *build) properties(in []metav1alpha1.Property, first bool) {
 	last, s := bd.last, bd.s
-	// A first build makes its Properties in one allocation: they are all new. (It
-	// stays in memory while one of them is in use: at most one full build's.)
-	var fresh []Property
-	if first {
-		fresh = make([]Property, len(in))
-	}
+	// A first build makes its Properties and their definitions together, from
+	// chunks: they are all new. (A chunk stays in memory while one of its
+	// Properties is in use: at most one full build's.)
+	var fresh []definedProperty
 	kept := 0 // names of the last build that are among the inputs
 	for i := range in {
 		p := &in[i]
@@ -420,12 +437,16 @@ func (bd *build) properties(in []metav1alpha1.Property, first bool) {
 			bd.changedProperties[name] = true
 		}
 		if !seen || bd.changedProperties[name] || (p.Spec.Range == metav1alpha1.RangeRef && bd.changedClasses[p.Spec.Target]) {
+			var dp *definedProperty
 			if first {
-				out = &fresh[i]
+				dp = next(&fresh)
 			} else {
-				out = new(Property)
+				dp = new(definedProperty)
 			}
-			*out = Property{Name: name, Slot: SlotOf(p), Problem: ValidateProperty(p, bd.l)}
+			// Written in place (the memory is zero): no copy of a Property.
+			define(&dp.definition, p)
+			out = &dp.Property
+			out.Name, out.Slot.Definition, out.Problem = name, &dp.definition, ValidateProperty(p, bd.l)
 		}
 		s.Properties[name] = out
 	}
@@ -438,9 +459,15 @@ func (bd *build) properties(in []metav1alpha1.Property, first bool) {
 	}
 }
 
+// definedProperty is a Property and its definition, made together.
+type definedProperty struct {
+	Property
+	definition Definition
+}
+
 // class resolves a class, its only parent first, unless the last build's
 // resolution of it still holds.
-func (bd *build) class(c *metav1alpha1.Class) classMemo {
+func (bd *build) class(c *metav1alpha1.Class) *classMemo {
 	name := c.Name
 	if m, ok := bd.next.classes[name]; ok {
 		return m
@@ -487,7 +514,7 @@ func changed[T metav1.Object, M any](now map[string]T, last map[string]M, versio
 }
 
 // dependsOn says whether a class's resolution read one of the changed objects.
-func (m classMemo) dependsOn(classes, properties map[string]bool) bool {
+func (m *classMemo) dependsOn(classes, properties map[string]bool) bool {
 	for _, n := range m.classes {
 		if classes[n] {
 			return true
@@ -503,7 +530,7 @@ func (m classMemo) dependsOn(classes, properties map[string]bool) bool {
 
 // resolve resolves one class of a build with r, from its only parent's resolution
 // when that is given, and notes what it read.
-func resolve(c *metav1alpha1.Class, r *recorder, parent *Class) classMemo {
+func resolve(c *metav1alpha1.Class, r *recorder, parent *Class) *classMemo {
 	l := r.mapLookup
 	r.classes, r.properties = r.classes[:0], r.properties[:0]
 	var rc *Class
@@ -526,7 +553,9 @@ func resolve(c *metav1alpha1.Class, r *recorder, parent *Class) classMemo {
 		api.Established = meta.IsStatusConditionTrue(c.Status.Conditions, metav1alpha1.ConditionInstanceAPIEstablished)
 		rc.InstanceAPI = api
 	}
-	return classMemo{resourceVersion: c.ResourceVersion, out: rc, parent: parent, classes: l.clone(r.classes), properties: l.clone(r.properties)}
+	m := l.memo()
+	m.resourceVersion, m.out, m.parent, m.classes, m.properties = c.ResourceVersion, rc, parent, l.clone(r.classes), l.clone(r.properties)
+	return m
 }
 
 // AccountOf is the public part of a ServiceAccount; an account that names no

@@ -299,6 +299,43 @@ func TestAClassSharesTheSlotsItInheritsUnchanged(t *testing.T) {
 	}
 }
 
+// Every slot of a Property points to the Property's definition, in a first build
+// and in the incremental builds after it: a class's slot holds only whether it is
+// required and which class declares it. A changed Property's classes point to its
+// new definition, and a slot required again shares the definition too.
+func TestEverySlotOfAPropertyPointsToThePropertysDefinition(t *testing.T) {
+	check := func(t *testing.T, when string, s *Snapshot) {
+		t.Helper()
+		slots := 0
+		for name, c := range s.Classes {
+			for _, sl := range c.Slots {
+				p := s.Properties[sl.Property]
+				if p == nil || sl.Definition != p.Slot.Definition {
+					t.Fatalf("%s: %s's slot %q has a definition of its own, not its Property's", when, name, sl.Field)
+				}
+				slots++
+			}
+		}
+		if slots == 0 {
+			t.Fatalf("%s: no slots", when)
+		}
+	}
+	check(t, "sharing", Build(sharingInputs()))
+	in := benchInputs()
+	var b Builder
+	check(t, "a first build", b.Build(deepCopyInputs(in)))
+	p := propertyAt(&in, "bench.m6.p1")
+	p.Spec.Description, p.ResourceVersion = "Changed.", "2"
+	s := b.Build(deepCopyInputs(in))
+	check(t, "a Property changed", s)
+	if d := s.Classes["bench.l6"].Slots[9].Definition; d.Property != "bench.m6.p1" || d.Description != "Changed." {
+		t.Errorf("bench.l6's slot of bench.m6.p1 after the change: %+v", *d)
+	}
+	c := classAt(&in, "bench.l7")
+	c.Spec.Description, c.ResourceVersion = "Changed.", "3"
+	check(t, "a class changed", b.Build(deepCopyInputs(in)))
+}
+
 // A snapshot's lists may be shared between classes (a class's slots are its
 // parent's own, and a first build cuts the lists of every class from chunks they
 // share); whatever a reader appends to one class's list never shows in another
@@ -320,7 +357,7 @@ func TestAppendingToOneClassListLeavesEveryOtherClassAsItWas(t *testing.T) {
 		appended := map[string]lists{}
 		for name, c := range s.Classes {
 			appended[name] = lists{
-				slots:     append(c.Slots, &Slot{Property: name, Field: "appended", Range: metav1alpha1.RangeString}),
+				slots:     append(c.Slots, &Slot{Definition: &Definition{Property: name, Field: "appended", Range: metav1alpha1.RangeString}}),
 				required:  append(c.Required, name),
 				ancestors: append(c.Ancestors, name),
 				parents:   append(c.Parents, name),
@@ -383,7 +420,7 @@ func TestABuildLeavesTheSnapshotBuiltBeforeItAsItWas(t *testing.T) {
 }
 
 // A Property is compared with the last build's by its slot: slotIs must tell every
-// field of a Slot apart, as reflect.DeepEqual would.
+// field of a Slot and of its Definition apart, as reflect.DeepEqual would.
 func TestSlotIsSeesEveryFieldOfASlot(t *testing.T) {
 	props := []metav1alpha1.Property{
 		newProp("zorp.tentacle-count", metav1alpha1.RangeInteger, withRange(0, 10)),
@@ -396,44 +433,79 @@ func TestSlotIsSeesEveryFieldOfASlot(t *testing.T) {
 		if !slotIs(p, &slot) {
 			t.Fatalf("%s: its own slot is not the same", p.Name)
 		}
-		v := reflect.ValueOf(&slot).Elem()
-		for f := range v.NumField() {
-			changed := slot
-			cv := reflect.ValueOf(&changed).Elem().Field(f)
-			switch cv.Kind() {
-			case reflect.String:
-				cv.SetString(cv.String() + "x")
-			case reflect.Bool:
-				cv.SetBool(!cv.Bool())
-			case reflect.Slice:
-				if cv.IsNil() {
-					cv.Set(reflect.MakeSlice(cv.Type(), 0, 0))
-				} else {
-					cv.Set(reflect.Append(cv, reflect.ValueOf("x")))
-				}
-			case reflect.Pointer:
-				if cv.IsNil() {
-					cv.Set(reflect.New(cv.Type().Elem()))
-				} else {
-					n := reflect.New(cv.Type().Elem())
-					n.Elem().Set(cv.Elem())
-					if n.Elem().CanFloat() {
-						n.Elem().SetFloat(n.Elem().Float() + 1)
-					} else {
-						n.Elem().SetInt(n.Elem().Int() + 1)
-					}
-					cv.Set(n)
-				}
-			default:
-				t.Fatalf("Slot.%s is a %s: teach this test (and slotIs) to change it", v.Type().Field(f).Name, cv.Kind())
+		// changes are the ways of changing one field: of the slot's own (the
+		// definition's pointer among them: none) or of its definition's.
+		type change struct {
+			name string
+			make func() Slot
+		}
+		var changes []change
+		sv := reflect.ValueOf(slot)
+		for f := range sv.NumField() {
+			name := sv.Type().Field(f).Name
+			if name == "Definition" {
+				changes = append(changes, change{"Definition (none)", func() Slot { changed := slot; changed.Definition = nil; return changed }})
+				continue
 			}
+			changes = append(changes, change{name, func() Slot {
+				changed := slot
+				changeField(t, reflect.ValueOf(&changed).Elem().Field(f), name)
+				return changed
+			}})
+		}
+		dv := reflect.ValueOf(*slot.Definition)
+		for f := range dv.NumField() {
+			name := dv.Type().Field(f).Name
+			changes = append(changes, change{"Definition." + name, func() Slot {
+				changed := slot.Own()
+				changeField(t, reflect.ValueOf(changed.Definition).Elem().Field(f), name)
+				return changed
+			}})
+		}
+		for _, c := range changes {
+			changed := c.make()
 			if reflect.DeepEqual(changed, slot) {
-				t.Fatalf("Slot.%s: the change made no difference", v.Type().Field(f).Name)
+				t.Fatalf("Slot.%s: the change made no difference", c.name)
 			}
 			if slotIs(p, &changed) {
-				t.Errorf("%s: a slot of another %s is taken for the Property's", p.Name, v.Type().Field(f).Name)
+				t.Errorf("%s: a slot of another %s is taken for the Property's", p.Name, c.name)
+			}
+			if !slotIs(p, &slot) {
+				t.Fatalf("%s: changing a copy's %s changed the slot", p.Name, c.name)
 			}
 		}
+	}
+}
+
+// changeField gives a field of a slot or definition another value.
+func changeField(t *testing.T, cv reflect.Value, name string) {
+	t.Helper()
+	switch cv.Kind() {
+	case reflect.String:
+		cv.SetString(cv.String() + "x")
+	case reflect.Bool:
+		cv.SetBool(!cv.Bool())
+	case reflect.Slice:
+		if cv.IsNil() {
+			cv.Set(reflect.MakeSlice(cv.Type(), 0, 0))
+		} else {
+			cv.Set(reflect.Append(cv, reflect.ValueOf("x")))
+		}
+	case reflect.Pointer:
+		if cv.IsNil() {
+			cv.Set(reflect.New(cv.Type().Elem()))
+		} else {
+			n := reflect.New(cv.Type().Elem())
+			n.Elem().Set(cv.Elem())
+			if n.Elem().CanFloat() {
+				n.Elem().SetFloat(n.Elem().Float() + 1)
+			} else {
+				n.Elem().SetInt(n.Elem().Int() + 1)
+			}
+			cv.Set(n)
+		}
+	default:
+		t.Fatalf("%s is a %s: teach this test (and slotIs) to change it", name, cv.Kind())
 	}
 }
 

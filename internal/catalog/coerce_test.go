@@ -289,7 +289,7 @@ func TestPureCoerceClassWithoutSlots(t *testing.T) {
 
 func TestPureBadRequiredValueIsNotCalledMissing(t *testing.T) {
 	c := &catalog.Class{Prefix: "zorp", Kind: "Boot", Required: []string{"size"},
-		Slots: []*catalog.Slot{{Field: "size", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne, Required: true}}}
+		Slots: []*catalog.Slot{{Definition: &catalog.Definition{Field: "size", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne}, Required: true}}}
 	_, problems := catalog.Coerce(c, map[string]any{"size": "eight"})
 	if len(problems) != 1 || !strings.Contains(problems[0], `slot "size": expected integer, got string "eight"`) {
 		t.Errorf("problems = %q, want only the type error", problems)
@@ -311,9 +311,9 @@ func TestPureDescribeKeepsTextReadable(t *testing.T) {
 // stored instances must accept them.
 func TestPureCoerceAcceptsWhatTheAPIServerReturns(t *testing.T) {
 	c := &catalog.Class{Prefix: "zorp", Kind: "Boot", Slots: []*catalog.Slot{
-		{Field: "count", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne},
-		{Field: "price", Range: metav1alpha1.RangeNumber, Cardinality: metav1alpha1.CardinalityOne},
-		{Field: "sizes", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityMany},
+		{Definition: &catalog.Definition{Field: "count", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne}},
+		{Definition: &catalog.Definition{Field: "price", Range: metav1alpha1.RangeNumber, Cardinality: metav1alpha1.CardinalityOne}},
+		{Definition: &catalog.Definition{Field: "sizes", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityMany}},
 	}}
 	spec, problems := catalog.Coerce(c, map[string]any{"count": int64(4), "price": int64(3), "sizes": []any{int64(1), int64(2)}})
 	if len(problems) > 0 {

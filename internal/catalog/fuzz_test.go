@@ -26,13 +26,13 @@ import (
 // Any JSON arguments coerce to a spec or give problems: never a panic.
 func FuzzCoerce(f *testing.F) {
 	c := &Class{Prefix: "zorp", Kind: "Boot", Required: []string{"name"}, Slots: []*Slot{
-		{Field: "name", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne, Required: true, Pattern: "^[a-z]+$"},
-		{Field: "size", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne},
-		{Field: "at", Range: metav1alpha1.RangeDateTime, Cardinality: metav1alpha1.CardinalityMany},
-		{Field: "id", Range: metav1alpha1.RangeUUID, Cardinality: metav1alpha1.CardinalityOne},
-		{Field: "tag", Range: metav1alpha1.RangeKeyword, Cardinality: metav1alpha1.CardinalityMany},
-		{Field: "link", Range: metav1alpha1.RangeURI, Cardinality: metav1alpha1.CardinalityOne},
-		{Field: "any", Range: metav1alpha1.RangeJSON, Cardinality: metav1alpha1.CardinalityOne},
+		{Definition: &Definition{Field: "name", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne, Pattern: "^[a-z]+$"}, Required: true},
+		{Definition: &Definition{Field: "size", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne}},
+		{Definition: &Definition{Field: "at", Range: metav1alpha1.RangeDateTime, Cardinality: metav1alpha1.CardinalityMany}},
+		{Definition: &Definition{Field: "id", Range: metav1alpha1.RangeUUID, Cardinality: metav1alpha1.CardinalityOne}},
+		{Definition: &Definition{Field: "tag", Range: metav1alpha1.RangeKeyword, Cardinality: metav1alpha1.CardinalityMany}},
+		{Definition: &Definition{Field: "link", Range: metav1alpha1.RangeURI, Cardinality: metav1alpha1.CardinalityOne}},
+		{Definition: &Definition{Field: "any", Range: metav1alpha1.RangeJSON, Cardinality: metav1alpha1.CardinalityOne}},
 	}}
 	for _, s := range []string{`{"name": "a", "size": "3", "at": 1700000000000, "tag": ":a/b"}`, `{"size": 1e308}`, `{"at": [null, "x"]}`, `{"id": {}}`} {
 		f.Add(s)

@@ -117,7 +117,7 @@ func TestEveryRowIsComplete(t *testing.T) {
 		if info.Summary == "" || info.Words == "" {
 			t.Errorf("%s: a row needs a summary and words", info.Range)
 		}
-		s := catalog.Slot{Field: "v", Range: info.Range, Target: "zorp.crew", Cardinality: metav1alpha1.CardinalityOne}
+		s := catalog.Slot{Definition: &catalog.Definition{Field: "v", Range: info.Range, Target: "zorp.crew", Cardinality: metav1alpha1.CardinalityOne}}
 		c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []*catalog.Slot{&s}}
 		if _, problems := catalog.Coerce(c, map[string]any{"v": catalog.ExampleValue(s)}); len(problems) > 0 {
 			t.Errorf("%s: its example does not coerce: %q", info.Range, problems)
@@ -126,8 +126,8 @@ func TestEveryRowIsComplete(t *testing.T) {
 }
 
 func TestAnUnknownRangeIsAProblemNotAString(t *testing.T) {
-	one := catalog.Slot{Field: "v", Range: "colour", Cardinality: metav1alpha1.CardinalityOne}
-	many := catalog.Slot{Field: "w", Range: "colour", Cardinality: metav1alpha1.CardinalityMany}
+	one := catalog.Slot{Definition: &catalog.Definition{Field: "v", Range: "colour", Cardinality: metav1alpha1.CardinalityOne}}
+	many := catalog.Slot{Definition: &catalog.Definition{Field: "w", Range: "colour", Cardinality: metav1alpha1.CardinalityMany}}
 	c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []*catalog.Slot{&one, &many}}
 	_, problems := catalog.Coerce(c, map[string]any{"v": "red", "w": []any{"red"}})
 	want := []string{

@@ -86,7 +86,7 @@ func appendDerivedField(b []byte, name string) []byte {
 // regular expression, that enum values fit the other constraints, and that a ref's
 // target Class exists. It returns nil for a usable Property.
 func ValidateProperty(p *metav1alpha1.Property, l Lookup) *Problem {
-	s := p.Spec
+	s := &p.Spec
 	invalid := func(format string, args ...any) *Problem {
 		return &Problem{Reason: metav1alpha1.ReasonInvalid, Message: fmt.Sprintf(format, args...)}
 	}
@@ -143,6 +143,9 @@ func compile(pattern string, l Lookup) (*regexp.Regexp, error) {
 type buildLookup interface {
 	Lookup
 	resolvedProperty(name string) (*Property, bool)
+	// resolves says whether every Property is resolved already: then every slot
+	// of a Property points to the Property's one definition.
+	resolves() bool
 	ancestorsBelow(parent *Class) []string
 	// slots is an empty list with room for n slots.
 	slots(n int) []*Slot
@@ -208,7 +211,7 @@ func slotIs(p *metav1alpha1.Property, s *Slot) bool {
 	if card == "" {
 		card = metav1alpha1.CardinalityOne
 	}
-	return s.Property == p.Name && s.Range == sp.Range && s.Cardinality == card && !s.Required && s.From == "" &&
+	return s.Definition != nil && s.Property == p.Name && s.Range == sp.Range && s.Cardinality == card && !s.Required && s.From == "" &&
 		s.Description == sp.Description && s.Target == sp.Target && s.Pattern == sp.Pattern &&
 		(s.Enum == nil) == (sp.Enum == nil) && slices.Equal(s.Enum, sp.Enum) &&
 		samePointee(s.Minimum, sp.Minimum) && samePointee(s.Maximum, sp.Maximum) && samePointee(s.MaxLength, sp.MaxLength) &&
@@ -220,25 +223,30 @@ func samePointee[T comparable](a, b *T) bool {
 	return (a == nil) == (b == nil) && (a == nil || *a == *b)
 }
 
-// SlotOf is the catalog's view of a Property.
+// SlotOf is the catalog's view of a Property: a slot with a definition of its own.
 func SlotOf(p *metav1alpha1.Property) Slot {
+	d := new(Definition)
+	define(d, p)
+	return Slot{Definition: d}
+}
+
+// define fills d with what p defines.
+func define(d *Definition, p *metav1alpha1.Property) {
 	card := p.Spec.Cardinality
 	if card == "" {
 		card = metav1alpha1.CardinalityOne
 	}
-	return Slot{
-		Property:    p.Name,
-		Field:       FieldName(p),
-		Range:       p.Spec.Range,
-		Cardinality: card,
-		Description: p.Spec.Description,
-		Target:      p.Spec.Target,
-		Enum:        p.Spec.Enum,
-		Minimum:     p.Spec.Minimum,
-		Maximum:     p.Spec.Maximum,
-		Pattern:     p.Spec.Pattern,
-		MaxLength:   p.Spec.MaxLength,
-	}
+	d.Property = p.Name
+	d.Field = FieldName(p)
+	d.Range = p.Spec.Range
+	d.Cardinality = card
+	d.Description = p.Spec.Description
+	d.Target = p.Spec.Target
+	d.Enum = p.Spec.Enum
+	d.Minimum = p.Spec.Minimum
+	d.Maximum = p.Spec.Maximum
+	d.Pattern = p.Spec.Pattern
+	d.MaxLength = p.Spec.MaxLength
 }
 
 // ResolveClass resolves a Class: its ancestors (rejecting unknown parents and
@@ -317,6 +325,9 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 		}
 	}
 	slots := newSlotIndex(n)
+	// In a build, one Property is one definition (its resolved one, which the
+	// parent's slots point to as well).
+	slots.oneDefinition = bl != nil && bl.resolves()
 	// inherited is how many slots come from the parent (the parent's own, shared),
 	// and requiredAgain whether the class requires one of them that the parent
 	// does not.
@@ -340,7 +351,7 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 				out.Slots = nil
 				return out
 			}
-			i, same := slots.find(out.Slots, ref.Property, slot.Field)
+			i, same := slots.find(out.Slots, slot.Definition)
 			if same {
 				if ref.Required && !out.Slots[i].Required {
 					if i < inherited {
@@ -374,9 +385,10 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 				out.Slots = nil
 				return out
 			}
+			// The class's slot points to the Property's definition: only whether
+			// it is required and where it comes from are the class's.
 			added := values.next()
-			*added = *slot
-			added.Required, added.From = ref.Required, k.Name
+			*added = Slot{Definition: slot.Definition, Required: ref.Required, From: k.Name}
 			out.Slots = append(out.Slots, added)
 			slots.add(added, len(out.Slots)-1)
 		}
@@ -438,6 +450,8 @@ func clip[T any](s []T) []T { return s[:len(s):len(s)] }
 // when they are many.
 type slotIndex struct {
 	property, field map[string]int
+	// oneDefinition says that the slots of one Property point to one definition.
+	oneDefinition bool
 }
 
 // slotsScanned is the most slots found by a scan.
@@ -456,15 +470,29 @@ func (x slotIndex) add(s *Slot, i int) {
 	}
 }
 
-// find is the position of the slot of a Property (same true), else of the slot
-// with its field (same false), else -1.
-func (x slotIndex) find(slots []*Slot, property, field string) (i int, same bool) {
+// find is the position of the slot of d's Property (same true), else of the slot
+// with its field (same false), else -1. When the slots of one Property point to
+// one definition, a slot of another definition is of another Property: a scan
+// compares its field alone.
+func (x slotIndex) find(slots []*Slot, d *Definition) (i int, same bool) {
+	property, field := d.Property, d.Field
 	if x.property != nil {
 		if i, ok := x.property[property]; ok {
 			return i, true
 		}
 		if i, ok := x.field[field]; ok {
 			return i, false
+		}
+		return -1, false
+	}
+	if x.oneDefinition {
+		for i, s := range slots {
+			if s.Definition == d {
+				return i, true
+			}
+			if s.Field == field {
+				return i, false
+			}
 		}
 		return -1, false
 	}

@@ -447,12 +447,14 @@ func TestResolveClassCarriesPropertyDefinition(t *testing.T) {
 		t.Fatalf("problem: %+v", *got.Problem)
 	}
 	want := []*Slot{
-		{Property: "zorp.color", Field: "color", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne,
-			From: "zorp.boot", Description: "The colour.", Enum: []string{"red", "blue"}, MaxLength: ptr(int64(4)), Pattern: `^[a-z]+$`},
-		{Property: "zorp.tags", Field: "tags", Range: metav1alpha1.RangeKeyword, Cardinality: metav1alpha1.CardinalityMany, From: "zorp.boot"},
-		{Property: "zorp.owner", Field: "owner", Range: metav1alpha1.RangeRef, Cardinality: metav1alpha1.CardinalityOne, From: "zorp.boot", Target: "zorp.boot"},
-		{Property: "zorp.count", Field: "count", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne,
-			From: "zorp.boot", Minimum: ptr(0.0), Maximum: ptr(8.0)},
+		{Definition: &Definition{Property: "zorp.color", Field: "color", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne,
+			Description: "The colour.", Enum: []string{"red", "blue"}, MaxLength: ptr(int64(4)), Pattern: `^[a-z]+$`}, From: "zorp.boot"},
+		{Definition: &Definition{Property: "zorp.tags", Field: "tags", Range: metav1alpha1.RangeKeyword, Cardinality: metav1alpha1.CardinalityMany},
+			From: "zorp.boot"},
+		{Definition: &Definition{Property: "zorp.owner", Field: "owner", Range: metav1alpha1.RangeRef, Cardinality: metav1alpha1.CardinalityOne,
+			Target: "zorp.boot"}, From: "zorp.boot"},
+		{Definition: &Definition{Property: "zorp.count", Field: "count", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne,
+			Minimum: ptr(0.0), Maximum: ptr(8.0)}, From: "zorp.boot"},
 	}
 	if !reflect.DeepEqual(got.Slots, want) {
 		t.Errorf("slots =\n  %+v\nwant\n  %+v", got.Slots, want)

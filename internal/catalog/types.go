@@ -32,15 +32,15 @@ type Problem struct {
 	Message string
 }
 
-// Slot is one effective slot of a Class: the Property's definition plus whether the
-// class requires it and which class declares it.
-type Slot struct {
+// Definition is what a Property defines of the slots that use it. Every slot of a
+// Property in a snapshot points to the Property's one: never modify a Definition
+// that a snapshot holds, and give a slot a Definition of its own (a copy) before
+// changing one of these fields of it.
+type Definition struct {
 	Property    string
 	Field       string
 	Range       metav1alpha1.PropertyRange
 	Cardinality metav1alpha1.Cardinality
-	Required    bool
-	From        string
 	Description string
 	Target      string
 	Enum        []string
@@ -50,8 +50,29 @@ type Slot struct {
 	MaxLength   *int64
 }
 
+// Slot is one effective slot of a Class: the Property's definition plus whether the
+// class requires it and which class declares it. The definition's fields read as
+// the slot's own (s.Field); a slot without one (the zero Slot) has none to read.
+type Slot struct {
+	*Definition
+	Required bool
+	From     string
+}
+
 // Many reports whether the slot holds a list of values.
-func (s Slot) Many() bool { return s.Cardinality == metav1alpha1.CardinalityMany }
+func (s Slot) Many() bool {
+	return s.Definition != nil && s.Cardinality == metav1alpha1.CardinalityMany
+}
+
+// Own is the slot with a copy of its definition, which it may change without
+// changing any other slot's.
+func (s Slot) Own() Slot {
+	if s.Definition != nil {
+		d := *s.Definition
+		s.Definition = &d
+	}
+	return s
+}
 
 // InstanceAPI is where the instances of a concrete Class are served.
 type InstanceAPI struct {
@@ -114,7 +135,8 @@ func (c *Class) Slot(field string) (Slot, bool) {
 			return *s, true
 		}
 	}
-	return Slot{}, false
+	// A slot with an empty definition: its fields read as none.
+	return Slot{Definition: new(Definition)}, false
 }
 
 // Property is a Property as the catalog knows it.

@@ -27,11 +27,11 @@ import (
 var review = &catalog.Class{
 	Prefix: "zorp", Kind: "Review",
 	Slots: []*catalog.Slot{
-		{Field: "title", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne},
-		{Field: "rating", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne},
-		{Field: "tags", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityMany},
-		{Field: "body", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne},
-		{Field: "summary", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne},
+		{Definition: &catalog.Definition{Field: "title", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne}},
+		{Definition: &catalog.Definition{Field: "rating", Range: metav1alpha1.RangeInteger, Cardinality: metav1alpha1.CardinalityOne}},
+		{Definition: &catalog.Definition{Field: "tags", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityMany}},
+		{Definition: &catalog.Definition{Field: "body", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne}},
+		{Definition: &catalog.Definition{Field: "summary", Range: metav1alpha1.RangeString, Cardinality: metav1alpha1.CardinalityOne}},
 	},
 	Codec: metav1alpha1.CodecSpec{Format: metav1alpha1.CodecMarkdown, Sections: []string{"summary", "body"}},
 }

@@ -30,16 +30,18 @@ import (
 // and constraints, inherited from two ancestors.
 func benchClass() (*catalog.Class, []string) {
 	str := func(s catalog.Slot) catalog.Slot {
+		s = s.Own()
 		maxLen := int64(64)
 		s.Pattern, s.MaxLength, s.Enum = `^[a-z][a-z0-9-]*$`, &maxLen, []string{"red", "green", "blue"}
 		return s
 	}
 	bounded := func(s catalog.Slot) catalog.Slot {
+		s = s.Own()
 		lo, hi := 0.0, 1000.0
 		s.Minimum, s.Maximum = &lo, &hi
 		return s
 	}
-	ref := func(s catalog.Slot) catalog.Slot { s.Target = "zorp.alien"; return s }
+	ref := func(s catalog.Slot) catalog.Slot { s = s.Own(); s.Target = "zorp.alien"; return s }
 	slots := []catalog.Slot{
 		required(one("name", metav1alpha1.RangeString)),
 		str(one("color", metav1alpha1.RangeString)),

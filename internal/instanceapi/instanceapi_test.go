@@ -31,7 +31,7 @@ import (
 )
 
 func one(field string, r metav1alpha1.PropertyRange) catalog.Slot {
-	return catalog.Slot{Property: "zorp." + field, Field: field, Range: r, Cardinality: metav1alpha1.CardinalityOne}
+	return catalog.Slot{Definition: &catalog.Definition{Property: "zorp." + field, Field: field, Range: r, Cardinality: metav1alpha1.CardinalityOne}}
 }
 
 func many(field string, r metav1alpha1.PropertyRange) catalog.Slot {
@@ -77,13 +77,18 @@ func enumJSON(vs ...string) []apiextensionsv1.JSON {
 // ---- SlotSchema -----------------------------------------------------------------
 
 func TestSlotSchema(t *testing.T) {
-	withDesc := func(s catalog.Slot, d string) catalog.Slot { s.Description = d; return s }
-	withTarget := func(s catalog.Slot, target string) catalog.Slot { s.Target = target; return s }
+	withDesc := func(s catalog.Slot, d string) catalog.Slot { s = s.Own(); s.Description = d; return s }
+	withTarget := func(s catalog.Slot, target string) catalog.Slot { s = s.Own(); s.Target = target; return s }
 	str := func(s catalog.Slot, pattern string, maxLen int64, enum ...string) catalog.Slot {
+		s = s.Own()
 		s.Pattern, s.MaxLength, s.Enum = pattern, &maxLen, enum
 		return s
 	}
-	num := func(s catalog.Slot, lo, hi float64) catalog.Slot { s.Minimum, s.Maximum = &lo, &hi; return s }
+	num := func(s catalog.Slot, lo, hi float64) catalog.Slot {
+		s = s.Own()
+		s.Minimum, s.Maximum = &lo, &hi
+		return s
+	}
 
 	tests := []struct {
 		desc string
@@ -428,8 +433,13 @@ func TestBreakingChanges(t *testing.T) {
 		one("launched", metav1alpha1.RangeString),
 		one("tag", metav1alpha1.RangeString),
 	}
+	// Each edit changes copies of base's slots, with definitions of their own.
 	edit := func(f func(slots []catalog.Slot) []catalog.Slot) *catalog.Class {
-		return classWith(f(slices.Clone(base))...)
+		slots := make([]catalog.Slot, len(base))
+		for i, s := range base {
+			slots[i] = s.Own()
+		}
+		return classWith(f(slots)...)
 	}
 	tests := []struct {
 		desc  string

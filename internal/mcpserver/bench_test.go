@@ -60,7 +60,7 @@ func syntheticCatalog() *catalog.Store {
 			InstanceAPI: &catalog.InstanceAPI{Group: "bench.sandbar.dev", Version: "v1", Kind: fmt.Sprintf("C%04d", i), Plural: fmt.Sprintf("c%04ds", i), Established: true},
 		}
 		for j, r := range ranges {
-			c.Slots = append(c.Slots, &catalog.Slot{Field: fmt.Sprintf("slot%d", j), Range: r, Cardinality: "one", Required: j == 0, Description: "A slot."})
+			c.Slots = append(c.Slots, &catalog.Slot{Definition: &catalog.Definition{Field: fmt.Sprintf("slot%d", j), Range: r, Cardinality: "one", Description: "A slot."}, Required: j == 0})
 		}
 		c.Required = []string{"slot0"}
 		snap.Classes[c.Name] = c

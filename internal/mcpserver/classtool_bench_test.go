@@ -215,9 +215,9 @@ func createBenchClassErr(b *testing.B, kind string) error {
 func bareCRD(b *testing.B, kind string) *apiextensionsv1.CustomResourceDefinition {
 	c := &catalog.Class{Name: "bare." + strings.ToLower(kind), Prefix: "bare", Kind: kind, Description: "A bare CRD.",
 		Slots: []*catalog.Slot{
-			{Field: "name", Range: metav1alpha1.RangeString, Cardinality: "one", Required: true, Description: "The name."},
-			{Field: "price", Range: metav1alpha1.RangeNumber, Cardinality: "one", Description: "The price."},
-			{Field: "tentacleCount", Range: metav1alpha1.RangeInteger, Cardinality: "one", Description: "Tentacles."},
+			{Definition: &catalog.Definition{Field: "name", Range: metav1alpha1.RangeString, Cardinality: "one", Description: "The name."}, Required: true},
+			{Definition: &catalog.Definition{Field: "price", Range: metav1alpha1.RangeNumber, Cardinality: "one", Description: "The price."}},
+			{Definition: &catalog.Definition{Field: "tentacleCount", Range: metav1alpha1.RangeInteger, Cardinality: "one", Description: "Tentacles."}},
 		},
 		Required: []string{"name"}}
 	crd := instanceapi.CRD(c, nil)

@@ -97,7 +97,7 @@ func TestClassChangeShowsInTheNextToolsList(t *testing.T) {
 		c := &catalog.Class{
 			Name: "listed.thing", Prefix: "listed", Kind: "Thing", Description: description, Ready: true,
 			InstanceAPI: &catalog.InstanceAPI{Group: "listed.sandbar.dev", Version: "v1", Kind: "Thing", Plural: "things", Established: true},
-			Slots:       []*catalog.Slot{{Field: "label", Range: "string", Cardinality: "one", Description: "A label."}},
+			Slots:       []*catalog.Slot{{Definition: &catalog.Definition{Field: "label", Range: "string", Cardinality: "one", Description: "A label."}}},
 		}
 		st.Publish(&catalog.Snapshot{Classes: map[string]*catalog.Class{c.Name: c}, Properties: real.Properties,
 			Workflows: real.Workflows, Accounts: real.Accounts})

@@ -24,17 +24,19 @@ import (
 
 // Slot is a single-valued slot of property zorp.<field>.
 func Slot(field string, r metav1alpha1.PropertyRange) catalog.Slot {
-	return catalog.Slot{Property: "zorp." + field, Field: field, Range: r, Cardinality: metav1alpha1.CardinalityOne}
+	return catalog.Slot{Definition: &catalog.Definition{Property: "zorp." + field, Field: field, Range: r, Cardinality: metav1alpha1.CardinalityOne}}
 }
 
-// Many makes a slot many-valued.
+// Many makes a slot many-valued (a copy of it, with a definition of its own).
 func Many(s catalog.Slot) catalog.Slot {
+	s = s.Own()
 	s.Cardinality = metav1alpha1.CardinalityMany
 	return s
 }
 
-// WithEnum limits a slot to the given values.
-func WithEnum(s catalog.Slot, e ...string) catalog.Slot { s.Enum = e; return s }
+// WithEnum limits a slot to the given values (a copy of it, with a definition of
+// its own).
+func WithEnum(s catalog.Slot, e ...string) catalog.Slot { s = s.Own(); s.Enum = e; return s }
 
 // Slots is a class's list of copies of the given slots.
 func Slots(slots ...catalog.Slot) []*catalog.Slot {

@@ -231,7 +231,7 @@ func datatypes() any {
 	var out []map[string]any
 	for _, r := range catalog.Ranges() {
 		out = append(out, map[string]any{"range": r.Range, "description": r.Summary,
-			"schema": SlotJSONSchema(catalog.Slot{Range: r.Range, Target: "<target>"})})
+			"schema": SlotJSONSchema(catalog.Slot{Definition: &catalog.Definition{Range: r.Range, Target: "<target>"}})})
 	}
 	return map[string]any{"datatypes": out, "cardinality": "many wraps the schema in an array"}
 }

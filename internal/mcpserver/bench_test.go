@@ -238,7 +238,7 @@ func BenchmarkToolsList1000ClassesStatelessBaseline(b *testing.B) {
 // client, which decodes every tool and schema: the same work on both sides of the
 // ratio, and most of the time.
 func BenchmarkToolsList1000ClassesSDKClient(b *testing.B) {
-	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	url := serveSynthetic(b)
 	cs := benchSession(b, url, token)
 	waitTools(b, cs, 1000)
 	for b.Loop() {
@@ -324,8 +324,21 @@ func (l *rawLister) post(b *testing.B, msg map[string]any) []byte {
 // ends, once every tool is listed.
 func syntheticServer(b *testing.B) string {
 	b.Helper()
-	url := serveStore(b, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	url := serveSynthetic(b)
 	waitTools(b, benchSession(b, url, token), 1000)
+	return url
+}
+
+// serveSynthetic serves syntheticCatalog until the benchmark ends: a server of 1,000
+// classes left running would weigh on the benchmarks after it.
+func serveSynthetic(b *testing.B) string {
+	b.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	b.Cleanup(cancel)
+	url, err := startServerIn(ctx, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	if err != nil {
+		b.Fatal(err)
+	}
 	return url
 }
 

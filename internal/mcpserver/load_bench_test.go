@@ -91,9 +91,16 @@ func loadClients(b *testing.B, url, tok string, n int) []*mcp.ClientSession {
 
 // runLoad makes b.N calls of a tool from all sessions at once, each session calling
 // again as soon as it has its answer, and reports calls/s and the latency of a call.
-// ns/op is the wall time over the calls: the inverse of the throughput.
+// ns/op is the wall time over the calls: the inverse of the throughput. Each session
+// makes one call before the clock starts, so that what is measured is the steady
+// state, not a session's first call.
 func runLoad(b *testing.B, sessions []*mcp.ClientSession, name string, args map[string]any) {
 	b.Helper()
+	for _, cs := range sessions {
+		if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args}); err != nil || res.IsError {
+			b.Fatalf("%s: %v %v", name, err, res)
+		}
+	}
 	var next atomic.Int64
 	lat := make([][]time.Duration, len(sessions))
 	errs := make(chan error, len(sessions))

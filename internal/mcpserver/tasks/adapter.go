@@ -286,16 +286,18 @@ func (a *Adapter) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		case "tasks/update", "initialize", "tools/list":
 			return a.adapt(ctx, method, req, next)
 		case "tools/call":
-			if h := req.GetExtra(); h != nil && h.Header != nil && h.Header.Get(header) != "" {
-				return a.adapt(ctx, method, req, next)
+			if h := req.GetExtra(); h != nil && h.Header != nil {
+				if raw := h.Header.Get(header); raw != "" {
+					return a.asTask(ctx, method, req, next, raw)
+				}
 			}
 		}
 		return next(ctx, method, req)
 	}
 }
 
-// adapt serves what 2025-11-25's Tasks change: the capability, each tool's
-// execution.taskSupport, and a task-augmented tools/call.
+// adapt serves what 2025-11-25's Tasks change of initialize and tools/list (the
+// capability, each tool's execution.taskSupport), and refuses tasks/update.
 func (a *Adapter) adapt(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	switch method {
 	case "tasks/update":
@@ -326,31 +328,28 @@ func (a *Adapter) adapt(ctx context.Context, method string, req mcp.Request, nex
 			out.Tools = append(out.Tools, toolWithExecution{Tool: t, Execution: toolExecution{TaskSupport: a.support(t.Name)}})
 		}
 		return out, nil
-	case "tools/call":
-		raw := ""
-		if h := req.GetExtra(); h != nil && h.Header != nil {
-			raw = h.Header.Get(header)
-		}
-		if raw == "" {
-			break
-		}
-		name := req.(*mcp.CallToolRequest).Params.Name
-		if a.support(name) != Optional {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
-				Message: fmt.Sprintf("tool %q does not run as a task (execution.taskSupport is forbidden)", name)}
-		}
-		var task struct {
-			TTL *int64 `json:"ttl"`
-		}
-		_ = json.Unmarshal([]byte(raw), &task)
-		r := &process.Request{TTLMillis: task.TTL}
-		res, err := next(process.WithRequest(ctx, r), method, req)
-		if err != nil || r.Started == nil {
-			return res, err // the tool failed before it started a process
-		}
-		return &createTaskResult{Task: process.TaskOf(r.Started)}, nil
 	}
 	return next(ctx, method, req)
+}
+
+// asTask serves a task-augmented tools/call (raw is its params.task): the task the
+// tool started, or the tool's answer when it failed before it started one.
+func (a *Adapter) asTask(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler, raw string) (mcp.Result, error) {
+	name := req.(*mcp.CallToolRequest).Params.Name
+	if a.support(name) != Optional {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+			Message: fmt.Sprintf("tool %q does not run as a task (execution.taskSupport is forbidden)", name)}
+	}
+	var task struct {
+		TTL *int64 `json:"ttl"`
+	}
+	_ = json.Unmarshal([]byte(raw), &task)
+	r := &process.Request{TTLMillis: task.TTL}
+	res, err := next(process.WithRequest(ctx, r), method, req)
+	if err != nil || r.Started == nil {
+		return res, err // the tool failed before it started a process
+	}
+	return &createTaskResult{Task: process.TaskOf(r.Started)}, nil
 }
 
 // stateless serves a request of the stateless revision: the extension's form of

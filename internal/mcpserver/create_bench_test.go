@@ -99,6 +99,13 @@ func benchClientCreate(b *testing.B, c client.Client, prefix string) {
 // baseline's administrator passes as system:masters); against BenchmarkEntityCreate it
 // is what the MCP call adds.
 func BenchmarkEntityCreateBaselineImpersonated(b *testing.B) {
+	benchClientCreate(b, accountClient(b), "bench-imp")
+}
+
+// accountClient is the client the manager acts as the sample account with, on the
+// connection of the create benchmarks' server.
+func accountClient(b *testing.B) client.Client {
+	b.Helper()
 	acct := store.Load().Accounts["claude"]
 	if acct == nil {
 		b.Fatal("no account claude")
@@ -107,7 +114,7 @@ func BenchmarkEntityCreateBaselineImpersonated(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	benchClientCreate(b, c, "bench-imp")
+	return c
 }
 
 // BenchmarkEntityCreateImpersonation measures what impersonation costs a create,
@@ -124,15 +131,7 @@ func BenchmarkEntityCreateBaselineImpersonated(b *testing.B) {
 // authenticates as the administrator too, makes meanwhile: leases mostly); ns/op is
 // the pair.
 func BenchmarkEntityCreateImpersonation(b *testing.B) {
-	acct := store.Load().Accounts["claude"]
-	if acct == nil {
-		b.Fatal("no account claude")
-	}
-	imp, err := identity.New(directCluster().Connection, nil).Client(acct)
-	if err != nil {
-		b.Fatal(err)
-	}
-	clients := [2]client.Client{k8s, imp}
+	clients := [2]client.Client{k8s, accountClient(b)}
 	var lat [2][]time.Duration
 	create := func(k int) {
 		start := time.Now()

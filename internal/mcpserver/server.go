@@ -197,7 +197,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		return tel.Capture(tasks.Capture(h, opts.MaxRequestBytes), opts.MaxRequestBytes)
 	}
 	transport := capture(mcptransport.PlainJSON(s.lists.Direct(
-		mcptransport.ByRevision(mcptransport.HoldPrime(streamable, mcptransport.PrimeHold), stateless), toollist.DirectOptions{
+		mcptransport.Coalesce(mcptransport.ByRevision(streamable, stateless), mcptransport.PrimeHold), toollist.DirectOptions{
 			Around: tel.Middleware(&s.served), Limit: opts.MaxRequestBytes, Session: s.liveSession, SessionTimeout: opts.SessionTimeout,
 		})))
 	legacy := capture(toollist.Strip(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes)))

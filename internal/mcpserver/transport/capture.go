@@ -53,6 +53,12 @@ func (m *Message) RawParams() json.RawMessage {
 	return p.Params
 }
 
+// call says whether the message is one request: an id, not a notification or a
+// batch.
+func (m *Message) call() bool {
+	return m != nil && len(m.ID) > 0 && !bytes.Equal(m.ID, []byte("null"))
+}
+
 type messageKey struct{}
 
 // Peek is the message of a POST (nil for any other request, a body over limit

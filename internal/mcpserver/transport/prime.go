@@ -27,21 +27,30 @@ import (
 // stream's first message.
 const PrimeHold = 50 * time.Millisecond
 
-// HoldPrime sends the priming event of a POST's event stream with the stream's
-// first message when that message comes within hold, and alone after hold when
-// it does not. The SDK writes and flushes the priming event (an event id and no
-// data, which lets a client resume the stream with Last-Event-ID) before the
-// request is handled, and the answer in a second write: for a call answered at
-// once (a ping, a read) that is two writes and two reads of the connection
-// instead of one. A long call's stream is still primed, hold after it began. Other
-// requests go to next as they are.
-func HoldPrime(next http.Handler, hold time.Duration) http.Handler {
+// Coalesce sends the event stream of a POST in as few writes of the connection as
+// it can. The SDK writes and flushes each event: the priming event (an event id and
+// no data, which lets a client resume the stream with Last-Event-ID) before the
+// request is handled, then each message, the answer last, and the HTTP server ends
+// the response in a write of its own. For a call answered at once (a ping, a read)
+// that is three writes, and three reads of the client, for one answer.
+//
+//   - The priming event is sent with the stream's first message when that message
+//     comes within hold, and alone after hold when it does not: a long call's stream
+//     is still primed, hold after it began.
+//   - The answer of a POST of one request ends its stream, so its flush is left to
+//     the HTTP server, which sends it with the end of the response as the handler
+//     returns. Messages before it (progress, requests to the client) are flushed
+//     as they come, and so is every message of a batch.
+//
+// Other requests go to next as they are.
+func Coalesce(next http.Handler, hold time.Duration) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p := &primeWriter{ResponseWriter: w, hold: hold}
+		r, m := Peek(r, 0)
+		p := &primeWriter{ResponseWriter: w, hold: hold, one: m.call()}
 		defer p.end()
 		next.ServeHTTP(p, r)
 	})
@@ -55,12 +64,19 @@ const (
 	primed
 	// through: everything else; writes and flushes pass.
 	through
+	// answered: the answer of a POST of one request written; the HTTP server sends
+	// it when the handler returns, which it does next.
+	answered
 )
 
-// primeWriter holds back the flush of a priming event written first.
+// primeWriter holds back the flush of a priming event written first, and that of
+// the answer of a POST of one request.
 type primeWriter struct {
 	http.ResponseWriter
 	hold time.Duration
+	// one: the POST is one request (not a notification, not a batch), whose
+	// answer is the last message of its stream.
+	one bool
 
 	// mu orders the SDK's writes (the answer is written from another goroutine
 	// than the priming event) and the timer's flush.
@@ -73,12 +89,44 @@ type primeWriter struct {
 // isPrime says whether an SSE write is a priming event: an event named prime.
 func isPrime(b []byte) bool { return bytes.HasPrefix(b, []byte("event: prime\n")) }
 
+// isAnswer says whether an SSE write is an event whose data is a JSON-RPC response,
+// as the SDK encodes one: "jsonrpc", then "id", then "result" or "error" (a request
+// to the client has "method" there). Anything else is not.
+func isAnswer(b []byte) bool {
+	data, ok := bytes.CutPrefix(b, []byte("data: "))
+	if !ok {
+		if _, data, ok = bytes.Cut(b, []byte("\ndata: ")); !ok {
+			return false
+		}
+	}
+	rest, ok := bytes.CutPrefix(data, []byte(`{"jsonrpc":"2.0","id":`))
+	if !ok || len(rest) == 0 {
+		return false
+	}
+	if rest[0] == '"' { // a string id: up to its closing quote
+		i := 1
+		for i < len(rest) && rest[i] != '"' {
+			if rest[i] == '\\' {
+				i++
+			}
+			i++
+		}
+		rest = rest[min(i+1, len(rest)):]
+	} else if i := bytes.IndexByte(rest, ','); i >= 0 { // a number
+		rest = rest[i:]
+	}
+	return bytes.HasPrefix(rest, []byte(`,"result":`)) || bytes.HasPrefix(rest, []byte(`,"error":`))
+}
+
 func (p *primeWriter) Write(b []byte) (int, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	switch {
 	case p.state == fresh && isPrime(b):
 		p.state = primed
+	case p.one && isAnswer(b):
+		p.through()
+		p.state = answered
 	default:
 		p.through()
 	}
@@ -97,10 +145,13 @@ func (p *primeWriter) through() {
 func (p *primeWriter) FlushError() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.state == primed {
+	switch p.state {
+	case primed:
 		if p.timer == nil {
 			p.timer = time.AfterFunc(p.hold, p.flushHeld)
 		}
+		return nil
+	case answered:
 		return nil
 	}
 	return http.NewResponseController(p.ResponseWriter).Flush()

@@ -46,8 +46,9 @@ func (f flushCounter) Flush() {
 
 func (f flushCounter) Unwrap() http.ResponseWriter { return f.ResponseWriter }
 
-// primeServer serves a go-sdk server with the event store behind HoldPrime, with a
-// hold of its own: the tool "quick" answers at once, "slow" once release is closed.
+// primeServer serves a go-sdk server with the event store behind Coalesce, with a
+// hold of its own: the tool "quick" answers at once, "slow" once release is closed,
+// and "progress" sends a progress notification first.
 func primeServer(t *testing.T, hold time.Duration, release chan struct{}) (url string, flushes *atomic.Int64) {
 	t.Helper()
 	srv := mcp.NewServer(&mcp.Implementation{Name: "prime", Version: "1"}, nil)
@@ -60,7 +61,16 @@ func primeServer(t *testing.T, hold time.Duration, release chan struct{}) (url s
 			<-release
 			return answer(ctx, req)
 		})
-	h := HoldPrime(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
+	srv.AddTool(&mcp.Tool{Name: "progress", InputSchema: map[string]any{"type": "object"}},
+		func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			if err := req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: req.Params.GetProgressToken(), Progress: 1, Message: "halfway"}); err != nil {
+				return nil, err
+			}
+			<-release
+			return answer(ctx, req)
+		})
+	h := Coalesce(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv },
 		&mcp.StreamableHTTPOptions{EventStore: NewEventStore(0, 0)}), hold)
 	flushes = &atomic.Int64{}
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -136,10 +146,11 @@ func readEvent(r *bufio.Reader) (map[string]string, error) {
 	}
 }
 
-// A call answered at once is sent with its stream's priming event in one flush of
-// the connection (the SDK flushes each), and the client gets both: the priming
-// event's id (to resume the stream with) and then the answer.
-func TestAQuickAnswerIsSentWithItsPrimingEventInOneFlush(t *testing.T) {
+// A call answered at once is sent with its stream's priming event as the handler
+// returns, in the HTTP server's last write of the response (the SDK flushes each
+// event), and the client gets both: the priming event's id (to resume the stream
+// with) and then the answer.
+func TestAQuickAnswerIsSentWithItsPrimingEventInOneWrite(t *testing.T) {
 	// A hold no call of this test takes, so that however slow the machine, the
 	// answer comes within it.
 	url, flushes := primeServer(t, time.Hour, nil)
@@ -163,8 +174,8 @@ func TestAQuickAnswerIsSentWithItsPrimingEventInOneFlush(t *testing.T) {
 		t.Errorf("second event = %v (%v), want the answer", msg, err)
 	}
 	_, _ = io.Copy(io.Discard, r)
-	if got := flushes.Load() - before; got != 1 {
-		t.Errorf("the call's stream was flushed %d times, want 1", got)
+	if got := flushes.Load() - before; got != 0 {
+		t.Errorf("the call's stream was flushed %d times before its end, want 0", got)
 	}
 }
 
@@ -194,5 +205,63 @@ func TestALongCallsStreamIsPrimedWhileItRuns(t *testing.T) {
 	close(release)
 	if msg := event(t, r); !bytes.Contains([]byte(msg["data"]), []byte(`"done"`)) {
 		t.Errorf("second event = %v, want the answer", msg)
+	}
+}
+
+// A message sent before the answer (progress) reaches the client while the call
+// still runs: only the answer's flush is left to the end of the response.
+func TestProgressBeforeTheAnswerIsSentAsItComes(t *testing.T) {
+	release := make(chan struct{})
+	url, _ := primeServer(t, time.Hour, release)
+	s := openSession(t, url)
+	resp := s.post(t, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"progress","arguments":{},"_meta":{"progressToken":"p1"}}}`)
+	defer func() { _ = resp.Body.Close() }()
+	r := bufio.NewReader(resp.Body)
+	got := make(chan []map[string]string, 1)
+	go func() {
+		var evs []map[string]string
+		for range 2 { // the priming event, then the progress
+			ev, err := readEvent(r)
+			if err != nil {
+				break
+			}
+			evs = append(evs, ev)
+		}
+		got <- evs
+	}()
+	select {
+	case evs := <-got:
+		if len(evs) != 2 || evs[0]["event"] != "prime" || !strings.Contains(evs[1]["data"], `"notifications/progress"`) {
+			close(release)
+			t.Fatalf("events = %v, want the priming event and the progress", evs)
+		}
+	case <-time.After(10 * time.Second):
+		close(release)
+		t.Fatal("no progress while the call ran")
+	}
+	close(release)
+	if msg := event(t, r); !strings.Contains(msg["data"], `"done"`) {
+		t.Errorf("last event = %v, want the answer", msg)
+	}
+}
+
+// Only an event whose data is a JSON-RPC response, as the SDK writes one, is an
+// answer; a request to the client, a notification and the priming event are not,
+// whatever their strings hold.
+func TestIsAnswer(t *testing.T) {
+	for ev, want := range map[string]bool{
+		"event: message\nid: s_1\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n":                             true,
+		"data: {\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":-32602,\"message\":\"no\"}}\n\n":                     true,
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"a\\\",\\\"result\\\":\",\"result\":{}}\n\n":              true,
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"a\\\",\\\"result\\\":\",\"method\":\"roots/list\"}\n\n":  false,
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"sampling/createMessage\"}\n\n":              false,
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{\"id\":1}}\n\n": false,
+		"event: prime\nid: s_0\ndata: \n\n":                                false,
+		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"unterminated": false,
+		"": false,
+	} {
+		if got := isAnswer([]byte(ev)); got != want {
+			t.Errorf("isAnswer(%q) = %v, want %v", ev, got, want)
+		}
 	}
 }

@@ -3,17 +3,36 @@
 # output, the ratio of their ns/op: how many times the baseline X costs; the same for
 # every further baseline BenchmarkXBaseline<Variant> of it; and, where a
 # BenchmarkXFloor was run too (the least any server could cost for the same work), X
-# against it. With -count N, each figure is the mean of its runs.
+# against it. A benchmark that measures both arms in turns reports its own ratio
+# (with ours- and bare- figures): it is printed as X (in turns), its time a call
+# (ratio, ours against bare) or its calls/s (throughput-ratio). With -count N, each
+# figure is the mean of its runs.
 set -euo pipefail
 awk '
   /^Benchmark/ {
     name = $1; sub(/-[0-9]+$/, "", name)
-    for (i = 2; i <= NF; i++) if ($(i+1) == "ns/op") { sum[name] += $i; runs[name]++ }
+    for (i = 2; i <= NF; i++) {
+      if ($(i+1) == "ns/op") { sum[name] += $i; runs[name]++ }
+      if ($(i+1) == "ratio") { turns[name] += $i; truns[name]++ }
+      if ($(i+1) == "ours-us/op") ours[name] += $i
+      if ($(i+1) == "bare-us/op") bare[name] += $i
+      if ($(i+1) == "throughput-ratio") { tput[name] += $i; pruns[name]++ }
+      if ($(i+1) == "ours-calls/s") ocalls[name] += $i
+      if ($(i+1) == "bare-calls/s") bcalls[name] += $i
+    }
   }
   END {
     printf "\n%-48s %14s %14s %8s %5s\n", "benchmark", "ns/op", "baseline", "ratio", "runs"
     for (n in sum) {
       if (n ~ /(Baseline|Floor$)/) continue
+      if (n in turns) {
+        printf "%-48s %14.0f %14.0f %7.2fx %5d\n", n " (in turns)", ours[n] * 1000 / truns[n], bare[n] * 1000 / truns[n], turns[n] / truns[n], truns[n]
+        continue
+      }
+      if (n in tput) {
+        printf "%-48s %9.0f /s %11.0f /s %7.2fx %5d\n", n " (in turns)", ocalls[n] / pruns[n], bcalls[n] / pruns[n], tput[n] / pruns[n], pruns[n]
+        continue
+      }
       x = sum[n] / runs[n]
       b = n "Baseline"
       for (v in sum) {

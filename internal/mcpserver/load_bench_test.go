@@ -96,23 +96,41 @@ func loadClients(b *testing.B, url, tok string, n int) []*mcp.ClientSession {
 // state, not a session's first call.
 func runLoad(b *testing.B, sessions []*mcp.ClientSession, name string, args map[string]any) {
 	b.Helper()
+	warmUp(b, sessions, name, args)
+	b.ResetTimer()
+	cpu := cpuTime()
+	elapsed, lat := loadPhase(b, sessions, b.N, name, args)
+	reportCPU(b, cpu)
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
+	reportPercentiles(b, lat)
+}
+
+// warmUp makes one call from each session.
+func warmUp(b *testing.B, sessions []*mcp.ClientSession, name string, args map[string]any) {
+	b.Helper()
 	for _, cs := range sessions {
 		if res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args}); err != nil || res.IsError {
 			b.Fatalf("%s: %v %v", name, err, res)
 		}
 	}
+}
+
+// loadPhase makes n calls of a tool from all sessions at once, each session calling
+// again as soon as it has its answer, and gives the wall time over them and the
+// latency of each call.
+func loadPhase(b *testing.B, sessions []*mcp.ClientSession, n int, name string, args map[string]any) (time.Duration, []time.Duration) {
+	b.Helper()
 	var next atomic.Int64
 	lat := make([][]time.Duration, len(sessions))
 	errs := make(chan error, len(sessions))
 	var wg sync.WaitGroup
-	b.ResetTimer()
-	cpu := cpuTime()
 	start := time.Now()
 	for i, cs := range sessions {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for next.Add(1) <= int64(b.N) {
+			for next.Add(1) <= int64(n) {
 				t := time.Now()
 				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
 				if err == nil && res.IsError {
@@ -128,8 +146,6 @@ func runLoad(b *testing.B, sessions []*mcp.ClientSession, name string, args map[
 	}
 	wg.Wait()
 	elapsed := time.Since(start)
-	reportCPU(b, cpu)
-	b.StopTimer()
 	close(errs)
 	if err := <-errs; err != nil {
 		b.Fatal(err)
@@ -138,8 +154,7 @@ func runLoad(b *testing.B, sessions []*mcp.ClientSession, name string, args map[
 	for _, l := range lat {
 		all = append(all, l...)
 	}
-	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "calls/s")
-	reportPercentiles(b, all)
+	return elapsed, all
 }
 
 // loadResult is the result of the load benchmarks' read call, as a client gets it
@@ -169,10 +184,21 @@ func BenchmarkReadCallsUnderLoad(b *testing.B) {
 }
 
 // BenchmarkReadCallsUnderLoadBaseline: 50 sessions call the one read tool of a bare
-// go-sdk server (no authentication, no permissions, no redaction, no telemetry),
-// which answers the very result sandbar_class_describe gives, so that both send
-// the same bytes.
+// go-sdk server (bareReadServer). Its clients are the same as ours: they send the
+// token too, which the bare server ignores.
 func BenchmarkReadCallsUnderLoadBaseline(b *testing.B) {
+	url, size := bareReadServer(b)
+	sessions := loadClients(b, url, token, loadSessions)
+	runLoad(b, sessions, loadTool, loadArgs)
+	b.ReportMetric(float64(size), "result-bytes")
+}
+
+// bareReadServer serves the one read tool of a bare go-sdk server (no
+// authentication, no permissions, no redaction, no telemetry), which answers the
+// very result sandbar_class_describe gives, so that both send the same bytes, until
+// the benchmark ends; and the size of that result.
+func bareReadServer(b *testing.B) (string, int) {
+	b.Helper()
 	res, size := loadResult(b, loadServer(b))
 	srv := mcp.NewServer(&mcp.Implementation{Name: "bare", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{Name: loadTool, InputSchema: map[string]any{"type": "object"},
@@ -189,7 +215,40 @@ func BenchmarkReadCallsUnderLoadBaseline(b *testing.B) {
 	if _, bare := loadResult(b, url); bare != size {
 		b.Fatalf("the bare server answers %d bytes, ours %d", bare, size)
 	}
-	sessions := loadClients(b, url, "", loadSessions)
-	runLoad(b, sessions, loadTool, loadArgs)
-	b.ReportMetric(float64(size), "result-bytes")
+	return url, size
+}
+
+// loadTurn is how many calls each arm of BenchmarkReadCallsUnderLoadInTurns makes
+// in a turn.
+const loadTurn = 2000
+
+// BenchmarkReadCallsUnderLoadInTurns is BenchmarkReadCallsUnderLoad against its
+// baseline free of the drift between benchmarks run one after another: the 50
+// sessions of each make loadTurn calls, one arm after the other, in turns which goes
+// first, until each has made b.N calls. It reports each arm's calls/s over its turns
+// and ours against the bare server's (throughput-ratio, the goal's figure); ns/op is
+// the pair.
+func BenchmarkReadCallsUnderLoadInTurns(b *testing.B) {
+	url := loadServer(b)
+	bare, _ := bareReadServer(b)
+	arms := [2][]*mcp.ClientSession{loadClients(b, url, token, loadSessions), loadClients(b, bare, token, loadSessions)}
+	for _, sessions := range arms {
+		warmUp(b, sessions, loadTool, loadArgs)
+	}
+	var spent [2]time.Duration
+	b.ResetTimer()
+	for done, turn := 0, 0; done < b.N; turn++ {
+		n := min(loadTurn, b.N-done)
+		for i := range 2 {
+			k := (turn + i) % 2
+			elapsed, _ := loadPhase(b, arms[k], n, loadTool, loadArgs)
+			spent[k] += elapsed
+		}
+		done += n
+	}
+	b.StopTimer()
+	ours, theirs := float64(b.N)/spent[0].Seconds(), float64(b.N)/spent[1].Seconds()
+	b.ReportMetric(ours, "ours-calls/s")
+	b.ReportMetric(theirs, "bare-calls/s")
+	b.ReportMetric(ours/theirs, "throughput-ratio")
 }

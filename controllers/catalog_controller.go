@@ -19,11 +19,13 @@ package controllers
 import (
 	"context"
 
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -88,5 +90,11 @@ func (r *CatalogReconciler) SetupWithManager(mgr ctrl.Manager) error {
 		Watches(&metav1alpha1.Property{}, all).
 		Watches(&metav1alpha1.WorkflowDefinition{}, all).
 		Watches(&metav1alpha1.ServiceAccount{}, all).
+		// One build once the caches have synced, also when the cluster holds nothing
+		// to watch: the store is then built (empty), and the MCP server ready.
+		WatchesRawSource(source.Func(func(_ context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request]) error {
+			q.Add(catalogKey)
+			return nil
+		})).
 		Complete(r)
 }

@@ -59,6 +59,8 @@ var (
 	// metricsURL is the manager's metrics endpoint, served as in production (HTTPS,
 	// for authorized tokens only).
 	metricsURL string
+	// restConfig reaches the suite's API server as its administrator.
+	restConfig *rest.Config
 )
 
 const (
@@ -78,6 +80,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	defer func() { _ = env.Stop() }()
+	restConfig = env.Config
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

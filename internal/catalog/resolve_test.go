@@ -915,9 +915,16 @@ func TestStore(t *testing.T) {
 	if snap0 != st.Load() || snap0.Classes == nil || snap0.Accounts == nil {
 		t.Fatalf("Watch returned %+v, want the current, empty snapshot", snap0)
 	}
+	if v, ok := st.Built(); ok {
+		t.Errorf("a new store says it was built (version %d)", v)
+	}
 
+	// An empty cluster's build is the empty first snapshot: no change, but built.
 	if st.Publish(Build(Inputs{})) {
 		t.Errorf("publishing an empty snapshot over the empty one reported a change")
+	}
+	if v, ok := st.Built(); !ok || v != 0 {
+		t.Errorf("after the first, equal, publish: Built() = %d, %v; want 0, true", v, ok)
 	}
 	if v := st.Load().Version; v != 0 || st.Load() != snap0 {
 		t.Errorf("after an equal publish: version %d, snapshot replaced=%v; want 0, not replaced", v, st.Load() != snap0)
@@ -965,6 +972,18 @@ func TestStore(t *testing.T) {
 	}
 	if !closed(ch1) {
 		t.Errorf("the second watcher was not woken")
+	}
+	if v, ok := st.Built(); !ok || v != 0 {
+		t.Errorf("Built() = %d, %v after later publishes; want the first one's version, 0", v, ok)
+	}
+
+	// A store whose first build changes its content is built at that build's version.
+	st = NewStore()
+	if !st.Publish(Build(in)) {
+		t.Fatal("publishing a first build with a class reported no change")
+	}
+	if v, ok := st.Built(); !ok || v != 1 {
+		t.Errorf("after a first build with a class: Built() = %d, %v; want 1, true", v, ok)
 	}
 }
 

@@ -25,6 +25,9 @@ import (
 // Store holds the current snapshot. Reads are lock-free; publishing is serialised.
 type Store struct {
 	current atomic.Pointer[Snapshot]
+	// built is the version current after the first Publish, plus one (0: nothing
+	// published yet).
+	built atomic.Uint64
 
 	mu      sync.Mutex
 	changed chan struct{}
@@ -53,6 +56,18 @@ func (s *Store) Watch() (*Snapshot, <-chan struct{}) {
 	return s.current.Load(), s.changed
 }
 
+// Built reports whether a build of the catalog was published (whether or not it
+// changed the content: an empty cluster's build is the empty first snapshot), and the
+// version current after the first one. Before, the store holds no more than its
+// empty first snapshot, which is not what the cluster declares.
+func (s *Store) Built() (version uint64, ok bool) {
+	v := s.built.Load()
+	if v == 0 {
+		return 0, false
+	}
+	return v - 1, true
+}
+
 // Publish makes next the current snapshot if its content differs from the current
 // one, numbering it one higher, and wakes every watcher. It reports whether it did.
 // next must not be modified afterwards.
@@ -62,10 +77,12 @@ func (s *Store) Publish(next *Snapshot) bool {
 	cur := s.current.Load()
 	next.Version = cur.Version
 	if sameContent(cur, next) {
+		s.built.CompareAndSwap(0, cur.Version+1)
 		return false
 	}
 	next.Version = cur.Version + 1
 	s.current.Store(next)
+	s.built.CompareAndSwap(0, next.Version+1)
 	close(s.changed)
 	s.changed = make(chan struct{})
 	return true

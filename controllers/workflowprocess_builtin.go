@@ -31,6 +31,10 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
+// catalogWait is how often a built-in process looks again whether the catalog is
+// built, on a replica that has just started.
+const catalogWait = 250 * time.Millisecond
+
 // runJob carries out the chunks of a built-in workflow, if the process is one, as the
 // account that owns it: with that account's Kubernetes identity, never the
 // manager's. A process that names no account of its namespace fails. The chunks
@@ -40,6 +44,13 @@ func (r *WorkflowProcessReconciler) runJob(ctx context.Context, p *metav1alpha1.
 	job, ok := builtin.Lookup(p.Spec.Definition)
 	if !ok || workflow.Terminal(&p.Status) {
 		return ctrl.Result{}, nil
+	}
+	// A replica that has just started (a new leader, during a rolling restart) can
+	// get here before its catalog is first built: its store then knows no account
+	// and no class, and the process, however far it went, would fail for that. It
+	// waits for the build.
+	if _, built := r.Store.Built(); !built {
+		return ctrl.Result{RequeueAfter: catalogWait}, nil
 	}
 	snap := r.Store.Load()
 	acct := snap.AccountNamed(p.Namespace, p.Spec.Owner)

@@ -564,7 +564,11 @@ func importCompletes(t *testing.T, c *sessionClient, k8s client.Client, id, name
 		task, _ := tool("sandbar_tasks_get")["task"].(map[string]any)
 		return task["status"]
 	}).WithTimeout(3*timeout).WithPolling(200*time.Millisecond).Should(Equal("completed"),
-		func() string { return fmt.Sprintf("import %s: progress %d", id, importProgress(t, k8s, id)) })
+		func() string {
+			var p metav1alpha1.WorkflowProcess
+			_ = k8s.Get(context.Background(), client.ObjectKey{Namespace: "default", Name: id}, &p)
+			return fmt.Sprintf("import %s: progress %d, %s: %s", id, importProgress(t, k8s, id), p.Status.Phase, p.Status.StatusMessage)
+		})
 	result := fmt.Sprint(tool("sandbar_tasks_result"))
 	g.Expect(result).To(ContainSubstring("failed:0"), "the import's result, read through the replicas left: %s", result)
 	for i := range n {

@@ -24,6 +24,7 @@ import (
 	. "github.com/onsi/gomega"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
+	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 )
 
@@ -95,4 +96,32 @@ func TestNegativeBodyLimitIsRefused(t *testing.T) {
 	NewWithT(t).Expect(opts.Validate()).To(MatchError("--mcp-max-request-bytes must be >= 0 (0: the default limit), not -1"))
 	opts.MaxRequestBytes = 0
 	NewWithT(t).Expect(opts.Validate()).To(Succeed())
+}
+
+// A replica that starts before its catalog is built (its informers still syncing)
+// holds no accounts and no classes: it would refuse every token and list no tools.
+// /readyz fails until it serves the catalog's first build, so that the replicas
+// beside it keep the traffic.
+func TestAReplicaIsReadyOnceItServesItsCatalog(t *testing.T) {
+	g := NewWithT(t)
+	st := catalog.NewStore()
+	url := serveStore(t, st, mcpserver.Options{})
+	base := strings.TrimSuffix(url, "/mcp")
+	status := func(path string) int {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			return 0
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	g.Expect(waitFor(func() bool { return status("/healthz") == http.StatusOK })).To(Succeed())
+	answer, _ := post(t, url, map[string]string{"Authorization": "Bearer " + token})
+	g.Expect(answer.StatusCode).To(Equal(http.StatusUnauthorized), "a token before the catalog is built")
+	g.Expect(status("/readyz")).To(Equal(http.StatusServiceUnavailable))
+
+	snap := *store.Load() // a copy: Publish numbers the snapshot it is given
+	st.Publish(&snap)
+	g.Expect(waitFor(func() bool { return status("/readyz") == http.StatusOK })).To(Succeed())
+	g.Expect(listTools(t, connect(t, url, token, nil))).To(HaveKey("sandbar_entity_create"))
 }

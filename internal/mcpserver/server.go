@@ -171,7 +171,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
 
 	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
-	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: opts.Telemetry.Authentication(authn.Middleware), Ready: s.ready.Load})
+	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: opts.Telemetry.Authentication(authn.Middleware), Ready: s.isReady})
 	if err != nil {
 		return nil, err
 	}
@@ -210,6 +210,15 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	}
 	s.edge, s.http = e, e.Handler()
 	return s, nil
+}
+
+// isReady says whether the server serves the catalog's first build: /readyz fails
+// until then. Before it, a replica holds the store's empty first snapshot: it would
+// list no tools and refuse every token (no accounts), so a replica that starts next
+// to others takes no traffic until it has what they have. Once ready, it stays so.
+func (s *Server) isReady() bool {
+	built, ok := s.store.Built()
+	return ok && s.ready.Load() && s.servedVersion.Load() >= built
 }
 
 // liveSession is the live session of the session-based revisions with an id, and

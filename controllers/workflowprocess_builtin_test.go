@@ -39,7 +39,7 @@ import (
 func TestABuiltinProcessWaitsForTheCatalogsFirstBuild(t *testing.T) {
 	job, _ := builtin.Lookup(builtin.Validate)
 	running := &metav1alpha1.WorkflowProcess{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "imported-before-a-restart"},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "running-before-a-restart"},
 		Spec:       metav1alpha1.WorkflowProcessSpec{Definition: builtin.Validate, Owner: "claude"},
 		Status: metav1alpha1.WorkflowProcessStatus{Phase: metav1alpha1.PhaseRunning, State: "running",
 			StatusMessage: "in running", Progress: &metav1alpha1.Progress{Done: 100}},

@@ -69,7 +69,10 @@ func (r *ServiceAccountReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 	orig := sa.DeepCopy()
 	sa.Status = serviceAccountStatus(&sa, secretProblem, r.serviceNameConflict(ctx, &sa))
-	if r.ClientLimits != nil && r.Store != nil {
+	// Before the catalog's first build (a replica that has just started and leads)
+	// the store holds no class: the condition keeps what it said, and the account is
+	// checked again when the build is published.
+	if r.ClientLimits != nil && r.Store != nil && built(r.Store) {
 		// The account as its spec says now, against the classes the catalog serves.
 		v := r.ClientLimits.Account(r.Store.Load(), catalog.AccountOf(&sa, r.DefaultServiceAccount))
 		conds := newConditions(sa.Status.Conditions, sa.Generation)
@@ -78,6 +81,12 @@ func (r *ServiceAccountReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 	}
 	return ctrl.Result{}, patchStatus(ctx, r.Client, r.Recorder, &sa, orig, orig.Status, sa.Status,
 		orig.Status.Conditions, sa.Status.Conditions)
+}
+
+// built says whether the store holds a build of the catalog.
+func built(st *catalog.Store) bool {
+	_, ok := st.Built()
+	return ok
 }
 
 // checkSecret finds the key hash. It never puts the hash, or any part of it, in a message.

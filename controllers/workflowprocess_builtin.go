@@ -49,7 +49,7 @@ func (r *WorkflowProcessReconciler) runJob(ctx context.Context, p *metav1alpha1.
 	// get here before its catalog is first built: its store then knows no account
 	// and no class, and the process, however far it went, would fail for that. It
 	// waits for the build.
-	if _, built := r.Store.Built(); !built {
+	if !built(r.Store) {
 		return ctrl.Result{RequeueAfter: catalogWait}, nil
 	}
 	snap := r.Store.Load()

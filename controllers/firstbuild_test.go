@@ -20,6 +20,7 @@ import (
 	"context"
 	"testing"
 
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -28,6 +29,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
@@ -61,5 +63,41 @@ func TestABuiltinProcessWaitsForTheCatalogsFirstBuild(t *testing.T) {
 	}
 	if p.Status.Phase != metav1alpha1.PhaseRunning || p.Status.Progress == nil || p.Status.Progress.Done != 100 {
 		t.Errorf("the process is %s (%q), progress %v; want it running as it was", p.Status.Phase, p.Status.StatusMessage, p.Status.Progress)
+	}
+}
+
+// The same replica checks an account's ClientLimits before its catalog is built: the
+// store knows no class, so the account would be within every limit. The condition
+// keeps what it said (here, too many tools) until the build is published, rather than
+// flip, with an Event each way, on every restart.
+func TestAnAccountsClientLimitsWaitForTheCatalogsFirstBuild(t *testing.T) {
+	check, err := mcpserver.NewClientCheck(mcpserver.Options{ToolSurface: mcpserver.SurfaceBoth,
+		NameStyle: mcpserver.StyleUnderscore, ClientPrefix: mcpserver.DefaultClientPrefix})
+	if err != nil {
+		t.Fatal(err)
+	}
+	exceeds := metav1.Condition{Type: metav1alpha1.ConditionClientLimits, Status: metav1.ConditionFalse,
+		Reason: metav1alpha1.ReasonTooManyTools, Message: "the account is served more tools than its clients take",
+		ObservedGeneration: 1, LastTransitionTime: metav1.Now()}
+	sa := &metav1alpha1.ServiceAccount{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude", Generation: 1},
+		Spec: metav1alpha1.ServiceAccountSpec{ServiceName: "claude", ServiceAccountName: "claude",
+			APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "claude-key"}},
+		Status: metav1alpha1.ServiceAccountStatus{Conditions: []metav1.Condition{exceeds}},
+	}
+	cl := fake.NewClientBuilder().WithScheme(NewScheme()).WithObjects(sa).
+		WithStatusSubresource(&metav1alpha1.ServiceAccount{}).Build()
+	r := &ServiceAccountReconciler{Client: cl, Recorder: events.NewFakeRecorder(10), Store: catalog.NewStore(), ClientLimits: check}
+
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sa)}); err != nil {
+		t.Fatalf("Reconcile: %v", err)
+	}
+	var got metav1alpha1.ServiceAccount
+	if err := cl.Get(context.Background(), client.ObjectKeyFromObject(sa), &got); err != nil {
+		t.Fatal(err)
+	}
+	c := meta.FindStatusCondition(got.Status.Conditions, metav1alpha1.ConditionClientLimits)
+	if c == nil || c.Status != exceeds.Status || c.Reason != exceeds.Reason {
+		t.Errorf("ClientLimits = %+v, want it as it was: %s %s", c, exceeds.Status, exceeds.Reason)
 	}
 }

@@ -477,22 +477,26 @@ func BenchmarkAuthenticatedPingInTurns(b *testing.B) {
 // reportInTurns reports the mean and median of each of two arms measured in turns
 // (ours, then the baseline) and the ratio of their means.
 func reportInTurns(b *testing.B, lat [2][]time.Duration) {
-	var mean [2]float64
-	for k, who := range []string{"ours", "bare"} {
-		if len(lat[k]) == 0 {
-			return
-		}
-		l := slices.Clone(lat[k])
-		var sum time.Duration
-		for _, d := range l {
-			sum += d
-		}
-		slices.Sort(l)
-		mean[k] = float64(sum.Nanoseconds()) / float64(len(l)) / 1e3
-		b.ReportMetric(mean[k], who+"-us/op")
-		b.ReportMetric(float64(l[len(l)/2].Microseconds()), who+"-p50-us")
+	if len(lat[0]) == 0 || len(lat[1]) == 0 {
+		return
 	}
-	b.ReportMetric(mean[0]/mean[1], "ratio")
+	ours, bare := reportArm(b, "ours", lat[0]), reportArm(b, "bare", lat[1])
+	b.ReportMetric(ours/bare, "ratio")
+}
+
+// reportArm reports the mean and the median of an arm's latencies (who-us/op,
+// who-p50-us) and gives the mean, in microseconds. lat is not empty.
+func reportArm(b *testing.B, who string, lat []time.Duration) float64 {
+	l := slices.Clone(lat)
+	var sum time.Duration
+	for _, d := range l {
+		sum += d
+	}
+	slices.Sort(l)
+	mean := float64(sum.Nanoseconds()) / float64(len(l)) / 1e3
+	b.ReportMetric(mean, who+"-us/op")
+	b.ReportMetric(float64(l[len(l)/2].Microseconds()), who+"-p50-us")
+	return mean
 }
 
 // BenchmarkThousandTasks creates 1,000 validation tasks (of a class with no

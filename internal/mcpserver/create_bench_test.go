@@ -23,7 +23,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -160,14 +159,7 @@ func BenchmarkEntityCreateImpersonation(b *testing.B) {
 		return
 	}
 	for k, who := range []string{"admin", "impersonated"} {
-		l := slices.Clone(lat[k])
-		var sum time.Duration
-		for _, d := range l {
-			sum += d
-		}
-		slices.Sort(l)
-		b.ReportMetric(float64(sum.Microseconds())/float64(len(l)), who+"-us/op")
-		b.ReportMetric(float64(l[len(l)/2].Microseconds()), who+"-p50-us")
+		reportArm(b, who, lat[k])
 		seconds, n := after[k].seconds-before[k].seconds, after[k].count-before[k].count
 		if k == 0 {
 			seconds, n = seconds-scrape, n-1

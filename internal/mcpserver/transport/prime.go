@@ -91,13 +91,17 @@ func isPrime(b []byte) bool { return bytes.HasPrefix(b, []byte("event: prime\n")
 
 // isAnswer says whether an SSE write is an event whose data is a JSON-RPC response,
 // as the SDK encodes one: "jsonrpc", then "id", then "result" or "error" (a request
-// to the client has "method" there). Anything else is not.
+// to the client has "method" there). Anything else is not. Only the event's head is
+// searched for its data line (its name and id come before it), not a large write
+// that has none.
 func isAnswer(b []byte) bool {
 	data, ok := bytes.CutPrefix(b, []byte("data: "))
 	if !ok {
-		if _, data, ok = bytes.Cut(b, []byte("\ndata: ")); !ok {
+		i := bytes.Index(b[:min(len(b), eventHead)], []byte("\ndata: "))
+		if i < 0 {
 			return false
 		}
+		data = b[i+len("\ndata: "):]
 	}
 	rest, ok := bytes.CutPrefix(data, []byte(`{"jsonrpc":"2.0","id":`))
 	if !ok || len(rest) == 0 {
@@ -117,6 +121,10 @@ func isAnswer(b []byte) bool {
 	}
 	return bytes.HasPrefix(rest, []byte(`,"result":`)) || bytes.HasPrefix(rest, []byte(`,"error":`))
 }
+
+// eventHead bounds where an event's data line is looked for: after "event: message"
+// and an id the SDK makes (a stream id and an index).
+const eventHead = 256
 
 func (p *primeWriter) Write(b []byte) (int, error) {
 	p.mu.Lock()

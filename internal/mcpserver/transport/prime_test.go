@@ -259,6 +259,8 @@ func TestIsAnswer(t *testing.T) {
 		"event: prime\nid: s_0\ndata: \n\n":                                false,
 		"event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"unterminated": false,
 		"": false,
+		// A long write without a data line where an event's head is: not searched.
+		strings.Repeat("x", 4096) + "\ndata: {\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}\n\n": false,
 	} {
 		if got := isAnswer([]byte(ev)); got != want {
 			t.Errorf("isAnswer(%q) = %v, want %v", ev, got, want)

@@ -437,7 +437,11 @@ func TestDeletingManyClassesLogsNoReconcilerErrors(t *testing.T) {
 	for _, c := range classes {
 		g.Eventually(func() bool {
 			return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(c), &metav1alpha1.Class{}))
-		}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(), "%s is deleted", c.Name)
+		}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(), func() string {
+			var got metav1alpha1.Class
+			_ = k8s.Get(ctx, client.ObjectKeyFromObject(c), &got)
+			return fmt.Sprintf("%s: finalizers %v deleting %v", c.Name, got.Finalizers, got.DeletionTimestamp)
+		})
 		waitCRDGone(t, strings.ToLower(c.Spec.Kind)+"s."+p+".sandbar.dev")
 	}
 	g.Expect(reconcileErrors(t, "class")-before).To(BeZero(), "reconciler errors while deleting")

@@ -58,5 +58,16 @@ func (rr *roundRobin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p := rr.servers[rr.next%len(rr.servers)]
 	rr.next++
 	rr.mu.Unlock()
+	fullDuplex(w)
 	p.ServeHTTP(w, r)
+}
+
+// fullDuplex lets a proxy send the rest of a request's body to its replica while the
+// replica's answer goes back. Without it, Go's HTTP/1 server drains and closes the
+// body when the answer begins (unless the connection closes after the answer), the
+// proxy's transport fails on its next read of it and cuts its connection to the
+// replica in the middle of the answer (golang/go#40747). An ingress buffers the
+// request or streams it, and never cuts the answer.
+func fullDuplex(w http.ResponseWriter) {
+	_ = http.NewResponseController(w).EnableFullDuplex() // an httptest server supports it
 }

@@ -87,6 +87,15 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 	}
 	found := err == nil
 	out.exists = found
+	if found && !existing.DeletionTimestamp.IsZero() {
+		// A Class deleted with its instance API and applied again before the API
+		// server has removed the CRD (it deletes the instances first, and may take
+		// minutes): the deletion runs on, and the CRD's delete event brings the Class
+		// back here to make a new one.
+		out.problem = &catalog.Problem{Reason: metav1alpha1.ReasonCRDTerminating, Message: fmt.Sprintf(
+			"the CRD %s is being deleted; the instance API is made again once the API server has removed it", existing.Name)}
+		return out, nil
+	}
 	if found {
 		if owner := existing.Labels[metav1alpha1.LabelClass]; owner != class.Name {
 			// The older of two Classes that claim one instance API keeps it, as

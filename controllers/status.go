@@ -88,7 +88,7 @@ func recordReadyChange(rec events.EventRecorder, obj client.Object, before, afte
 		return
 	}
 	typ := corev1.EventTypeWarning
-	if a.Status == metav1.ConditionTrue || a.Reason == metav1alpha1.ReasonEstablishing {
+	if a.Status == metav1.ConditionTrue || a.Reason == metav1alpha1.ReasonEstablishing || a.Reason == metav1alpha1.ReasonCRDTerminating {
 		typ = corev1.EventTypeNormal
 	}
 	event(rec, obj, nil, typ, a.Reason, actionReconcile, a.Message)

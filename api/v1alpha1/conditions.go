@@ -57,6 +57,7 @@ const (
 	ReasonDuplicateService  = "DuplicateServiceName"
 	ReasonEstablished       = "Established"
 	ReasonEstablishing      = "Establishing"
+	ReasonCRDTerminating    = "CRDTerminating"
 	ReasonBreakingChange    = "BreakingChange"
 	ReasonApplyFailed       = "ApplyFailed"
 	ReasonDependencyFailed  = "DependencyNotResolved"

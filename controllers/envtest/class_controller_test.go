@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -27,8 +28,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -272,7 +275,7 @@ func TestClassDeletionRetainsInstances(t *testing.T) {
 
 	g.Expect(k8s.Delete(ctx, kept)).To(Succeed())
 	g.Expect(k8s.Delete(ctx, gone)).To(Succeed())
-	waitCRDGone(t, "gones."+p+".sandbar.dev")
+	waitCRDDeleted(t, "gones."+p+".sandbar.dev")
 	g.Eventually(func() bool {
 		var c metav1alpha1.Class
 		return client.IgnoreNotFound(k8s.Get(ctx, client.ObjectKey{Name: kept.Name}, &c)) == nil &&
@@ -290,6 +293,61 @@ func TestClassDeletionRetainsInstances(t *testing.T) {
 	again := class(p+".kept", p, "Kept", nil, slot(name.Name, true))
 	create(t, again)
 	waitClassCondition(t, again.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+}
+
+// A Class applied again while the CRD it was deleted with is still being removed
+// says so, is not Ready, and gets a new instance API once the old CRD is gone.
+func TestAClassAppliedAgainWhileItsCRDIsRemoved(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	p := uniq("ag")
+	name := property(p+".name", metav1alpha1.RangeString)
+	boat := func() *metav1alpha1.Class {
+		c := class(p+".boat", p, "Boat", nil, slot(name.Name, true))
+		c.Spec.InstanceAPI.DeletionPolicy = metav1alpha1.DeletionPolicyDelete
+		return c
+	}
+	first := boat()
+	create(t, name, first)
+	waitClassCondition(t, first.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+
+	// The CRD's deletion is held, as the API server's is while it deletes many
+	// instances.
+	crdName := "boats." + p + ".sandbar.dev"
+	const hold = "test.sandbar.dev/hold"
+	finalizers := func(change func([]string) []string) {
+		g.Expect(retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			var crd apiextensionsv1.CustomResourceDefinition
+			if err := k8s.Get(ctx, client.ObjectKey{Name: crdName}, &crd); err != nil {
+				return client.IgnoreNotFound(err)
+			}
+			crd.Finalizers = change(crd.Finalizers)
+			return k8s.Update(ctx, &crd)
+		})).To(Succeed())
+	}
+	finalizers(func(f []string) []string { return append(f, hold) })
+	release := func() {
+		finalizers(func(f []string) []string { return slices.DeleteFunc(f, func(s string) bool { return s == hold }) })
+	}
+	t.Cleanup(release)
+
+	g.Expect(k8s.Delete(ctx, first)).To(Succeed())
+	g.Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(ctx, client.ObjectKeyFromObject(first), &metav1alpha1.Class{}))
+	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(), "the Class is deleted")
+	waitCRDDeleted(t, crdName)
+
+	again := boat()
+	create(t, again)
+	got := waitClassCondition(t, again.Name, metav1alpha1.ConditionReady, metav1.ConditionFalse, metav1alpha1.ReasonCRDTerminating)
+	g.Expect(meta.FindStatusCondition(got.Status.Conditions, metav1alpha1.ConditionReady).Message).To(
+		Equal("the CRD " + crdName + " is being deleted; the instance API is made again once the API server has removed it"))
+
+	release()
+	waitClassCondition(t, again.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
+	var crd apiextensionsv1.CustomResourceDefinition
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Name: crdName}, &crd)).To(Succeed())
+	g.Expect(crd.DeletionTimestamp.IsZero()).To(BeTrue(), "a new CRD")
 }
 
 // Two Classes with the same prefix and kind, or the same instance API: the older
@@ -442,7 +500,9 @@ func TestDeletingManyClassesLogsNoReconcilerErrors(t *testing.T) {
 			_ = k8s.Get(ctx, client.ObjectKeyFromObject(c), &got)
 			return fmt.Sprintf("%s: finalizers %v deleting %v", c.Name, got.Finalizers, got.DeletionTimestamp)
 		})
-		waitCRDGone(t, strings.ToLower(c.Spec.Kind)+"s."+p+".sandbar.dev")
+	}
+	for _, c := range classes {
+		waitCRDDeleted(t, strings.ToLower(c.Spec.Kind)+"s."+p+".sandbar.dev")
 	}
 	g.Expect(reconcileErrors(t, "class")-before).To(BeZero(), "reconciler errors while deleting")
 }

@@ -30,6 +30,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -231,11 +232,23 @@ func waitEvent(t *testing.T, namespace, name, reason string) corev1.Event {
 	return found
 }
 
-func waitCRDGone(t *testing.T, name string) {
+// waitCRDDeleted waits until the CRD is gone or its deletion has begun. The API
+// server removes a CRD once it has deleted its instances, in its own time: one deleted
+// moments after it was established can stay Terminating for minutes, its finalizer
+// backing off while the new resource's watch cache initializes ("could not list
+// instances: storage is (re)initializing").
+func waitCRDDeleted(t *testing.T, name string) {
 	t.Helper()
-	NewWithT(t).Eventually(func() bool {
+	NewWithT(t).Eventually(func() error {
 		var crd apiextensionsv1.CustomResourceDefinition
-		err := k8s.Get(context.Background(), client.ObjectKey{Name: name}, &crd)
-		return client.IgnoreNotFound(err) == nil && err != nil
-	}).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
+		switch err := k8s.Get(context.Background(), client.ObjectKey{Name: name}, &crd); {
+		case apierrors.IsNotFound(err):
+			return nil
+		case err != nil:
+			return err
+		case crd.DeletionTimestamp.IsZero():
+			return fmt.Errorf("the CRD %s is not being deleted", name)
+		}
+		return nil
+	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 }

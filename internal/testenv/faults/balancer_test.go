@@ -68,11 +68,14 @@ func TestAReplicaAnswersWhileItReadsTheRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	for deadline := time.Now().Add(10 * time.Second); !pool.Ready(0); {
-		if time.Now().After(deadline) {
+	probed, tick := time.After(10*time.Second), time.NewTicker(10*time.Millisecond)
+	defer tick.Stop()
+	for !pool.Ready(0) {
+		select {
+		case <-probed:
 			t.Fatal("the pool did not find the replica ready")
+		case <-tick.C:
 		}
-		time.Sleep(10 * time.Millisecond)
 	}
 
 	for _, tc := range []struct{ name, url string }{{"balancer", lb}, {"pool", pool.URL}} {

@@ -90,6 +90,18 @@ func benchClientCreate(b *testing.B, c client.Client, prefix string) {
 	m.report(b)
 }
 
+// mcpCreate makes benchSpaceBoot(name) through sandbar_entity_create in cs.
+func mcpCreate(cs *mcp.ClientSession, name string) error {
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sandbar_entity_create", Arguments: map[string]any{
+		"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "Bench", "price": 1.5, "tentacleCount": 4},
+		"metadata": map[string]any{"name": name},
+	}})
+	if err == nil && res.IsError {
+		err = fmt.Errorf("%v", res.Content)
+	}
+	return err
+}
+
 // BenchmarkEntityCreateInTurns is BenchmarkEntityCreate against its baselines free of
 // the drift between benchmarks run one after another (the API server's and etcd's
 // writes move by half a millisecond from one minute to the next): each iteration
@@ -103,16 +115,7 @@ func BenchmarkEntityCreateInTurns(b *testing.B) {
 	cs := benchSession(b, serveDirect(b), token)
 	account := accountClient(b)
 	create := [3]func(name string) error{
-		func(name string) error {
-			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sandbar_entity_create", Arguments: map[string]any{
-				"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "Bench", "price": 1.5, "tentacleCount": 4},
-				"metadata": map[string]any{"name": name},
-			}})
-			if err == nil && res.IsError {
-				err = fmt.Errorf("%v", res.Content)
-			}
-			return err
-		},
+		func(name string) error { return mcpCreate(cs, name) },
 		func(name string) error { return k8s.Create(context.Background(), benchSpaceBoot(name)) },
 		func(name string) error { return account.Create(context.Background(), benchSpaceBoot(name)) },
 	}

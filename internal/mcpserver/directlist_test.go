@@ -124,7 +124,13 @@ func TestSessionsListTheirToolsFromTheAnswerKept(t *testing.T) {
 // rawList posts a tools/list to a session with a token and returns the status and body.
 func rawList(t *testing.T, url, tok, sessionID string) (int, string) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`))
+	return rawPost(t, url, tok, sessionID, `{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}`)
+}
+
+// rawPost posts a message to a session with a token and returns the status and body.
+func rawPost(t *testing.T, url, tok, sessionID, message string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, strings.NewReader(message))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,6 +173,24 @@ func TestAListKeptIsNotAnsweredWhereTheSDKWouldRefuse(t *testing.T) {
 	g.Expect(owner.Close()).To(Succeed()) // DELETE
 	code, body = rawList(t, url, token, owner.ID())
 	g.Expect(code).To(Equal(http.StatusNotFound), "a closed session: %s", body)
+}
+
+// A message is read the way the SDK reads it, member names matched exactly: a ping
+// that also carries a "Method" member is a ping, not a list answered from the answer
+// kept (with its tools) where the SDK answers an empty result.
+func TestAListKeptIsAnsweredOnlyToWhatTheSDKReadsAsAList(t *testing.T) {
+	g := NewWithT(t)
+	url := serve(t, mcpserver.Options{})
+	owner, _ := connectRecording(t, url, token)
+	toolNames(t, owner)
+	code, body := rawList(t, url, token, owner.ID())
+	g.Expect(code).To(Equal(http.StatusOK), body)
+	g.Expect(body).To(HavePrefix(`{"jsonrpc":"2.0","id":7,"result":{"tools"`), "the list is kept")
+
+	code, body = rawPost(t, url, token, owner.ID(), `{"jsonrpc":"2.0","id":8,"method":"ping","Method":"tools/list","params":{}}`)
+	g.Expect(code).To(Equal(http.StatusOK), body)
+	g.Expect(body).To(ContainSubstring(`"id":8,"result":{}`), "a ping's answer")
+	g.Expect(body).NotTo(ContainSubstring(`"tools"`))
 }
 
 // A session that only lists its tools is not ended by its idle timeout: lists

@@ -343,7 +343,7 @@ func (a *Adapter) asTask(ctx context.Context, method string, req mcp.Request, ne
 	var task struct {
 		TTL *int64 `json:"ttl"`
 	}
-	_ = json.Unmarshal([]byte(raw), &task)
+	_ = transport.Unmarshal([]byte(raw), &task)
 	r := &process.Request{TTLMillis: task.TTL}
 	res, err := next(process.WithRequest(ctx, r), method, req)
 	if err != nil || r.Started == nil {

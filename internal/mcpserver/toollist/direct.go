@@ -130,7 +130,7 @@ func (c *Cache) stateless(w http.ResponseWriter, r *http.Request, next http.Hand
 		next.ServeHTTP(w, r)
 		return
 	}
-	params := msg.RawParams()
+	params := msg.RawParams
 	info := auth.TokenInfoFromContext(r.Context())
 	digest := requestDigest(r, params, access.AccountOf(&mcp.RequestExtra{TokenInfo: info}))
 	body := c.lookup(key{request: digest})
@@ -142,7 +142,7 @@ func (c *Cache) stateless(w http.ResponseWriter, r *http.Request, next http.Hand
 	p := &mcp.ListToolsParams{}
 	if len(params) > 0 {
 		// The SDK decoded the same bytes before and served them.
-		_ = json.Unmarshal(params, p)
+		_ = transport.Unmarshal(params, p)
 	}
 	if !answer(w, r, msg.ID, body, p, nil, info, serve) {
 		next.ServeHTTP(w, r)
@@ -173,8 +173,8 @@ func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, serve
 		return false
 	}
 	p := &mcp.ListToolsParams{}
-	if params := msg.RawParams(); len(params) > 0 {
-		if json.Unmarshal(params, p) != nil {
+	if params := msg.RawParams; len(params) > 0 {
+		if transport.Unmarshal(params, p) != nil {
 			return false
 		}
 	}

@@ -25,32 +25,23 @@ import (
 	"net/http"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sjson "github.com/segmentio/encoding/json"
 )
 
 // Message is what the HTTP layer reads of a POSTed JSON-RPC message before the SDK
-// parses it: its id, its method and a tools/call's params.task, which the SDK does
-// not hand to middleware (or drops). A field of another type than JSON-RPC gives it
-// is left empty; a batch leaves them all empty.
+// parses it: its id, its method, its params as sent and a tools/call's params.task,
+// which the SDK does not hand to middleware (or drops). It is read as the SDK reads it
+// (Unmarshal). A member of another type than JSON-RPC gives it leaves that field
+// empty, and may leave the fields of the members after it empty (the SDK refuses such
+// a message); a batch leaves them all empty.
 type Message struct {
 	ID     json.RawMessage `json:"id"`
 	Method string          `json:"method"`
 	Params struct {
 		Task json.RawMessage `json:"task"`
-	} `json:"params"`
-	// body is the message as the client sent it.
-	body []byte
-}
-
-// RawParams is the message's params as the client sent them (nil without). It reads
-// the message again: meant for small messages (a list's).
-func (m *Message) RawParams() json.RawMessage {
-	var p struct {
-		Params json.RawMessage `json:"params"`
-	}
-	if m == nil || json.Unmarshal(m.body, &p) != nil {
-		return nil
-	}
-	return p.Params
+	} `json:"-"`
+	// RawParams is the message's params as the client sent them (nil without).
+	RawParams json.RawMessage `json:"params"`
 }
 
 // call says whether the message is one request: an id, not a notification or a
@@ -89,15 +80,29 @@ func Peek(r *http.Request, limit int64) (*http.Request, *Message) {
 	}
 	var m *Message
 	if err == nil && whole {
-		m = &Message{body: body}
-		if err := json.Unmarshal(body, m); err != nil {
-			var typeErr *json.UnmarshalTypeError
-			if !errors.As(err, &typeErr) {
-				m = nil
-			}
-		}
+		m = parse(body)
 	}
 	return r.WithContext(context.WithValue(r.Context(), messageKey{}, m)), m
+}
+
+// parse reads a message's body (nil when it is not JSON). Its raw fields share the
+// body's bytes.
+func parse(body []byte) *Message {
+	m := &Message{}
+	if !shallow(body) {
+		return nil
+	}
+	if _, err := sjson.Parse(body, m, sdkFlags|sjson.DontCopyRawMessage); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if !errors.As(err, &typeErr) {
+			return nil
+		}
+		return m
+	}
+	if len(m.RawParams) > 0 && m.RawParams[0] == '{' {
+		_, _ = sjson.Parse(m.RawParams, &m.Params, sdkFlags|sjson.DontCopyRawMessage)
+	}
+	return m
 }
 
 // replayBody gives the body read again, and closes the request's.

@@ -69,11 +69,15 @@ func TestPeekLeavesTheBodyWholeWhateverItHolds(t *testing.T) {
 	}{
 		"a number id":               {body: `{"jsonrpc":"2.0","id":7,"method":"ping"}`, id: "7", method: "ping", limit: 1 << 20},
 		"a notification":            {body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, method: "notifications/initialized", limit: 1 << 20},
-		"params that are no object": {body: `{"id":3,"method":"tools/call","params":"x"}`, id: "3", method: "tools/call", limit: 1 << 20},
-		"a batch":                   {body: `[{"id":1,"method":"ping"}]`, limit: 1 << 20},
-		"not JSON":                  {body: `{"id":`, limit: 1 << 20, none: true},
-		"over the limit":            {body: long, limit: 64, none: true},
-		"an unknown length":         {body: long, id: "1", method: "ping", limit: 1 << 20},
+		"params that are no object": {body: `{"params":"x","id":3,"method":"tools/call"}`, id: "3", method: "tools/call", limit: 1 << 20},
+		// The SDK matches member names exactly: for it this is a ping.
+		"a member named in other case": {body: `{"id":4,"method":"ping","Method":"tools/list","Params":{"task":{}}}`, id: "4", method: "ping", limit: 1 << 20},
+		// Deeper than the SDK reads: the SDK refuses it; parsing it would exhaust the stack.
+		"nested too deep":   {body: `{"id":5,"method":"tools/call","params":{"arguments":` + strings.Repeat("[", 4<<20) + `}}`, limit: 8 << 20, none: true},
+		"a batch":           {body: `[{"id":1,"method":"ping"}]`, limit: 1 << 20},
+		"not JSON":          {body: `{"id":`, limit: 1 << 20, none: true},
+		"over the limit":    {body: long, limit: 64, none: true},
+		"an unknown length": {body: long, id: "1", method: "ping", limit: 1 << 20},
 	} {
 		t.Run(name, func(t *testing.T) {
 			r, _ := post(tc.body)
@@ -95,5 +99,26 @@ func TestPeekLeavesTheBodyWholeWhateverItHolds(t *testing.T) {
 	get := httptest.NewRequest(http.MethodGet, "/mcp", nil)
 	if _, m := Peek(get, 0); m != nil {
 		t.Errorf("a GET has a message: %+v", m)
+	}
+}
+
+// Unmarshal reads what the SDK reads: member names matched exactly, nesting up to
+// the SDK's depth and no deeper, brackets in strings not counted.
+func TestUnmarshalReadsAsTheSDK(t *testing.T) {
+	var p struct {
+		Cursor string `json:"cursor"`
+	}
+	if err := Unmarshal([]byte(`{"Cursor":"a","cursor":"b","CURSOR":"c"}`), &p); err != nil || p.Cursor != "b" {
+		t.Errorf("cursor = %q, %v; want b", p.Cursor, err)
+	}
+	nested := func(depth int) []byte {
+		return []byte(`{"s":"` + strings.Repeat("[", 3*maxDepth) + `","v":` + strings.Repeat("[", depth-1) + strings.Repeat("]", depth-1) + `}`)
+	}
+	var v map[string]any
+	if err := Unmarshal(nested(maxDepth), &v); err != nil {
+		t.Errorf("nested %d deep: %v", maxDepth, err)
+	}
+	if err := Unmarshal(nested(maxDepth+1), &v); err == nil {
+		t.Errorf("nested %d deep: no error", maxDepth+1)
 	}
 }

@@ -5,8 +5,10 @@
 # BenchmarkXFloor was run too (the least any server could cost for the same work), X
 # against it. A benchmark that measures both arms in turns reports its own ratio
 # (with ours- and bare- figures): it is printed as X (in turns), its time a call
-# (ratio, ours against bare) or its calls/s (throughput-ratio). With -count N, each
-# figure is the mean of its runs.
+# (ratio, ours against bare) or its calls/s (throughput-ratio); one that also
+# reports ratio-sdk (against the baseline plus a bare go-sdk server's call of a tool
+# that does nothing) gets a line X (turns, +SDK call) too. With
+# -count N, each figure is the mean of its runs.
 set -euo pipefail
 awk '
   /^Benchmark/ {
@@ -16,6 +18,8 @@ awk '
       if ($(i+1) == "ratio") { turns[name] += $i; truns[name]++ }
       if ($(i+1) == "ours-us/op") ours[name] += $i
       if ($(i+1) == "bare-us/op") bare[name] += $i
+      if ($(i+1) == "sdk-us/op") sdk[name] += $i
+      if ($(i+1) == "ratio-sdk") { rsdk[name] += $i; sruns[name]++ }
       if ($(i+1) == "throughput-ratio") { tput[name] += $i; pruns[name]++ }
       if ($(i+1) == "ours-calls/s") ocalls[name] += $i
       if ($(i+1) == "bare-calls/s") bcalls[name] += $i
@@ -27,6 +31,7 @@ awk '
       if (n ~ /(Baseline|Floor$)/) continue
       if (n in turns) {
         printf "%-48s %14.0f %14.0f %7.2fx %5d\n", n " (in turns)", ours[n] * 1000 / truns[n], bare[n] * 1000 / truns[n], turns[n] / truns[n], truns[n]
+        if (n in rsdk) printf "%-48s %14.0f %14.0f %7.2fx %5d\n", n " (turns, +SDK call)", ours[n] * 1000 / sruns[n], (bare[n] + sdk[n]) * 1000 / sruns[n], rsdk[n] / sruns[n], sruns[n]
         continue
       }
       if (n in tput) {

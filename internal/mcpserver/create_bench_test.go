@@ -108,18 +108,24 @@ func mcpCreate(cs *mcp.ClientSession, name string) error {
 // creates the same object three times, in turns which goes first: through
 // sandbar_entity_create in a session (ours), with the tests' administrator's client
 // (bare: BenchmarkEntityCreateBaseline's) and with the client the manager acts as the
-// account with (imp: BenchmarkEntityCreateBaselineImpersonated's). It reports each
-// one's mean and median, ours against bare (ratio) and against imp (ratio-imp); ns/op
-// is the three.
+// account with (imp: BenchmarkEntityCreateBaselineImpersonated's); and in the same
+// turns it calls a tool that does nothing, with the same arguments, on a bare go-sdk
+// server of the stateless revision (sdk: what the SDK's round trip costs any server's
+// call). It reports each one's mean and median, ours against bare (ratio), against
+// imp (ratio-imp) and against bare and sdk together (ratio-sdk: against the least a
+// create through any go-sdk server costs); ns/op is the four.
 func BenchmarkEntityCreateInTurns(b *testing.B) {
 	cs := benchSession(b, serveDirect(b), token)
 	account := accountClient(b)
-	create := [3]func(name string) error{
+	sdk := benchSession(b, serveBareWith(b, bareSDKServer([]*mcp.Tool{{Name: "sandbar_entity_create", InputSchema: map[string]any{"type": "object"}}}),
+		&mcp.StreamableHTTPOptions{Stateless: true}), "")
+	create := [4]func(name string) error{
 		func(name string) error { return mcpCreate(cs, name) },
 		func(name string) error { return k8s.Create(context.Background(), benchSpaceBoot(name)) },
 		func(name string) error { return account.Create(context.Background(), benchSpaceBoot(name)) },
+		func(name string) error { return mcpCreate(sdk, name) },
 	}
-	var lat [3][]time.Duration
+	var lat [4][]time.Duration
 	run := func(k int) {
 		name := fmt.Sprintf("bench-turns-%d", benchSeq.Add(1))
 		start := time.Now()
@@ -131,7 +137,7 @@ func BenchmarkEntityCreateInTurns(b *testing.B) {
 	for k := range lat { // the API server's first write to a new CRD is slow, once
 		run(k)
 	}
-	lat = [3][]time.Duration{}
+	lat = [4][]time.Duration{}
 	i := 0
 	for b.Loop() {
 		for k := range lat {
@@ -142,9 +148,10 @@ func BenchmarkEntityCreateInTurns(b *testing.B) {
 	if len(lat[0]) == 0 {
 		return
 	}
-	ours, bare, imp := reportArm(b, "ours", lat[0]), reportArm(b, "bare", lat[1]), reportArm(b, "imp", lat[2])
+	ours, bare, imp, call := reportArm(b, "ours", lat[0]), reportArm(b, "bare", lat[1]), reportArm(b, "imp", lat[2]), reportArm(b, "sdk", lat[3])
 	b.ReportMetric(ours/bare, "ratio")
 	b.ReportMetric(ours/imp, "ratio-imp")
+	b.ReportMetric(ours/(bare+call), "ratio-sdk")
 }
 
 // BenchmarkEntityCreateBaselineImpersonated creates the same object as

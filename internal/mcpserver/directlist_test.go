@@ -177,7 +177,8 @@ func TestAListKeptIsNotAnsweredWhereTheSDKWouldRefuse(t *testing.T) {
 
 // A message is read the way the SDK reads it, member names matched exactly: a ping
 // that also carries a "Method" member is a ping, not a list answered from the answer
-// kept (with its tools) where the SDK answers an empty result.
+// kept (with its tools) where the SDK answers an empty result; and a list without the
+// JSON-RPC version is refused, as the SDK refuses it.
 func TestAListKeptIsAnsweredOnlyToWhatTheSDKReadsAsAList(t *testing.T) {
 	g := NewWithT(t)
 	url := serve(t, mcpserver.Options{})
@@ -190,6 +191,12 @@ func TestAListKeptIsAnsweredOnlyToWhatTheSDKReadsAsAList(t *testing.T) {
 	code, body = rawPost(t, url, token, owner.ID(), `{"jsonrpc":"2.0","id":8,"method":"ping","Method":"tools/list","params":{}}`)
 	g.Expect(code).To(Equal(http.StatusOK), body)
 	g.Expect(body).To(ContainSubstring(`"id":8,"result":{}`), "a ping's answer")
+	g.Expect(body).NotTo(ContainSubstring(`"tools"`))
+
+	// Without "jsonrpc":"2.0" the SDK refuses the message: so is it refused here.
+	code, body = rawPost(t, url, token, owner.ID(), `{"id":9,"method":"tools/list","params":{}}`)
+	g.Expect(code).To(Equal(http.StatusBadRequest), body)
+	g.Expect(body).To(ContainSubstring("version"))
 	g.Expect(body).NotTo(ContainSubstring(`"tools"`))
 }
 

@@ -126,7 +126,7 @@ const sessionHeader = "Mcp-Session-Id"
 // has the cache keep what the SDK sends for it.
 func (c *Cache) stateless(w http.ResponseWriter, r *http.Request, next http.Handler, serve mcp.MethodHandler, limit int64) {
 	r, msg := transport.Peek(r, limit)
-	if msg == nil || msg.Method != "tools/list" || !plainID(msg.ID) || !wellFormed(r) {
+	if msg == nil || msg.JSONRPC != "2.0" || msg.Method != "tools/list" || !plainID(msg.ID) || !wellFormed(r) {
 		next.ServeHTTP(w, r)
 		return
 	}
@@ -153,7 +153,7 @@ func (c *Cache) stateless(w http.ResponseWriter, r *http.Request, next http.Hand
 // may (see Direct): true when it did.
 func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, served *servedSessions, serve mcp.MethodHandler, o DirectOptions) bool {
 	r, msg := transport.Peek(r, o.Limit)
-	if msg == nil || msg.Method != "tools/list" || !plainID(msg.ID) || !wellFormed(r) || !served.recent(id) {
+	if msg == nil || msg.JSONRPC != "2.0" || msg.Method != "tools/list" || !plainID(msg.ID) || !wellFormed(r) || !served.recent(id) {
 		return false
 	}
 	info := auth.TokenInfoFromContext(r.Context())

@@ -35,9 +35,11 @@ import (
 // empty, and may leave the fields of the members after it empty (the SDK refuses such
 // a message); a batch leaves them all empty.
 type Message struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
+	// JSONRPC is the message's protocol version: the SDK refuses any but "2.0".
+	JSONRPC string          `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  string          `json:"method"`
+	Params  struct {
 		Task json.RawMessage `json:"task"`
 	} `json:"-"`
 	// RawParams is the message's params as the client sent them (nil without).

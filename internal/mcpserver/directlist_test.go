@@ -150,7 +150,9 @@ func rawPost(t *testing.T, url, tok, sessionID, message string) (int, string) {
 
 // A list answered from the answer kept is answered only where the SDK would answer
 // it: not to another account presenting a session's id, not to a session that was
-// closed, and never to a session that does not exist.
+// closed, and never to a session that does not exist. And only to what the SDK reads
+// as a list: member names are matched exactly (a ping that also carries a "Method"
+// member is a ping), and a message without the JSON-RPC version is refused.
 func TestAListKeptIsNotAnsweredWhereTheSDKWouldRefuse(t *testing.T) {
 	g := NewWithT(t)
 	url := serve(t, mcpserver.Options{})
@@ -159,6 +161,15 @@ func TestAListKeptIsNotAnsweredWhereTheSDKWouldRefuse(t *testing.T) {
 	code, body := rawList(t, url, token, owner.ID())
 	g.Expect(code).To(Equal(http.StatusOK), body)
 	g.Expect(body).To(HavePrefix(`{"jsonrpc":"2.0","id":7,"result":{`), "the owner's list is the answer kept")
+
+	code, body = rawPost(t, url, token, owner.ID(), `{"jsonrpc":"2.0","id":8,"method":"ping","Method":"tools/list","params":{}}`)
+	g.Expect(code).To(Equal(http.StatusOK), body)
+	g.Expect(body).To(ContainSubstring(`"id":8,"result":{}`), "a ping's answer")
+	g.Expect(body).NotTo(ContainSubstring(`"tools"`))
+	code, body = rawPost(t, url, token, owner.ID(), `{"id":9,"method":"tools/list","params":{}}`)
+	g.Expect(code).To(Equal(http.StatusBadRequest), body)
+	g.Expect(body).To(ContainSubstring("version"))
+	g.Expect(body).NotTo(ContainSubstring(`"tools"`))
 
 	// The other account's own list is kept too (its session listed it).
 	tn := newTenant(t, metav1alpha1.Permissions{})
@@ -173,31 +184,6 @@ func TestAListKeptIsNotAnsweredWhereTheSDKWouldRefuse(t *testing.T) {
 	g.Expect(owner.Close()).To(Succeed()) // DELETE
 	code, body = rawList(t, url, token, owner.ID())
 	g.Expect(code).To(Equal(http.StatusNotFound), "a closed session: %s", body)
-}
-
-// A message is read the way the SDK reads it, member names matched exactly: a ping
-// that also carries a "Method" member is a ping, not a list answered from the answer
-// kept (with its tools) where the SDK answers an empty result; and a list without the
-// JSON-RPC version is refused, as the SDK refuses it.
-func TestAListKeptIsAnsweredOnlyToWhatTheSDKReadsAsAList(t *testing.T) {
-	g := NewWithT(t)
-	url := serve(t, mcpserver.Options{})
-	owner, _ := connectRecording(t, url, token)
-	toolNames(t, owner)
-	code, body := rawList(t, url, token, owner.ID())
-	g.Expect(code).To(Equal(http.StatusOK), body)
-	g.Expect(body).To(HavePrefix(`{"jsonrpc":"2.0","id":7,"result":{"tools"`), "the list is kept")
-
-	code, body = rawPost(t, url, token, owner.ID(), `{"jsonrpc":"2.0","id":8,"method":"ping","Method":"tools/list","params":{}}`)
-	g.Expect(code).To(Equal(http.StatusOK), body)
-	g.Expect(body).To(ContainSubstring(`"id":8,"result":{}`), "a ping's answer")
-	g.Expect(body).NotTo(ContainSubstring(`"tools"`))
-
-	// Without "jsonrpc":"2.0" the SDK refuses the message: so is it refused here.
-	code, body = rawPost(t, url, token, owner.ID(), `{"id":9,"method":"tools/list","params":{}}`)
-	g.Expect(code).To(Equal(http.StatusBadRequest), body)
-	g.Expect(body).To(ContainSubstring("version"))
-	g.Expect(body).NotTo(ContainSubstring(`"tools"`))
 }
 
 // A session that only lists its tools is not ended by its idle timeout: lists

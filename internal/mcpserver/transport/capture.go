@@ -90,10 +90,10 @@ func Peek(r *http.Request, limit int64) (*http.Request, *Message) {
 // parse reads a message's body (nil when it is not JSON). Its raw fields share the
 // body's bytes.
 func parse(body []byte) *Message {
-	m := &Message{}
 	if !shallow(body) {
 		return nil
 	}
+	m := &Message{}
 	if _, err := sjson.Parse(body, m, sdkFlags|sjson.DontCopyRawMessage); err != nil {
 		var typeErr *json.UnmarshalTypeError
 		if !errors.As(err, &typeErr) {
@@ -101,7 +101,7 @@ func parse(body []byte) *Message {
 		}
 		return m
 	}
-	if len(m.RawParams) > 0 && m.RawParams[0] == '{' {
+	if m.Method == "tools/call" && len(m.RawParams) > 0 && m.RawParams[0] == '{' {
 		_, _ = sjson.Parse(m.RawParams, &m.Params, sdkFlags|sjson.DontCopyRawMessage)
 	}
 	return m

@@ -27,7 +27,6 @@ import (
 
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	crdvalidation "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/validation"
 	structuralschema "k8s.io/apiextensions-apiserver/pkg/apiserver/schema"
 	"k8s.io/apiextensions-apiserver/pkg/apiserver/schema/cel"
 	structuraldefaulting "k8s.io/apiextensions-apiserver/pkg/apiserver/schema/defaulting"
@@ -121,21 +120,10 @@ func checkBuild(t *testing.T, in catalog.Inputs, data []byte) {
 		if err != nil || !json.Valid(schema) {
 			t.Fatalf("class %s of %s: the schema is not JSON: %v", name, data, err)
 		}
-		if errs := validCRD(crd); len(errs) > 0 {
+		if errs := instanceapi.ValidCRD(crd); len(errs) > 0 {
 			t.Fatalf("class %s of %s resolved without a problem, but the API server would refuse its CRD: %v", name, data, errs.ToAggregate())
 		}
 	}
-}
-
-// validCRD is the validation the API server applies to a CRD it is asked to create.
-func validCRD(crd *apiextensionsv1.CustomResourceDefinition) field.ErrorList {
-	crd = crd.DeepCopy()
-	apiextensionsv1.SetObjectDefaults_CustomResourceDefinition(crd)
-	var internal apiextensions.CustomResourceDefinition
-	if err := apiextensionsv1.Convert_v1_CustomResourceDefinition_To_apiextensions_CustomResourceDefinition(crd, &internal, nil); err != nil {
-		return field.ErrorList{field.InternalError(nil, err)}
-	}
-	return crdvalidation.ValidateCustomResourceDefinition(context.Background(), &internal)
 }
 
 // admission is what the API server checks of one metamodel kind, from its CRD in

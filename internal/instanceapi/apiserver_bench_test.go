@@ -228,10 +228,9 @@ func waitEstablished(b *testing.B, c client.Client, n int, limit time.Duration) 
 }
 
 // settledMemory is apiServerMemory once the API server's heap has settled: right after
-// it starts, and right after CRDs are established, its controllers (OpenAPI,
-// discovery, naming) still hold about 10 MiB of work in progress, which the first
-// reading would count. It reads until two readings half a second apart are within
-// 0.5% of each other.
+// the CRDs are established it holds about 10 MiB more than a second later (work in
+// progress on the new CRDs), which a single reading would count. It reads until two
+// readings half a second apart are within 0.5% of each other.
 func settledMemory(b *testing.B, kube kubernetes.Interface, pid int) (heap, rss int64) {
 	last, _ := apiServerMemory(b, kube, pid)
 	for deadline := time.Now().Add(time.Minute); ; last = heap {

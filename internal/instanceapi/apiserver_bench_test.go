@@ -333,20 +333,31 @@ func benchClassN(i int) (*catalog.Class, []string) {
 	return c, kinds
 }
 
-// crdFloor is a CRD of the same names with a free-form spec and nothing else (no
-// selectable fields either: they must name fields of a schema).
+// crdFloor is a CRD of the same names with a free-form spec and nothing else. It
+// takes only the names from the generated CRD, so what CRD adds later stays out of it.
 func crdFloor(c *catalog.Class, kinds []string) *apiextensionsv1.CustomResourceDefinition {
-	crd := CRD(c, kinds)
-	v := &crd.Spec.Versions[0]
-	v.Schema = &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
-		Type: "object",
-		Properties: map[string]apiextensionsv1.JSONSchemaProps{
-			"spec": {Type: "object", XPreserveUnknownFields: ptr(true)},
+	gen := CRD(c, kinds)
+	names, version := gen.Spec.Names, gen.Spec.Versions[0]
+	return &apiextensionsv1.CustomResourceDefinition{
+		TypeMeta:   gen.TypeMeta,
+		ObjectMeta: gen.ObjectMeta,
+		Spec: apiextensionsv1.CustomResourceDefinitionSpec{
+			Group: gen.Spec.Group,
+			Names: apiextensionsv1.CustomResourceDefinitionNames{
+				Plural: names.Plural, Singular: names.Singular, Kind: names.Kind, ListKind: names.ListKind,
+			},
+			Scope: gen.Spec.Scope,
+			Versions: []apiextensionsv1.CustomResourceDefinitionVersion{{
+				Name: version.Name, Served: true, Storage: true,
+				Schema: &apiextensionsv1.CustomResourceValidation{OpenAPIV3Schema: &apiextensionsv1.JSONSchemaProps{
+					Type: "object",
+					Properties: map[string]apiextensionsv1.JSONSchemaProps{
+						"spec": {Type: "object", XPreserveUnknownFields: ptr(true)},
+					},
+				}},
+			}},
 		},
-	}}
-	v.Subresources, v.AdditionalPrinterColumns, v.SelectableFields = nil, nil, nil
-	crd.Spec.Names.Categories, crd.Spec.Names.ShortNames = nil, nil
-	return crd
+	}
 }
 
 // crdBefore is CRD as it was before the generated schemas were trimmed, kept as the

@@ -186,23 +186,28 @@ func TestAListKeptIsNotAnsweredWhereTheSDKWouldRefuse(t *testing.T) {
 	g.Expect(code).To(Equal(http.StatusNotFound), "a closed session: %s", body)
 }
 
-// A session that only lists its tools is not ended by its idle timeout: lists
-// answered from the answer kept do not reset the SDK's idle timer, so one in every
-// half timeout goes to the SDK.
+// A session that only lists its tools, or only pings, is not ended by its idle
+// timeout: lists and pings answered ahead of the SDK do not reset the SDK's idle
+// timer, so one in every half timeout goes to the SDK.
 func TestASessionThatOnlyListsItsToolsOutlivesItsIdleTimeout(t *testing.T) {
-	g := NewWithT(t)
 	const idle = 2 * time.Second
 	url := serve(t, mcpserver.Options{SessionTimeout: idle})
-	cs, _ := connectRecording(t, url, token)
-	end := time.Now().Add(2*idle + idle/2)
-	lists, sdk := 0, 0
-	for time.Now().Before(end) {
-		code, body := rawList(t, url, token, cs.ID())
-		g.Expect(code).To(Equal(http.StatusOK), "the session ended while it listed its tools: %s", body)
-		lists++
-		if !strings.HasPrefix(body, `{"jsonrpc"`) {
-			sdk++ // the SDK's stream
-		}
+	for _, method := range []string{"tools/list", "ping"} {
+		t.Run(method, func(t *testing.T) {
+			g := NewWithT(t)
+			cs, _ := connectRecording(t, url, token)
+			end := time.Now().Add(2*idle + idle/2)
+			calls, sdk := 0, 0
+			for time.Now().Before(end) {
+				code, body := rawPost(t, url, token, cs.ID(), fmt.Sprintf(`{"jsonrpc":"2.0","id":7,"method":%q,"params":{}}`, method))
+				g.Expect(code).To(Equal(http.StatusOK), "the session ended while it called %s: %s", method, body)
+				calls++
+				if !strings.HasPrefix(body, `{"jsonrpc"`) {
+					sdk++ // the SDK's stream
+				}
+			}
+			g.Expect(sdk).To(BeNumerically("<", calls), fmt.Sprintf("some are answered ahead of the SDK: %d of %d went to it", sdk, calls))
+			g.Expect(sdk).To(BeNumerically(">", 1), "one in every half timeout goes to the SDK")
+		})
 	}
-	g.Expect(sdk).To(BeNumerically("<", lists), fmt.Sprintf("some lists are the answer kept: %d of %d went to the SDK", sdk, lists))
 }

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -166,8 +167,9 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// last changed. What the server sends
 	// on its own (progress, list changes, resource updates) reaches a session only
 	// while its account may have it, and passes redaction on the sending side.
-	s.mcp.AddReceivingMiddleware(taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, s.sessions.Middleware,
-		s.lists.Middleware, taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware)
+	receiving := []mcp.Middleware{taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, s.sessions.Middleware,
+		s.lists.Middleware, taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware}
+	s.mcp.AddReceivingMiddleware(receiving...)
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
 
 	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
@@ -199,6 +201,15 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	transport := capture(mcptransport.PlainJSON(s.lists.Direct(
 		mcptransport.Coalesce(mcptransport.ByRevision(streamable, stateless), mcptransport.PrimeHold), toollist.DirectOptions{
 			Around: tel.Middleware(&s.served), Limit: opts.MaxRequestBytes, Session: s.liveSession, SessionTimeout: opts.SessionTimeout,
+			Calls: map[string]func(*mcp.ServerSession, json.RawMessage, *mcp.RequestExtra) mcp.Request{
+				"ping": pingRequest, "tasks/get": tasks.GetRequest,
+			},
+			Receive: received(receiving, func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+				if method == "tasks/get" {
+					return taskAdapter.Get(ctx, req)
+				}
+				return &pong{}, nil
+			}),
 		})))
 	legacy := capture(toollist.Strip(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes)))
 	e.Handle("/mcp", transport)
@@ -211,6 +222,31 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	s.edge, s.http = e, e.Handler()
 	return s, nil
 }
+
+// received is h behind the receiving middleware mw, as the SDK puts it (the
+// first is the outermost).
+func received(mw []mcp.Middleware, h mcp.MethodHandler) mcp.MethodHandler {
+	for _, m := range slices.Backward(mw) {
+		h = m(h)
+	}
+	return h
+}
+
+// pingRequest is a session's ping as the SDK hands it to the receiving middleware
+// (params nil when the message has none).
+func pingRequest(ss *mcp.ServerSession, params json.RawMessage, extra *mcp.RequestExtra) mcp.Request {
+	req := &mcp.ServerRequest[*mcp.PingParams]{Session: ss, Extra: extra}
+	if len(params) > 0 {
+		req.Params = &mcp.PingParams{}
+		if mcptransport.Unmarshal(params, req.Params) != nil {
+			return nil
+		}
+	}
+	return req
+}
+
+// pong is the answer to a ping: {}.
+type pong struct{ mcp.ResultBase }
 
 // isReady says whether the server serves the catalog's first build: /readyz fails
 // until then. Before it, a replica holds the store's empty first snapshot: it would

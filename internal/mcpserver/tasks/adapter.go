@@ -495,23 +495,46 @@ func rpcError(err error) error {
 	return access.RPCError(err)
 }
 
+// get serves tasks/get.
+func (a *Adapter) get(ctx context.Context, in *taskParams) (mcp.Result, error) {
+	proc, err := a.processes.Get(ctx, access.FromContext(ctx), in.TaskID)
+	if err != nil {
+		return nil, rpcError(err)
+	}
+	if isStateless(ctx) {
+		t, err := a.detailed(ctx, proc, true)
+		if err != nil {
+			return nil, err
+		}
+		return t, nil
+	}
+	return &taskResult{Task: process.TaskOf(proc)}, nil
+}
+
+// GetRequest is the request of a session's tasks/get, with params (a JSON object),
+// as the SDK hands it to the receiving middleware: nil when the params do not
+// decode as the SDK decodes them (or there are none), and the SDK is left to
+// refuse them.
+func GetRequest(ss *mcp.ServerSession, params json.RawMessage, extra *mcp.RequestExtra) mcp.Request {
+	in := &taskParams{}
+	if len(params) == 0 || transport.Unmarshal(params, in) != nil {
+		return nil
+	}
+	return &mcp.ServerRequest[*taskParams]{Session: ss, Params: in, Extra: extra}
+}
+
+// Get serves a request of GetRequest behind the receiving middleware, as the
+// handler the SDK calls for tasks/get does.
+func (a *Adapter) Get(ctx context.Context, req mcp.Request) (mcp.Result, error) {
+	return a.get(ctx, req.(*mcp.ServerRequest[*taskParams]).Params)
+}
+
 func (a *Adapter) register(server *mcp.Server) error {
 	p := a.processes
 	// tasks/get and tasks/cancel answer in the form of the request's revision; the
 	// Middleware marks a request of the stateless revision on its context.
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/get", func(ctx context.Context, _ *mcp.ServerSession, in *taskParams) (mcp.Result, error) {
-		proc, err := p.Get(ctx, access.FromContext(ctx), in.TaskID)
-		if err != nil {
-			return nil, rpcError(err)
-		}
-		if isStateless(ctx) {
-			t, err := a.detailed(ctx, proc, true)
-			if err != nil {
-				return nil, err
-			}
-			return t, nil
-		}
-		return &taskResult{Task: process.TaskOf(proc)}, nil
+		return a.get(ctx, in)
 	}); err != nil {
 		return err
 	}

@@ -22,6 +22,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"mime"
 	"net/http"
 	"slices"
@@ -31,6 +32,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -56,6 +58,14 @@ type DirectOptions struct {
 	// SessionTimeout is the time after which the handler behind closes a session
 	// that has had no request (0: never).
 	SessionTimeout time.Duration
+	// Calls are the other methods of a session that Direct answers under the same
+	// conditions as its tools/list (ping, tasks/get), each with the request the SDK
+	// would hand its receiving middleware for the params (nil or the "params" of
+	// the message: nil when it does not make one, and the SDK is left to answer).
+	Calls map[string]func(ss *mcp.ServerSession, params json.RawMessage, extra *mcp.RequestExtra) mcp.Request
+	// Receive serves the requests of Calls: the server's receiving middleware
+	// around its own handlers of them.
+	Receive mcp.MethodHandler
 }
 
 // Direct answers a tools/list without the SDK when the answer it would send is kept
@@ -73,9 +83,14 @@ type DirectOptions struct {
 //     the session's idle timer (which only requests the SDK serves reset) never
 //     ends a session in use, only a session the SDK served a request of within half
 //     the timeout is answered so; the next list goes to the SDK.
+//   - a request of o.Calls from such a session, as the same conditions allow: it
+//     goes through o.Receive, the server's whole receiving middleware and its own
+//     handler, as the SDK would have it go. What is left out is the SDK's transport:
+//     its decoding the message again and again (each time with a buffer of 32 KiB),
+//     the goroutine it serves a request on, the stream it answers on.
 //
 // The answer is the JSON-RPC response, with the request's id, as one JSON body. The
-// middleware in o.Around see each request answered so. Every other request goes to
+// middleware in o.Around see each list answered so. Every other request goes to
 // next as it came.
 //
 // Install it in front of the Streamable HTTP handlers (of every revision: it drops
@@ -153,7 +168,8 @@ func (c *Cache) stateless(w http.ResponseWriter, r *http.Request, next http.Hand
 // may (see Direct): true when it did.
 func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, served *servedSessions, serve mcp.MethodHandler, o DirectOptions) bool {
 	r, msg := transport.Peek(r, o.Limit)
-	if msg == nil || msg.JSONRPC != "2.0" || msg.Method != "tools/list" || !plainID(msg.ID) || !wellFormed(r) || !served.recent(id) {
+	if msg == nil || msg.JSONRPC != "2.0" || !plainID(msg.ID) || (msg.Method != "tools/list" && o.Calls[msg.Method] == nil) ||
+		!wellFormed(r) || !served.recent(id) {
 		return false
 	}
 	info := auth.TokenInfoFromContext(r.Context())
@@ -171,6 +187,9 @@ func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, serve
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v != init.ProtocolVersion {
 		return false
+	}
+	if msg.Method != "tools/list" {
+		return call(w, r, msg, ss, info, o)
 	}
 	p := &mcp.ListToolsParams{}
 	if params := msg.RawParams; len(params) > 0 {
@@ -220,6 +239,51 @@ func answer(w http.ResponseWriter, r *http.Request, id json.RawMessage, body []b
 			_, _ = w.Write([]byte(tail))
 		}
 	}
+	return true
+}
+
+// call answers a request of o.Calls through o.Receive: false, having written
+// nothing, when its params are not what the method takes plainly.
+func call(w http.ResponseWriter, r *http.Request, msg *transport.Message, ss *mcp.ServerSession, info *auth.TokenInfo, o DirectOptions) bool {
+	params := msg.RawParams
+	if len(params) > 0 && params[0] != '{' {
+		return false // null, or not an object: the SDK's to answer or refuse
+	}
+	extra := &mcp.RequestExtra{TokenInfo: info, Header: r.Header}
+	req := o.Calls[msg.Method](ss, params, extra)
+	if req == nil {
+		return false
+	}
+	if len(params) > 0 {
+		if _, ok := req.GetParams().GetMeta()[mcp.MetaKeyProtocolVersion]; ok {
+			return false // a request of the stateless revision's form: the SDK's to refuse
+		}
+	}
+	res, err := o.Receive(r.Context(), msg.Method, req)
+	var out []byte
+	if err == nil {
+		var body []byte
+		if body, err = json.Marshal(res); err == nil {
+			out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), msg.ID...), `,"result":`...), body...), "}\n"...)
+		}
+	}
+	if err != nil {
+		// As the SDK sends an error (its jsonrpc2.toWireError): the code of the
+		// JSON-RPC error it wraps, if any, with the message of the whole.
+		wire, ok := err.(*jsonrpc.Error)
+		if !ok {
+			wire = &jsonrpc.Error{Message: err.Error()}
+			if wrapped, ok := errors.AsType[*jsonrpc.Error](err); ok {
+				wire.Code = wrapped.Code
+			}
+		}
+		body, _ := json.Marshal(wire)
+		out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), msg.ID...), `,"error":`...), body...), "}\n"...)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(out)
 	return true
 }
 

@@ -224,7 +224,9 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 }
 
 // received is h behind the receiving middleware mw, as the SDK puts it (the
-// first is the outermost).
+// first is the outermost). The SDK's own receiving middleware (its multi round-trip
+// requests: tools/call, prompts/get and resources/read) has no part in what Direct
+// serves through it.
 func received(mw []mcp.Middleware, h mcp.MethodHandler) mcp.MethodHandler {
 	for _, m := range slices.Backward(mw) {
 		h = m(h)

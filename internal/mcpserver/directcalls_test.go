@@ -21,6 +21,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -186,4 +187,20 @@ func TestAPingAndTasksGetAnsweredAheadOfTheSDKAreTraced(t *testing.T) {
 			g.Expect(sp.Attrs).To(And(HaveKeyWithValue("mcp.session.id", s.sid), HaveKeyWithValue("sandbar.account", "default/claude")), name)
 		}
 	}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
+}
+
+// Sessions that end leave nothing of theirs running: the server follows each live
+// session (for the requests it answers ahead of the SDK) only until it ends.
+func TestSessionsThatEndLeaveNothingRunning(t *testing.T) {
+	g := NewWithT(t)
+	url := serve(t, mcpserver.Options{})
+	connect(t, url, token, nil).Close() // the server's own goroutines, once
+	base := runtime.NumGoroutine()
+	for range 40 {
+		cs, _ := connectRecording(t, url, token)
+		g.Expect(cs.Ping(context.Background(), nil)).To(Succeed())
+		g.Expect(cs.Close()).To(Succeed())
+	}
+	g.Eventually(runtime.NumGoroutine).WithTimeout(timeout).WithPolling(poll).Should(BeNumerically("<", base+20),
+		"40 sessions opened and closed")
 }

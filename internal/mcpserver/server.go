@@ -262,12 +262,11 @@ func (s *Server) isReady() bool {
 // liveSession is the live session of the session-based revisions with an id, and
 // the account it acts for now (nil when locked out or not known yet).
 func (s *Server) liveSession(id string) (*mcp.ServerSession, *catalog.Account) {
-	for ss := range s.mcp.Sessions() {
-		if ss.ID() == id {
-			return ss, s.sessions.Account(ss)
-		}
+	ss := s.sessions.Live(id)
+	if ss == nil {
+		return nil, nil
 	}
-	return nil, nil
+	return ss, s.sessions.Account(ss)
 }
 
 // legacySSEPath serves the HTTP+SSE transport of 2024-11-05 (GET the stream, POST

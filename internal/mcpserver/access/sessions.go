@@ -54,6 +54,9 @@ type Sessions struct {
 
 	mu   sync.Mutex
 	byID map[*mcp.ServerSession]*sessionEntry
+	// live are the sessions of the session-based revisions by id, from their first
+	// request through Middleware until they end.
+	live map[string]*mcp.ServerSession
 	// wake coalesces the changes that call for a sweep.
 	wake chan struct{}
 }
@@ -75,14 +78,19 @@ type sessionEntry struct {
 // their Secrets through reader (the manager's cache). With anonymous set (no-auth
 // mode), every session is that account's and nothing locks it out.
 func NewSessions(store *catalog.Store, reader client.Reader, anonymous *catalog.Account) *Sessions {
-	return &Sessions{store: store, reader: reader, anonymous: anonymous, byID: map[*mcp.ServerSession]*sessionEntry{}, wake: make(chan struct{}, 1)}
+	return &Sessions{store: store, reader: reader, anonymous: anonymous, byID: map[*mcp.ServerSession]*sessionEntry{},
+		live: map[string]*mcp.ServerSession{}, wake: make(chan struct{}, 1)}
 }
 
 // Middleware records, on every request of a session, the account and the key Secret
 // it was authenticated with. It is a receiving middleware.
 func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && s.anonymous == nil {
+		ss, ok := req.GetSession().(*mcp.ServerSession)
+		if ok && ss.ID() != "" {
+			s.follow(ss)
+		}
+		if ok && s.anonymous == nil {
 			if acct := AccountOf(req.GetExtra()); acct != nil && acct.User != "" {
 				s.recordOAuth(ss, acct, req.GetExtra().TokenInfo.Expiration)
 			} else if acct != nil {
@@ -97,6 +105,36 @@ func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// follow keeps a session of the session-based revisions under its id until it ends.
+func (s *Sessions) follow(ss *mcp.ServerSession) {
+	id := ss.ID()
+	s.mu.Lock()
+	known := s.live[id] == ss
+	if !known {
+		s.live[id] = ss
+	}
+	s.mu.Unlock()
+	if known {
+		return
+	}
+	go func() {
+		_ = ss.Wait()
+		s.mu.Lock()
+		if s.live[id] == ss {
+			delete(s.live, id)
+		}
+		s.mu.Unlock()
+	}()
+}
+
+// Live is the session of the session-based revisions with an id, from its first
+// request until it ends (nil: none).
+func (s *Sessions) Live(id string) *mcp.ServerSession {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live[id]
 }
 
 // record keeps the account of a session and the key Secret its request was

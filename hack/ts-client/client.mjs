@@ -12,7 +12,7 @@
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
+import { CreateTaskResultSchema, LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
 import { check, refusedToken, run, textOf } from "./check.mjs";
 
 const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
@@ -62,6 +62,33 @@ async function main() {
     for (const want of REQUIRED_TOOLS) {
       check(names.includes(want), `tool ${want} is not listed; got ${JSON.stringify(names)}`);
     }
+
+    // A session's ping and tasks/get may be answered as one JSON body rather than
+    // a stream: the client takes either.
+    step = "ping";
+    await client.ping();
+    await client.ping();
+    seen.ping = true;
+
+    step = "tasks/get";
+    const started = await client.request(
+      {
+        method: "tools/call",
+        params: { name: "sandbar_validation_start", arguments: { class: "zorp/Wearer" }, task: { ttl: 60000 } },
+      },
+      CreateTaskResultSchema,
+    );
+    const taskId = started.task.taskId;
+    const task = await client.experimental.tasks.getTask(taskId);
+    check(task.taskId === taskId, `tasks/get answered ${JSON.stringify(task)} for ${taskId}`);
+    seen.taskStatus = task.status;
+    let unknown;
+    try {
+      await client.experimental.tasks.getTask("task-not-there");
+    } catch (err) {
+      unknown = err;
+    }
+    check(unknown?.code === -32602, `tasks/get of a task that is not there: ${unknown}, want the error -32602`);
 
     step = `tools/call ${CLASS_TOOL} (valid)`;
     const ok = await client.callTool({

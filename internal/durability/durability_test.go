@@ -174,7 +174,12 @@ func rpcAs(t *testing.T, url, token, method string, params any) (map[string]any,
 		sc := bufio.NewScanner(resp.Body)
 		sc.Buffer(make([]byte, 1<<20), 16<<20)
 		for sc.Scan() {
+			// An event of the SDK's stream, or one JSON body (ping and tasks/get of a
+			// session may be answered so).
 			data, ok := strings.CutPrefix(sc.Text(), "data: ")
+			if !ok && strings.HasPrefix(sc.Text(), "{") {
+				data, ok = sc.Text(), true
+			}
 			if !ok {
 				continue
 			}

@@ -291,7 +291,9 @@ func (r *ClassReconciler) finalize(ctx context.Context, class *metav1alpha1.Clas
 	crd := &apiextensionsv1.CustomResourceDefinition{}
 	err := r.Get(ctx, client.ObjectKey{Name: crdNameOf(class)}, crd)
 	switch {
-	case err == nil && crd.Labels[metav1alpha1.LabelClass] == class.Name:
+	case err == nil && crd.Labels[metav1alpha1.LabelClass] == class.Name && crd.DeletionTimestamp.IsZero():
+		// (A CRD being deleted already was deleted by a pass before this one, which a
+		// cache behind the finalizer's removal has run again: no second Event.)
 		if err := r.Delete(ctx, crd); client.IgnoreNotFound(err) != nil {
 			return err
 		}

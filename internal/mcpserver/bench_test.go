@@ -574,7 +574,8 @@ func BenchmarkTasksGetBaseline(b *testing.B) {
 	reportPercentiles(b, lat)
 }
 
-func oneTask(b *testing.B, s *rawSession) string {
+// oneTask starts a validation of zorp/Wearer as a task and gives its id.
+func oneTask(b testing.TB, s *rawSession) string {
 	res := s.call("tools/call", map[string]any{"name": "sandbar_validation_start",
 		"arguments": map[string]any{"class": "zorp/Wearer"}, "task": map[string]any{}})
 	var created struct {
@@ -583,7 +584,11 @@ func oneTask(b *testing.B, s *rawSession) string {
 	if res.Error != nil || json.Unmarshal(res.Result, &created) != nil {
 		b.Fatal("starting a task failed")
 	}
-	return created.Task["taskId"].(string)
+	id, ok := created.Task["taskId"].(string)
+	if !ok {
+		b.Fatalf("a task without a taskId: %s", res.Result)
+	}
+	return id
 }
 
 // cpuTime is the CPU time this process (the servers, their clients, the manager

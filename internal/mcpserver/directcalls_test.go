@@ -81,16 +81,7 @@ func TestASessionsPingAndTasksGetAreAnsweredAheadOfTheSDKAsItAnswers(t *testing.
 	g := NewWithT(t)
 	url := serve(t, mcpserver.Options{})
 	s := newRawSession(t, url, token)
-	res := s.call("tools/call", map[string]any{"name": "sandbar_validation_start",
-		"arguments": map[string]any{"class": "zorp/Wearer"}, "task": map[string]any{}})
-	g.Expect(res.Error).To(BeNil())
-	var created struct {
-		Task struct {
-			TaskID string `json:"taskId"`
-		} `json:"task"`
-	}
-	g.Expect(json.Unmarshal(res.Result, &created)).To(Succeed())
-	id := created.Task.TaskID
+	id := oneTask(t, s)
 	g.Eventually(func() any {
 		out, _ := s.task("tasks/get", id)
 		return out["status"]

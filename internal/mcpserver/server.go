@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"slices"
 	"sync/atomic"
 	"time"
 
@@ -201,15 +200,11 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	transport := capture(mcptransport.PlainJSON(s.lists.Direct(
 		mcptransport.Coalesce(mcptransport.ByRevision(streamable, stateless), mcptransport.PrimeHold), toollist.DirectOptions{
 			Around: tel.Middleware(&s.served), Limit: opts.MaxRequestBytes, Session: s.liveSession, SessionTimeout: opts.SessionTimeout,
-			Calls: map[string]func(*mcp.ServerSession, json.RawMessage, *mcp.RequestExtra) mcp.Request{
-				"ping": pingRequest, "tasks/get": tasks.GetRequest,
+			Calls: map[string]toollist.Call{
+				"ping":      {Request: pingRequest, Serve: pong},
+				"tasks/get": {Request: tasks.GetRequest, Serve: taskAdapter.Get},
 			},
-			Receive: received(receiving, func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-				if method == "tasks/get" {
-					return taskAdapter.Get(ctx, req)
-				}
-				return &pong{}, nil
-			}),
+			Receiving: receiving,
 		})))
 	legacy := capture(toollist.Strip(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes)))
 	e.Handle("/mcp", transport)
@@ -221,17 +216,6 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	}
 	s.edge, s.http = e, e.Handler()
 	return s, nil
-}
-
-// received is h behind the receiving middleware mw, as the SDK puts it (the
-// first is the outermost). The SDK's own receiving middleware (its multi round-trip
-// requests: tools/call, prompts/get and resources/read) has no part in what Direct
-// serves through it.
-func received(mw []mcp.Middleware, h mcp.MethodHandler) mcp.MethodHandler {
-	for _, m := range slices.Backward(mw) {
-		h = m(h)
-	}
-	return h
 }
 
 // pingRequest is a session's ping as the SDK hands it to the receiving middleware
@@ -247,8 +231,12 @@ func pingRequest(ss *mcp.ServerSession, params json.RawMessage, extra *mcp.Reque
 	return req
 }
 
-// pong is the answer to a ping: {}.
-type pong struct{ mcp.ResultBase }
+// pong answers a ping, as the SDK does: {}. (The SDK's own receiving middleware,
+// of its multi round-trip requests tools/call, prompts/get and resources/read, has
+// no part in a ping or a tasks/get, which Direct serves without it.)
+func pong(context.Context, string, mcp.Request) (mcp.Result, error) { return &emptyResult{}, nil }
+
+type emptyResult struct{ mcp.ResultBase }
 
 // isReady says whether the server serves the catalog's first build: /readyz fails
 // until then. Before it, a replica holds the store's empty first snapshot: it would

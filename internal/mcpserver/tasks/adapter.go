@@ -525,7 +525,7 @@ func GetRequest(ss *mcp.ServerSession, params json.RawMessage, extra *mcp.Reques
 
 // Get serves a request of GetRequest behind the receiving middleware, as the
 // handler the SDK calls for tasks/get does.
-func (a *Adapter) Get(ctx context.Context, req mcp.Request) (mcp.Result, error) {
+func (a *Adapter) Get(ctx context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 	return a.get(ctx, req.(*mcp.ServerRequest[*taskParams]).Params)
 }
 

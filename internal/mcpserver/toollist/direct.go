@@ -59,13 +59,22 @@ type DirectOptions struct {
 	// that has had no request (0: never).
 	SessionTimeout time.Duration
 	// Calls are the other methods of a session that Direct answers under the same
-	// conditions as its tools/list (ping, tasks/get), each with the request the SDK
-	// would hand its receiving middleware for the params (nil or the "params" of
-	// the message: nil when it does not make one, and the SDK is left to answer).
-	Calls map[string]func(ss *mcp.ServerSession, params json.RawMessage, extra *mcp.RequestExtra) mcp.Request
-	// Receive serves the requests of Calls: the server's receiving middleware
-	// around its own handlers of them.
-	Receive mcp.MethodHandler
+	// conditions as its tools/list (ping, tasks/get), by name.
+	Calls map[string]Call
+	// Receiving is the server's receiving middleware, the first the outermost, as
+	// it was added to the SDK's server: what a request of Calls goes through.
+	Receiving []mcp.Middleware
+}
+
+// Call is a method that Direct answers without the SDK's transport.
+type Call struct {
+	// Request is the request the SDK would hand its receiving middleware for the
+	// params (nil or the "params" of the message): nil when it does not make one,
+	// and the SDK is left to answer.
+	Request func(ss *mcp.ServerSession, params json.RawMessage, extra *mcp.RequestExtra) mcp.Request
+	// Serve is the server's own handler of the method, which the SDK calls behind
+	// the receiving middleware.
+	Serve mcp.MethodHandler
 }
 
 // Direct answers a tools/list without the SDK when the answer it would send is kept
@@ -84,8 +93,8 @@ type DirectOptions struct {
 //     ends a session in use, only a session the SDK served a request of within half
 //     the timeout is answered so; the next list goes to the SDK.
 //   - a request of o.Calls from such a session, as the same conditions allow: it
-//     goes through o.Receive, the server's whole receiving middleware and its own
-//     handler, as the SDK would have it go. What is left out is the SDK's transport:
+//     goes through o.Receiving, the server's whole receiving middleware, to the
+//     server's own handler, as the SDK would have it go. What is left out is the SDK's transport:
 //     its decoding the message again and again (each time with a buffer of 32 KiB),
 //     the goroutine it serves a request on, the stream it answers on.
 //
@@ -100,6 +109,14 @@ func (c *Cache) Direct(next http.Handler, o DirectOptions) http.Handler {
 	serve := o.Around(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 		return req.(*directRequest).answer, nil
 	})
+	calls := make(map[string]call, len(o.Calls))
+	for method, c := range o.Calls {
+		h := c.Serve
+		for _, m := range slices.Backward(o.Receiving) {
+			h = m(h)
+		}
+		calls[method] = call{request: c.Request, serve: h}
+	}
 	window := o.SessionTimeout / 2
 	if window <= 0 {
 		window = 15 * time.Minute
@@ -118,7 +135,7 @@ func (c *Cache) Direct(next http.Handler, o DirectOptions) http.Handler {
 		}
 		switch r.Method {
 		case http.MethodPost:
-			if c.session(w, r, id, served, serve, o) {
+			if c.session(w, r, id, served, serve, calls, o) {
 				return
 			}
 			rec := &transport.Recorder{ResponseWriter: w}
@@ -166,10 +183,14 @@ func (c *Cache) stateless(w http.ResponseWriter, r *http.Request, next http.Hand
 
 // session answers a tools/list of a session of the session-based revisions, if it
 // may (see Direct): true when it did.
-func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, served *servedSessions, serve mcp.MethodHandler, o DirectOptions) bool {
+func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, served *servedSessions, serve mcp.MethodHandler,
+	calls map[string]call, o DirectOptions) bool {
 	r, msg := transport.Peek(r, o.Limit)
-	if msg == nil || msg.JSONRPC != "2.0" || !plainID(msg.ID) || (msg.Method != "tools/list" && o.Calls[msg.Method] == nil) ||
-		!wellFormed(r) || !served.recent(id) {
+	if msg == nil || msg.JSONRPC != "2.0" || !plainID(msg.ID) || !wellFormed(r) || !served.recent(id) {
+		return false
+	}
+	cl, isCall := calls[msg.Method]
+	if !isCall && msg.Method != "tools/list" {
 		return false
 	}
 	info := auth.TokenInfoFromContext(r.Context())
@@ -188,8 +209,8 @@ func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, serve
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && v != init.ProtocolVersion {
 		return false
 	}
-	if msg.Method != "tools/list" {
-		return call(w, r, msg, ss, info, o)
+	if isCall {
+		return cl.answer(w, r, msg, ss, info)
 	}
 	p := &mcp.ListToolsParams{}
 	if params := msg.RawParams; len(params) > 0 {
@@ -242,15 +263,21 @@ func answer(w http.ResponseWriter, r *http.Request, id json.RawMessage, body []b
 	return true
 }
 
-// call answers a request of o.Calls through o.Receive: false, having written
-// nothing, when its params are not what the method takes plainly.
-func call(w http.ResponseWriter, r *http.Request, msg *transport.Message, ss *mcp.ServerSession, info *auth.TokenInfo, o DirectOptions) bool {
+// call is a Call with its handler behind the receiving middleware.
+type call struct {
+	request func(ss *mcp.ServerSession, params json.RawMessage, extra *mcp.RequestExtra) mcp.Request
+	serve   mcp.MethodHandler
+}
+
+// answer answers a request of the call: false, having written nothing, when its
+// params are not what the method takes plainly.
+func (cl call) answer(w http.ResponseWriter, r *http.Request, msg *transport.Message, ss *mcp.ServerSession, info *auth.TokenInfo) bool {
 	params := msg.RawParams
 	if len(params) > 0 && params[0] != '{' {
 		return false // null, or not an object: the SDK's to answer or refuse
 	}
 	extra := &mcp.RequestExtra{TokenInfo: info, Header: r.Header}
-	req := o.Calls[msg.Method](ss, params, extra)
+	req := cl.request(ss, params, extra)
 	if req == nil {
 		return false
 	}
@@ -259,7 +286,7 @@ func call(w http.ResponseWriter, r *http.Request, msg *transport.Message, ss *mc
 			return false // a request of the stateless revision's form: the SDK's to refuse
 		}
 	}
-	res, err := o.Receive(r.Context(), msg.Method, req)
+	res, err := cl.serve(r.Context(), msg.Method, req)
 	var out []byte
 	if err == nil {
 		var body []byte

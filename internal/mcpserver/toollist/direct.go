@@ -181,16 +181,16 @@ func (c *Cache) stateless(w http.ResponseWriter, r *http.Request, next http.Hand
 	}
 }
 
-// session answers a tools/list of a session of the session-based revisions, if it
-// may (see Direct): true when it did.
+// session answers a tools/list or a request of calls of a session of the
+// session-based revisions, if it may (see Direct): true when it did.
 func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, served *servedSessions, serve mcp.MethodHandler,
 	calls map[string]call, o DirectOptions) bool {
 	r, msg := transport.Peek(r, o.Limit)
-	if msg == nil || msg.JSONRPC != "2.0" || !plainID(msg.ID) || !wellFormed(r) || !served.recent(id) {
+	if msg == nil || msg.JSONRPC != "2.0" || !plainID(msg.ID) {
 		return false
 	}
 	cl, isCall := calls[msg.Method]
-	if !isCall && msg.Method != "tools/list" {
+	if (!isCall && msg.Method != "tools/list") || !wellFormed(r) || !served.recent(id) {
 		return false
 	}
 	info := auth.TokenInfoFromContext(r.Context())

@@ -287,12 +287,9 @@ func (cl call) answer(w http.ResponseWriter, r *http.Request, msg *transport.Mes
 		}
 	}
 	res, err := cl.serve(r.Context(), msg.Method, req)
-	var out []byte
+	member, body := `,"result":`, []byte(nil)
 	if err == nil {
-		var body []byte
-		if body, err = json.Marshal(res); err == nil {
-			out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), msg.ID...), `,"result":`...), body...), "}\n"...)
-		}
+		body, err = json.Marshal(res)
 	}
 	if err != nil {
 		// As the SDK sends an error (its jsonrpc2.toWireError): the code of the
@@ -304,9 +301,10 @@ func (cl call) answer(w http.ResponseWriter, r *http.Request, msg *transport.Mes
 				wire.Code = wrapped.Code
 			}
 		}
-		body, _ := json.Marshal(wire)
-		out = append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), msg.ID...), `,"error":`...), body...), "}\n"...)
+		member = `,"error":`
+		body, _ = json.Marshal(wire)
 	}
+	out := append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), msg.ID...), member...), body...), "}\n"...)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
 	w.WriteHeader(http.StatusOK)

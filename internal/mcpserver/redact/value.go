@@ -95,11 +95,64 @@ func value(v any, depth int) (any, bool) {
 	return out.Interface(), true
 }
 
+// slot is the value of a secret-named key (secretName) with what looks generated in
+// it redacted: a string, or the strings of a list. An instance's slot apiToken or
+// a Secret-like map's password is redacted though no key format matches it.
+func slot(v any) (any, bool) {
+	switch x := v.(type) {
+	case string:
+		if secretish(x) {
+			return Redacted, true
+		}
+	case []any:
+		var out []any
+		for i, e := range x {
+			if s, ok := e.(string); ok && secretish(s) {
+				if out == nil {
+					out = append([]any(nil), x...)
+				}
+				out[i] = Redacted
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	case []string:
+		var out []string
+		for i, e := range x {
+			if secretish(e) {
+				if out == nil {
+					out = append([]string(nil), x...)
+				}
+				out[i] = Redacted
+			}
+		}
+		if out != nil {
+			return out, true
+		}
+	}
+	return v, false
+}
+
+// slotted is slot for a value under the key k: unchanged unless k is a secret name.
+func slotted(k string, v any, changed bool) (any, bool) {
+	switch v.(type) {
+	case string, []any, []string:
+		if secretName(k) {
+			if r, ok := slot(v); ok {
+				return r, true
+			}
+		}
+	}
+	return v, changed
+}
+
 func jsonMap(m map[string]any, depth int) (map[string]any, bool) {
 	var out map[string]any
 	for k, e := range m {
 		nk := String(k)
 		ne, changed := value(e, depth+1)
+		ne, changed = slotted(k, ne, changed)
 		if nk == k && !changed {
 			continue
 		}
@@ -136,6 +189,9 @@ func stringMap(m map[string]string) (map[string]string, bool) {
 	var out map[string]string
 	for k, e := range m {
 		nk, ne := String(k), String(e)
+		if secretName(k) && secretish(ne) {
+			ne = Redacted
+		}
 		if nk == k && ne == e {
 			continue
 		}
@@ -293,6 +349,9 @@ func walkMap(v reflect.Value, depth int) (reflect.Value, bool) {
 		k, e := iter.Key(), iter.Value()
 		nk, kChanged := walk(k, depth+1)
 		ne, eChanged := walk(e, depth+1)
+		if k.Kind() == reflect.String {
+			ne, eChanged = walkSlot(k.String(), ne, eChanged)
+		}
 		if kChanged {
 			dropped = append(dropped, k)
 		}
@@ -315,6 +374,49 @@ func walkMap(v reflect.Value, depth int) (reflect.Value, bool) {
 		out.SetMapIndex(c.k, c.e)
 	}
 	return out, true
+}
+
+// walkSlot is slotted for a map entry reached by reflection: e is a string (of any
+// string type), a list, or an interface that holds one.
+func walkSlot(k string, e reflect.Value, changed bool) (reflect.Value, bool) {
+	if !e.IsValid() {
+		return e, changed
+	}
+	switch e.Kind() {
+	case reflect.String:
+		if secretName(k) && secretish(e.String()) {
+			out := reflect.New(e.Type()).Elem()
+			out.SetString(Redacted)
+			return out, true
+		}
+	case reflect.Interface:
+		if e.IsNil() {
+			return e, changed
+		}
+		if r, ok := slotted(k, e.Elem().Interface(), false); ok && reflect.TypeOf(r).AssignableTo(e.Type()) {
+			out := reflect.New(e.Type()).Elem()
+			out.Set(reflect.ValueOf(r))
+			return out, true
+		}
+	case reflect.Slice:
+		if e.Type().Elem().Kind() != reflect.String || e.IsNil() || !secretName(k) {
+			return e, changed
+		}
+		var out reflect.Value
+		for i := range e.Len() {
+			if secretish(e.Index(i).String()) {
+				if !out.IsValid() {
+					out = reflect.MakeSlice(e.Type(), e.Len(), e.Len())
+					reflect.Copy(out, e)
+				}
+				out.Index(i).SetString(Redacted)
+			}
+		}
+		if out.IsValid() {
+			return out, true
+		}
+	}
+	return e, changed
 }
 
 // walkRaw redacts the strings of a JSON document. Text that is not JSON is redacted

@@ -48,6 +48,15 @@ type CancelRequest struct {
 	RequestedBy string `json:"requestedBy,omitempty"`
 }
 
+// What a process runs (definition, subject, input) and for whom (owner) are fixed at
+// creation; only cancelRequest and ttlSecondsAfterFinished may change. A rule on a
+// field runs only while the field is there, so the rules of the optional fields are
+// on the spec, where adding or removing one is a change too. The input, any JSON
+// value, has no CEL type, so no rule here can see it: the admission policy on
+// processes keeps it (config/admission, the chart's admissionPolicies.builtinProcesses).
+// +kubebuilder:validation:XValidation:rule="has(self.subject) == has(oldSelf.subject) && (!has(self.subject) || self.subject == oldSelf.subject)",message="subject is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.owner) == has(oldSelf.owner) && (!has(self.owner) || self.owner == oldSelf.owner)",message="owner is immutable"
+
 // WorkflowProcessSpec starts a run of a WorkflowDefinition.
 type WorkflowProcessSpec struct {
 	// definition is the name of the WorkflowDefinition this process runs.
@@ -69,7 +78,6 @@ type WorkflowProcessSpec struct {
 	// MCP task the process is visible only to it.
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
-	// +kubebuilder:validation:XValidation:rule="self == oldSelf",message="owner is immutable"
 	Owner string `json:"owner,omitempty"`
 
 	// ttlSecondsAfterFinished deletes the process this long after it ends.

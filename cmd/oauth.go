@@ -36,7 +36,7 @@ func bindOAuthFlags(fs *flag.FlagSet, c *access.OAuthConfig) {
 	fs.Func("oauth-scopes", "Comma-separated scopes every token must carry (scope or scp claim); also listed as scopes_supported.", list(&c.Scopes))
 	fs.Func("oauth-scopes-supported", "Comma-separated scopes the metadata tells clients to ask for (default: --oauth-scopes).", list(&c.ScopesSupported))
 	fs.Func("oauth-signing-algs", "Comma-separated JWS algorithms accepted (default RS256,ES256; never none).", list(&c.SigningAlgs))
-	fs.StringVar(&c.UsernameClaim, "oauth-username-claim", access.DefaultUsernameClaim, "Claim holding the user name; a token without it is refused.")
+	fs.StringVar(&c.UsernameClaim, "oauth-username-claim", access.DefaultUsernameClaim, "Claim holding the user name; a token without it is refused (email: also one whose email_verified is not true).")
 	fs.StringVar(&c.UsernamePrefix, "oauth-username-prefix", access.DefaultUsernamePrefix, "Prefix of the Kubernetes user name (\"-\": none).")
 	fs.StringVar(&c.GroupsClaim, "oauth-groups-claim", access.DefaultGroupsClaim, "Claim holding the groups (a list or one string).")
 	fs.StringVar(&c.GroupsPrefix, "oauth-groups-prefix", access.DefaultGroupsPrefix, "Prefix of the Kubernetes group names (\"-\": none).")

@@ -445,6 +445,39 @@ func TestOAuthTokenCannotClaimASystemIdentity(t *testing.T) {
 	NewWithT(t).Expect(boots(t, ns)).To(BeEmpty())
 }
 
+// With the user name taken from the email claim, a token names that address's
+// user only when the issuer says it verified the address (email_verified true):
+// at many issuers anyone may put another person's address on an account. A token
+// whose email_verified is false, missing or not a boolean is refused with 401 like
+// any bad token, and nothing is created in the namespace the address may edit.
+func TestOAuthEmailNamesAUserOnlyOnceVerified(t *testing.T) {
+	s := newOAuthServer(t, access.OAuthConfig{UsernameClaim: "email"})
+	email := unique("alice") + "@example.com"
+	ns := namespaceFor(t, rbacv1.UserKind, "oidc:"+email)
+	create := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sandbar_class_zorp_SpaceBoot","arguments":{"name":"X","metadata":{"namespace":"` + ns + `","name":"unverified"}}}}`
+	for name, extra := range map[string]map[string]any{
+		"email_verified false":    {"email": email, "email_verified": false},
+		"email_verified missing":  {"email": email},
+		"email_verified a string": {"email": email, "email_verified": "true"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			g := NewWithT(t)
+			tok := s.token(unique("mallory"), extra)
+			for _, body := range []string{initializeBody, create} {
+				status, h, _ := rawCall(t, s.oauth, map[string]string{"Authorization": "Bearer " + tok}, body)
+				g.Expect(status).To(Equal(http.StatusUnauthorized))
+				g.Expect(h.Get("WWW-Authenticate")).To(HavePrefix(`Bearer error="invalid_token"`))
+			}
+		})
+	}
+	NewWithT(t).Expect(boots(t, ns)).To(BeEmpty())
+	// A verified address is its user: RBAC lets that user create in the namespace.
+	cs := connect(t, s.oauth, s.token(unique("alice"), map[string]any{"email": email, "email_verified": true}), nil)
+	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "X", "metadata": map[string]any{"namespace": ns, "name": "verified"}})
+	NewWithT(t).Expect(res.IsError).To(BeFalse(), text(res))
+	NewWithT(t).Expect(boots(t, ns)).To(HaveLen(1))
+}
+
 // The per-account rate limit applies to each person: one who has spent their bucket
 // gets 429, another person gets in.
 func TestOAuthRateLimitIsPerPerson(t *testing.T) {

@@ -337,6 +337,15 @@ func (o *OAuth) verify(ctx context.Context, raw string) (*catalog.Account, time.
 	if name == "" {
 		return nil, time.Time{}, &tokenFailure{reason: "the token has no string claim " + strconv.Quote(o.cfg.UsernameClaim), status: http.StatusUnauthorized, presented: true}
 	}
+	// An address is a user name only once the issuer has verified it: anyone may
+	// put another person's address on an account at many issuers. kube-apiserver
+	// refuses an email_verified that is not true; a token without the claim is
+	// refused here too, since nothing then says the address is its holder's.
+	if o.cfg.UsernameClaim == "email" {
+		if verified, _ := claims["email_verified"].(bool); !verified {
+			return nil, time.Time{}, &tokenFailure{reason: "the token's email is not verified (email_verified is not true)", status: http.StatusUnauthorized, presented: true}
+		}
+	}
 	granted := append(words(claims["scope"]), words(claims["scp"])...)
 	for _, s := range o.cfg.Scopes {
 		if !slices.Contains(granted, s) {

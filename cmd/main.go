@@ -20,6 +20,7 @@ limitations under the License.
 package main
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"flag"
@@ -63,6 +64,7 @@ func run() int {
 		leaderElectNS string
 		lease         leaseTimings
 		origins       string
+		tokenKeyFile  string
 		mcpOpts       = mcpserver.Options{Version: version}
 		nameStyle     string
 		qps           float64
@@ -111,6 +113,7 @@ func run() int {
 	flag.IntVar(&mcpOpts.MaxFollowersPerAccount, "max-followers-per-account", 20, "Tasks an MCP ServiceAccount may follow at once (progress notifications, waits for a result); beyond it, calls answer at once and clients poll (0: no limit).")
 	flag.IntVar(&mcpOpts.MaxFollowers, "max-followers", 2000, "Tasks all MCP clients together may follow at once (0: no limit).")
 	bindOAuthFlags(flag.CommandLine, &mcpOpts.OAuth)
+	flag.StringVar(&tokenKeyFile, "mcp-token-key-file", "", "File holding the key (at least 32 bytes) that seals the cursors and continue tokens the MCP server hands clients, so that a forged or foreign one is refused; mount the same Secret on every replica so any replica opens another's. Empty: a key of the process's own (its tokens open on it alone, until it restarts).")
 	opts := zap.Options{}
 	flag.StringVar(&otlpEndpoint, "otlp-endpoint", "", "Base URL of an OTLP/HTTP collector (as http://otel-collector:4318) that receives the MCP server's traces and metrics; empty: the standard OTEL_EXPORTER_OTLP_ENDPOINT if set, else none are exported.")
 	flag.StringVar(&auditLog, "audit-log", "stdout", "Where audit events go, as JSON lines (one per call that changes something, one per refusal): stdout (the manager logs to stderr), stderr, a file path, or off.")
@@ -129,6 +132,16 @@ func run() int {
 	mcpOpts.FinishedProcessTTL = sandbarOpts.FinishedProcessTTL
 	mcpOpts.NameStyle = mcpserver.NameStyle(nameStyle)
 	mcpOpts.AllowedOrigins = splitList(origins)
+	if tokenKeyFile != "" {
+		key, err := os.ReadFile(tokenKeyFile)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "--mcp-token-key-file:", err)
+			return 2
+		}
+		mcpOpts.TokenKey = bytes.TrimSpace(key)
+	} else {
+		log.Info("no --mcp-token-key-file: cursors and continue tokens are sealed with a key of this process's own, so another replica refuses them")
+	}
 	if err := mcpOpts.Validate(); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

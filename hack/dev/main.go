@@ -21,6 +21,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -163,8 +165,16 @@ Ctrl-C here stops the manager and the control plane.
 
 `, kubeconfig, kubectl, mcpURL, tokenOrHint(token), mcpFile, mcpJSON)
 
+	// The key that seals the cursors and continue tokens the server hands clients,
+	// as the chart keeps one in a Secret for its replicas.
+	tokenKey := filepath.Join(filepath.Dir(kubeconfig), "token-key")
+	key := make([]byte, 32)
+	_, _ = rand.Read(key)
+	if err := os.WriteFile(tokenKey, []byte(hex.EncodeToString(key)), 0o600); err != nil {
+		return fmt.Errorf("writing the token key: %w", err)
+	}
 	cmd := exec.Command(*manager,
-		"--mcp-bind-address="+*mcpAddr,
+		"--mcp-bind-address="+*mcpAddr, "--mcp-token-key-file="+tokenKey,
 		"--health-probe-bind-address=127.0.0.1:8081",
 		// Plain HTTP on loopback: curl http://127.0.0.1:8082/metrics needs no token.
 		"--metrics-bind-address=127.0.0.1:8082", "--metrics-secure=false")

@@ -139,6 +139,8 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 			"ServiceAccount.meta.sandbar.dev sandbar-system/admin",
 			"Secret sandbar-system/sandbar-admin-key",
 			"Secret sandbar-system/sandbar-admin-hash",
+			// The key the replicas seal cursors and continue tokens with.
+			"Secret sandbar-system/sandbar-token-key",
 			// What accounts are bound to, and the bootstrap account's Kubernetes identity.
 			"ClusterRole.rbac.authorization.k8s.io sandbar-instance-viewer",
 			"ClusterRole.rbac.authorization.k8s.io sandbar-instance-editor",

@@ -66,7 +66,11 @@ type plannedClass struct {
 }
 
 func newPlanner(opts Options, env *verbs.Env) (*planner, error) {
-	p := &planner{opts: opts, verbs: env, operational: env.All()}
+	all := env.All
+	if opts.Verbs != nil {
+		all = func() []*tool.Def { return opts.Verbs(env) }
+	}
+	p := &planner{opts: opts, verbs: env, operational: all()}
 	for _, d := range p.operational {
 		if err := d.Err(); err != nil {
 			return nil, err

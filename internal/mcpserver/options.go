@@ -24,8 +24,10 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
 
 // Tool surfaces.
@@ -121,6 +123,15 @@ type Options struct {
 	// OAuth serves OAuth access tokens of a trusted issuer on a route of their own;
 	// off without an issuer.
 	OAuth access.OAuthConfig
+
+	// TokenKey seals what the server hands clients to hand back (cursors, continue
+	// tokens; see package seal): at least 32 bytes, the same on every replica, so
+	// that any replica opens another's tokens. Empty: a key of the process's own,
+	// whose tokens no other replica (nor this one once restarted) opens.
+	TokenKey []byte
+
+	// Verbs is the table of operational verbs (nil: verbs.Env.All, every one).
+	Verbs func(*verbs.Env) []*tool.Def
 }
 
 // Limits are the per-account limits of the options.
@@ -131,6 +142,9 @@ func (o Options) Limits() process.Limits {
 
 // Validate checks the options, with messages that name the flag.
 func (o Options) Validate() error {
+	if n := len(o.TokenKey); n > 0 && n < seal.MinKeyBytes {
+		return fmt.Errorf("--mcp-token-key-file holds %d bytes; the key needs at least %d", n, seal.MinKeyBytes)
+	}
 	switch o.ToolSurface {
 	case SurfaceOperational, SurfacePerClass, SurfaceBoth:
 	default:

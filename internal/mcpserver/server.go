@@ -34,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
@@ -41,6 +42,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/prompts"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tasks"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
@@ -91,6 +93,9 @@ type Server struct {
 	informers cache.Informers
 	// requests logs every request, to the logger Serve is given.
 	requests *telemetry.RequestLog
+	// tokens seal what the server hands clients to hand back (cursors, continue
+	// tokens).
+	tokens *seal.Sealer
 
 	// served is what tools/list offers now; fingerprints (touched by the catalog
 	// sync only) tell which tools changed.
@@ -115,7 +120,16 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// What the server does for an account, it does as the account's Kubernetes
 	// identity; only the no-auth account (loopback only) acts as the manager.
 	ids := identity.New(cl.Connection, anonymous)
-	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids, opts.Limits())
+	// What the server hands a client to hand back is sealed with a key every replica
+	// shares (one of its own when none is given: its tokens then open here only).
+	tokens := seal.Random()
+	if len(opts.TokenKey) > 0 {
+		if tokens, err = seal.New(opts.TokenKey); err != nil {
+			return nil, err
+		}
+	}
+	s.tokens = tokens
+	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids, opts.Limits(), tokens)
 	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle, Metamodel: cl.Client, Catalog: store,
 		Served: s.servedVersion.Load}
 	if s.plan, err = newPlanner(opts, s.verbs); err != nil {
@@ -147,7 +161,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	s.prompts = prompts.New(s.mcp, store, opts.NameStyle)
 	guard := access.NewGuard(&s.served, opts.NameStyle, opts.DefaultMaxTools)
 	s.sessions = access.NewSessions(store, cl.Client, anonymous)
-	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, cl.APIReader, s.prompts.Workflow)
+	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, cl.APIReader, s.prompts.Workflow, tokens)
 	if s.requests, err = telemetry.NewRequestLog(opts.RequestLog); err != nil {
 		return nil, err
 	}
@@ -157,7 +171,9 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	// The first is the outermost: telemetry times every request and sees the answer
+	// The first is the outermost: the recovery of a panic that nothing inside
+	// recovered (telemetry recovers the rest, and logs and audits it as the request
+	// it was); telemetry times every request and sees the answer
 	// the client gets; redaction sees every answer last before it (results and
 	// errors, whichever middleware made them), then the session registry and the
 	// Tasks adapter see every request and the account first (the adapter's Params,
@@ -166,7 +182,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// last changed. What the server sends
 	// on its own (progress, list changes, resource updates) reaches a session only
 	// while its account may have it, and passes redaction on the sending side.
-	receiving := []mcp.Middleware{taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, s.sessions.Middleware,
+	receiving := []mcp.Middleware{contain.Middleware, taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, s.sessions.Middleware,
 		s.lists.Middleware, taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware}
 	s.mcp.AddReceivingMiddleware(receiving...)
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
@@ -317,7 +333,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if err := s.sessions.Follow(ctx, s.mcp, s.informers); err != nil {
 		return fmt.Errorf("MCP server: following sessions: %w", err)
 	}
-	go s.follow(ctx)
+	contain.Loop(ctx, "catalog-follow", s.follow)
 	log.Info("serving MCP", "address", ln.Addr().String(), "path", "/mcp", "legacySSE", legacySSEPath)
 	if o := s.opts.OAuth; o.Enabled() {
 		o = o.WithDefaults()
@@ -434,6 +450,6 @@ func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error
 		}
 		return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Session: req.Session,
 			ProgressToken: req.Params.GetProgressToken(), Deadline: deadline, Style: s.opts.NameStyle,
-			Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}}, nil
+			Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}, Sealer: s.tokens}, nil
 	}
 }

@@ -32,6 +32,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 )
 
@@ -119,14 +120,14 @@ func (s *Sessions) follow(ss *mcp.ServerSession) {
 	if known {
 		return
 	}
-	go func() {
+	contain.Go("session-end", func() {
 		_ = ss.Wait()
 		s.mu.Lock()
 		if s.live[id] == ss {
 			delete(s.live, id)
 		}
 		s.mu.Unlock()
-	}()
+	})
 }
 
 // Live is the session of the session-based revisions with an id, from its first
@@ -282,11 +283,11 @@ func (s *Sessions) Follow(ctx context.Context, server *mcp.Server, informers cac
 		if err != nil {
 			return err
 		}
-		if _, err := inf.AddEventHandler(poke); err != nil {
+		if _, err := inf.AddEventHandler(contain.Handler("informer", poke)); err != nil {
 			return err
 		}
 	}
-	go func() {
+	contain.Loop(ctx, "session-catalog", func(ctx context.Context) {
 		for {
 			_, changed := s.store.Watch()
 			select {
@@ -296,8 +297,8 @@ func (s *Sessions) Follow(ctx context.Context, server *mcp.Server, informers cac
 				s.poke()
 			}
 		}
-	}()
-	go func() {
+	})
+	contain.Loop(ctx, "session-sweep", func(ctx context.Context) {
 		for {
 			select {
 			case <-ctx.Done():
@@ -306,7 +307,7 @@ func (s *Sessions) Follow(ctx context.Context, server *mcp.Server, informers cac
 				s.sweep(ctx, server)
 			}
 		}
-	}()
+	})
 	return nil
 }
 

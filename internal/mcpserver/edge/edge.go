@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Package edge is the MCP server's HTTP edge: the mux, the middleware chain every
-// MCP transport goes through (metrics, cross-origin protection, authentication),
+// MCP transport goes through (metrics, the recovery of a panic, cross-origin
+// protection, authentication),
 // built once, the health endpoints, and serving with timeouts and a graceful
 // shutdown. A second transport is one more Handle.
 package edge
@@ -27,6 +28,8 @@ import (
 	"net/http"
 	"sync/atomic"
 	"time"
+
+	"github.com/sandbar-dev/sandbar/internal/contain"
 )
 
 // Options configure the edge.
@@ -62,7 +65,7 @@ func New(opts Options) (*Edge, error) {
 	e := &Edge{
 		mux: http.NewServeMux(),
 		chain: func(authenticate func(http.Handler) http.Handler, h http.Handler) http.Handler {
-			return instrument(origins.Handler(authenticate(h)))
+			return instrument(contain.HTTP(origins.Handler(authenticate(h))))
 		},
 		authenticate: opts.Authenticate,
 	}
@@ -95,7 +98,9 @@ func (e *Edge) HandleWith(pattern string, authenticate func(http.Handler) http.H
 
 // HandlePublic serves a public document (discovery metadata) at a pattern: counted
 // in the metrics, open to any origin and without authentication.
-func (e *Edge) HandlePublic(pattern string, h http.Handler) { e.mux.Handle(pattern, instrument(h)) }
+func (e *Edge) HandlePublic(pattern string, h http.Handler) {
+	e.mux.Handle(pattern, instrument(contain.HTTP(h)))
+}
 
 // Handler is the edge's HTTP handler.
 func (e *Edge) Handler() http.Handler { return e.mux }

@@ -75,6 +75,9 @@ const (
 // worker is a process of its own) and shared by the targets of the process.
 type edge struct {
 	handler http.Handler
+	// url is where the server listens (loopback), for a real MCP client; stop ends it.
+	url     string
+	stop    func()
 	cluster client.Client
 	token   string
 	// session is an initialized session of the 2025-11-25 revision.
@@ -98,16 +101,21 @@ var (
 // server starts the shared server, or fails the test with why it could not.
 func server(tb testing.TB) *edge {
 	tb.Helper()
-	once.Do(func() { shared, sharedErr = start() })
+	once.Do(func() { shared, sharedErr = start(nil) })
 	if sharedErr != nil {
 		tb.Fatal(sharedErr)
 	}
 	return shared
 }
 
+// tokenKey seals the server's cursors and continue tokens, so that the targets can
+// seal positions of their own choosing and reach the code that uses an opened one.
+var tokenKey = []byte("the fuzz server's token key, 32 bytes or more")
+
 // start builds the catalog of the samples, a fake cluster holding them, and the
-// server the manager would run, then opens a session.
-func start() (*edge, error) {
+// server the manager would run (with the options configure changes), then opens a
+// session.
+func start(configure func(*mcpserver.Options)) (*edge, error) {
 	scheme := controllers.NewScheme()
 	objs, in, err := samples(scheme)
 	if err != nil {
@@ -158,7 +166,7 @@ func start() (*edge, error) {
 	}
 	store := catalog.NewStore()
 	store.Publish(snap)
-	srv, err := mcpserver.New(mcpserver.Options{
+	opts := mcpserver.Options{
 		BindAddress:  "127.0.0.1:0",
 		ToolSurface:  mcpserver.SurfaceBoth,
 		NameStyle:    mcpserver.StyleUnderscore,
@@ -168,7 +176,12 @@ func start() (*edge, error) {
 		// no workflows.
 		CallTimeout: time.Second,
 		RequestLog:  "off",
-	}, store, mcpserver.Cluster{
+		TokenKey:    tokenKey,
+	}
+	if configure != nil {
+		configure(&opts)
+	}
+	srv, err := mcpserver.New(opts, store, mcpserver.Cluster{
 		Client:    cl,
 		APIReader: cl,
 		Informers: &informers{fake: &informertest.FakeInformers{Scheme: scheme}},
@@ -190,8 +203,9 @@ func start() (*edge, error) {
 	}
 	// Serve follows the catalog and the processes; the targets call the handler
 	// directly, without the network.
-	go func() { _ = srv.Serve(context.Background(), ln) }()
-	e.handler = srv.Handler()
+	serveCtx, stop := context.WithCancel(context.Background())
+	go func() { _ = srv.Serve(serveCtx, ln) }()
+	e.handler, e.url, e.stop = srv.Handler(), "http://"+ln.Addr().String()+"/mcp", stop
 	if err := e.ready(); err != nil {
 		return nil, err
 	}

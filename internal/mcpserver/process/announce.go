@@ -26,6 +26,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
 
@@ -103,11 +104,11 @@ func (a *announcer) changed(old, cur any) {
 	}
 	for _, ss := range sessions {
 		// Not on the informer's goroutine: a slow client must not hold it up.
-		go func() {
+		contain.Go("task-announce", func() {
 			if err := logTo(ss, status == Failed, data); err != nil {
 				a.drop(key, ss) // the session is gone
 			}
-		}()
+		})
 	}
 }
 

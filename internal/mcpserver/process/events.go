@@ -28,6 +28,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
@@ -90,7 +91,7 @@ func (s *Service) Watch(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	_, err = inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	_, err = inf.AddEventHandler(contain.Handler("informer", toolscache.ResourceEventHandlerFuncs{
 		AddFunc: s.events.notify,
 		UpdateFunc: func(old, o any) {
 			s.events.notify(o)
@@ -100,7 +101,7 @@ func (s *Service) Watch(ctx context.Context) error {
 			s.events.notify(o)
 			s.announcer.gone(o)
 		},
-	})
+	}))
 	return err
 }
 
@@ -138,7 +139,7 @@ func (s *Service) FollowFor(ctx context.Context, session *mcp.ServerSession, tok
 	if transport.StatelessSession(session) {
 		parent = ctx
 	}
-	go func() {
+	contain.Go("task-progress", func() {
 		defer s.unfollow(acct)
 		ctx, cancel := context.WithTimeout(parent, min(d, followFor))
 		defer cancel()
@@ -174,6 +175,6 @@ func (s *Service) FollowFor(ctx context.Context, session *mcp.ServerSession, tok
 				s.events.forget(key, changed)
 			}
 		}
-	}()
+	})
 	return true
 }

@@ -19,11 +19,11 @@ package process
 import (
 	"bytes"
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
@@ -45,7 +45,11 @@ type pageToken struct {
 }
 
 // ErrBadToken is a continue token this server did not give out for the result.
-var ErrBadToken = fmt.Errorf("not a continue token this server gave out for this task's result")
+var ErrBadToken = fmt.Errorf("not a continue token this server gave out for this task's result, or a stale one: " +
+	"ask again without it for the first page")
+
+// resultKind is the kind of a stored result's continue token.
+const resultKind = "task-result"
 
 // Stored reports whether a finished process's items are stored outside its status.
 func Stored(p *metav1alpha1.WorkflowProcess) *builtin.Stored {
@@ -63,10 +67,12 @@ func Stored(p *metav1alpha1.WorkflowProcess) *builtin.Stored {
 func (s *Service) ResultPage(ctx context.Context, p *metav1alpha1.WorkflowProcess, st *builtin.Stored, token string,
 	b tool.Bounds, note func(token string) string) (map[string]any, error) {
 	at := pageToken{Digest: st.Digest[:16]}
+	// The token is bound to the process (its UID: a process made again under the
+	// same name is another) and to the result (its digest).
+	scope := seal.Scope(p.Namespace, p.Name, string(p.UID))
 	if token != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(token)
 		var t pageToken
-		if err != nil || json.Unmarshal(raw, &t) != nil || t.Digest != at.Digest || t.Chunk < 0 || t.Chunk >= len(st.Chunks) ||
+		if s.tokens.Open(resultKind, scope, token, &t) != nil || t.Digest != at.Digest || t.Chunk < 0 || t.Chunk >= len(st.Chunks) ||
 			t.Item < 0 || t.Item >= st.Chunks[t.Chunk].Items {
 			return nil, ErrBadToken
 		}
@@ -122,8 +128,7 @@ func (s *Service) ResultPage(ctx context.Context, p *metav1alpha1.WorkflowProces
 	}
 	out["items"] = items
 	if at.Chunk < len(st.Chunks) {
-		raw, _ := json.Marshal(at)
-		next := base64.RawURLEncoding.EncodeToString(raw)
+		next := s.tokens.Seal(resultKind, scope, at)
 		out["continue"] = next
 		out["note"] = fmt.Sprintf("items %d to %d of %d. %s", first+1, first+len(items), st.Count(), note(next))
 	} else if first > 0 || len(items) < st.Count() {

@@ -42,6 +42,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/identity"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
@@ -59,8 +60,27 @@ type UnknownError struct{ ID string }
 
 func (e *UnknownError) Error() string { return fmt.Sprintf("unknown task %q", e.ID) }
 
-// ErrBadCursor is a List cursor this server did not give out.
-var ErrBadCursor = fmt.Errorf("invalid cursor")
+// ErrBadCursor is a List cursor this server did not give out for the account, or a
+// stale one.
+var ErrBadCursor = fmt.Errorf("invalid cursor: pass the nextCursor of the previous page, or none to start again")
+
+// listKind is the kind of List's cursor.
+const listKind = "tasks-list"
+
+// listCursor is where a page of List ended: the last process's creation (Unix
+// seconds) and name, its place in the oldest-first order.
+type listCursor struct {
+	Created int64  `json:"t"`
+	Name    string `json:"n"`
+}
+
+// before says whether p comes before the place c in the oldest-first order.
+func before(p *metav1alpha1.WorkflowProcess, c listCursor) bool {
+	if t := p.CreationTimestamp.Unix(); t != c.Created {
+		return t < c.Created
+	}
+	return p.Name < c.Name
+}
 
 // Service works on the processes of accounts.
 type Service struct {
@@ -78,14 +98,18 @@ type Service struct {
 	quota *quota
 	// announcer tells sessions of their processes' changes of state.
 	announcer *announcer
+	// tokens seal the cursors of List and the continue tokens of ResultPage.
+	tokens *seal.Sealer
 }
 
 // New makes the service, which keeps every account within limits. Call Watch before
 // waiting on processes.
-func New(store *catalog.Store, c client.Client, apiReader client.Reader, informers cache.Informers, ids *identity.Identities, limits Limits) *Service {
+// tokens seal the cursors and continue tokens it hands out.
+func New(store *catalog.Store, c client.Client, apiReader client.Reader, informers cache.Informers, ids *identity.Identities,
+	limits Limits, tokens *seal.Sealer) *Service {
 	return &Service{store: store, client: c, apiReader: apiReader, informers: informers, ids: ids,
 		events: &events{waiters: map[string][]chan struct{}{}}, quota: newQuota(limits),
-		announcer: &announcer{sessions: map[string][]*mcp.ServerSession{}}}
+		announcer: &announcer{sessions: map[string][]*mcp.ServerSession{}}, tokens: tokens}
 }
 
 // may asks whether the account's Kubernetes identity may do verb on the
@@ -250,22 +274,25 @@ func (s *Service) List(ctx context.Context, acct *catalog.Account, cursor string
 	if err != nil {
 		return nil, "", err
 	}
+	// The cursor is the last process of the page before, sealed for the account: a
+	// process gone since ends nothing, the next page starts after where it stood.
+	scope := seal.Scope(acct.Namespace, acct.Name, acct.User)
 	start := 0
 	if cursor != "" {
-		start = -1
-		for i, p := range all {
-			if p.Name == cursor {
-				start = i + 1
-			}
-		}
-		if start < 0 {
+		var after listCursor
+		if s.tokens.Open(listKind, scope, cursor, &after) != nil {
 			return nil, "", ErrBadCursor
+		}
+		start = sort.Search(len(all), func(i int) bool { return !before(all[i], after) })
+		if start < len(all) && all[start].Name == after.Name {
+			start++
 		}
 	}
 	end := min(start+pageSize, len(all))
 	next := ""
 	if end < len(all) {
-		next = all[end-1].Name
+		last := all[end-1]
+		next = s.tokens.Seal(listKind, scope, listCursor{Created: last.CreationTimestamp.Unix(), Name: last.Name})
 	}
 	return all[start:end], next, nil
 }

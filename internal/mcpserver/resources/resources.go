@@ -23,7 +23,6 @@ package resources
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -47,8 +46,10 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
+	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
 
@@ -86,6 +87,8 @@ type Service struct {
 	reader client.Reader
 	// promptWorkflow names the workflow of a served prompt, for completion.
 	promptWorkflow func(prompt string) string
+	// tokens seal the cursors of resources/list.
+	tokens *seal.Sealer
 
 	mu            sync.Mutex
 	metaResources map[string]*mcp.Resource
@@ -101,9 +104,9 @@ type Service struct {
 // subscription and completion handlers are the service's Subscribe, Unsubscribe and
 // Complete.
 func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, guard *access.Guard, sessions *access.Sessions,
-	informers cache.Informers, reader client.Reader, promptWorkflow func(string) string) *Service {
+	informers cache.Informers, reader client.Reader, promptWorkflow func(string) string, tokens *seal.Sealer) *Service {
 	return &Service{mcp: server, store: store, ids: ids, guard: guard, sessions: sessions, informers: informers, reader: reader,
-		promptWorkflow: promptWorkflow, metaResources: map[string]*mcp.Resource{}, templates: map[string]string{},
+		promptWorkflow: promptWorkflow, tokens: tokens, metaResources: map[string]*mcp.Resource{}, templates: map[string]string{},
 		watches: map[string]*instanceWatch{}, subs: map[*mcp.ServerSession]map[string]string{}}
 }
 
@@ -211,7 +214,7 @@ func (s *Service) startInformer(ctx context.Context, c *catalog.Class, w *instan
 		}
 		return InstanceURI(prefix, kind, m.GetNamespace(), m.GetName()), true
 	}
-	handle, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
+	handle, err := inf.AddEventHandler(contain.Handler("informer", toolscache.ResourceEventHandlerFuncs{
 		UpdateFunc: func(old, o any) {
 			uri, ok := uriOf(o)
 			if !ok || old.(client.Object).GetResourceVersion() == o.(client.Object).GetResourceVersion() {
@@ -224,7 +227,7 @@ func (s *Service) startInformer(ctx context.Context, c *catalog.Class, w *instan
 				_ = s.mcp.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
 			}
 		},
-	})
+	}))
 	if err != nil {
 		_ = s.informers.RemoveInformer(context.Background(), obj)
 		return err
@@ -278,10 +281,10 @@ func (s *Service) hold(ctx context.Context, ss *mcp.ServerSession, uri string, c
 	s.mu.Unlock()
 	if !known {
 		// The SDK forgets a closed session's subscriptions; so does the service.
-		go func() {
+		contain.Go("subscriptions-end", func() {
 			_ = ss.Wait()
 			s.dropSession(ss)
-		}()
+		})
 	}
 	wctx, cancel := context.WithTimeout(ctx, syncWait)
 	defer cancel()
@@ -551,23 +554,31 @@ type listCursor struct {
 	Continue  string  `json:"k,omitempty"`
 }
 
-func (c listCursor) encode() string {
-	b, _ := json.Marshal(c)
-	return base64.RawURLEncoding.EncodeToString(b)
+// listKind is the kind of resources/list's cursor.
+const listKind = "resources-list"
+
+// cursorScope binds a cursor of resources/list to the account that listed.
+func cursorScope(acct *catalog.Account) string {
+	if acct == nil {
+		return seal.Scope()
+	}
+	return seal.Scope(acct.Namespace, acct.Name, acct.User)
 }
 
-func decodeCursor(s string) (listCursor, error) {
-	if s == "" {
+func (s *Service) encode(acct *catalog.Account, c listCursor) string {
+	return s.tokens.Seal(listKind, cursorScope(acct), c)
+}
+
+// decodeCursor opens a cursor of resources/list that the server sealed for acct.
+func (s *Service) decodeCursor(acct *catalog.Account, cursor string) (listCursor, error) {
+	if cursor == "" {
 		empty := ""
 		return listCursor{Meta: &empty}, nil
 	}
 	var c listCursor
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	if err == nil {
-		err = json.Unmarshal(b, &c)
-	}
-	if err != nil || (c.Meta == nil && c.Class == "") {
-		return c, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor: pass the nextCursor of the previous page, or none to start again"}
+	if err := s.tokens.Open(listKind, cursorScope(acct), cursor, &c); err != nil || (c.Meta == nil && c.Class == "") {
+		return c, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: "invalid cursor: pass the nextCursor of the previous page, or none to start again"}
 	}
 	return c, nil
 }
@@ -577,11 +588,11 @@ func (s *Service) list(ctx context.Context, next mcp.MethodHandler, req *mcp.Lis
 	if req.Params != nil {
 		params = *req.Params
 	}
-	cur, err := decodeCursor(params.Cursor)
+	acct := access.AccountOf(req.GetExtra())
+	cur, err := s.decodeCursor(acct, params.Cursor)
 	if err != nil {
 		return nil, err
 	}
-	acct := access.AccountOf(req.GetExtra())
 	// The SDK's answer carries the metamodel's page and what every answer has (its
 	// cache hints); on a page of instances only the latter is kept.
 	sdkParams := params
@@ -599,7 +610,7 @@ func (s *Service) list(ctx context.Context, next mcp.MethodHandler, req *mcp.Lis
 	if cur.Meta != nil {
 		out.Resources = s.metaOf(acct, sdk)
 		if sdk.NextCursor != "" {
-			out.NextCursor = listCursor{Meta: &sdk.NextCursor}.encode()
+			out.NextCursor = s.encode(acct, listCursor{Meta: &sdk.NextCursor})
 			return &out, nil
 		}
 		cur = listCursor{}
@@ -610,7 +621,7 @@ func (s *Service) list(ctx context.Context, next mcp.MethodHandler, req *mcp.Lis
 	}
 	out.Resources = append(out.Resources, items...)
 	if nextCur != nil {
-		out.NextCursor = nextCur.encode()
+		out.NextCursor = s.encode(acct, *nextCur)
 	}
 	return &out, nil
 }

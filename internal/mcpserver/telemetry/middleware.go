@@ -35,6 +35,7 @@ import (
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
@@ -100,7 +101,7 @@ func (t *Telemetry) Middleware(served *tool.Table) mcp.Middleware {
 		// what stays on the stack while next serves the request is this small one.
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			c := t.begin(ctx, method, req, served, sessions)
-			res, err := next(c.ctx, method, req)
+			res, err := serve(next, &c, method, req)
 			t.finish(&c, method, req, res, err)
 			return res, err
 		}
@@ -114,6 +115,22 @@ type call struct {
 	r       *request
 	subject *tool.Subject
 	span    trace.Span
+	// panicked is true when serving the request panicked: its answer is -32603,
+	// and it is audited whatever the method.
+	panicked bool
+}
+
+// serve runs next, and turns its panic into the internal error the client gets,
+// which names the request as the log line of the panic does: the span ends, the
+// request is logged and audited as any other, and the process goes on.
+func serve(next mcp.MethodHandler, c *call, method string, req mcp.Request) (res mcp.Result, err error) {
+	defer func() {
+		if v := recover(); v != nil {
+			contain.Record("mcp", v, "method", method, "tool", c.r.tool, "account", c.r.account(), KeyRequestID, c.r.id)
+			res, err, c.panicked = nil, contain.InternalError(c.r.id), true
+		}
+	}()
+	return next(c.ctx, method, req)
 }
 
 // begin reads a request, and starts its span when tracing.
@@ -142,7 +159,10 @@ func (t *Telemetry) finish(c *call, method string, req mcp.Request, res mcp.Resu
 	if t.tracing {
 		t.end(c.ctx, c.span, r, o, obj, c.start)
 	}
-	if t.audit != nil && (o.denied || r.mutating || obj.Started) {
+	if c.panicked {
+		o.message = "panic"
+	}
+	if t.audit != nil && (o.denied || r.mutating || obj.Started || c.panicked) {
 		t.record(c.span, r, o, obj, req)
 	}
 	var proc processRef

@@ -19,7 +19,6 @@ package tool
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
@@ -79,8 +78,9 @@ func textHash(text string) string {
 }
 
 // readContinue takes ContinueArg out of a call's arguments: the window it asks for
-// (nil when absent), and the arguments without it.
-func readContinue(raw json.RawMessage) (*window, json.RawMessage, error) {
+// (nil when absent), and the arguments without it. The token opens only for the
+// call's account and tool and the same other arguments (see windowScope).
+func readContinue(c *Call, raw json.RawMessage) (*window, json.RawMessage, error) {
 	// Arguments without the name, spelled plainly or with escapes, have no token:
 	// most calls are answered without decoding them here.
 	if !bytes.Contains(raw, []byte(ContinueArg)) && bytes.IndexByte(raw, '\\') < 0 {
@@ -94,18 +94,37 @@ func readContinue(raw json.RawMessage) (*window, json.RawMessage, error) {
 	_ = json.Unmarshal(args[ContinueArg], &token)
 	delete(args, ContinueArg)
 	rest, _ := json.Marshal(args)
-	b, err := base64.RawURLEncoding.DecodeString(token)
+	if token == "" {
+		return nil, rest, nil // an empty token asks for the start, as none does
+	}
 	var w window
-	if err != nil || json.Unmarshal(b, &w) != nil || w.Offset <= 0 {
-		return nil, nil, BadArgs("argument %q is not a token this server gave out", ContinueArg)
+	if err := c.Tokens().Open(windowKind, windowScope(c, rest), token, &w); err != nil || w.Offset <= 0 {
+		return nil, nil, BadArgs("argument %q is not a token this server gave out for these arguments, or a stale one: "+
+			"call again without it for the result from its start", ContinueArg)
 	}
 	return &w, rest, nil
 }
 
+// windowKind is the kind of a result's continue token.
+const windowKind = "result-window"
+
+// windowScope binds a result's continue token to the call's account and tool and
+// its other arguments, in one spelling whatever spelling the client used.
+func windowScope(c *Call, args json.RawMessage) string {
+	var m map[string]any
+	if json.Unmarshal(args, &m) == nil {
+		args, _ = json.Marshal(m)
+	}
+	sum := sha256.Sum256(args)
+	return c.Scope(hex.EncodeToString(sum[:16]))
+}
+
 // bound cuts a result whose text exceeds the byte bound: the window w asks for (the
 // first when nil), then a note that says what was cut and, for a read-only tool, the
-// token of the next window. A result that fits is returned as it is.
-func bound(res *mcp.CallToolResult, d *Def, name string, b Bounds, w *window) (*mcp.CallToolResult, error) {
+// token of the next window (sealed for c and args, the call's arguments without a
+// token). A result that fits is returned as it is.
+func bound(res *mcp.CallToolResult, d *Def, c *Call, args json.RawMessage, w *window) (*mcp.CallToolResult, error) {
+	name, b := c.Tool, c.Bounds
 	max, text := b.Bytes, Text(res)
 	if b.Scrub != nil && (w != nil || (max > 0 && len(text) > max)) {
 		text = b.Scrub(text)
@@ -134,7 +153,7 @@ func bound(res *mcp.CallToolResult, d *Def, name string, b Bounds, w *window) (*
 	case end == len(text):
 		note = fmt.Sprintf("[the end of the result: bytes %d to %d of %d]", start, end, len(text))
 	case d.ReadOnly:
-		token := base64.RawURLEncoding.EncodeToString(must(json.Marshal(window{Offset: end, Hash: textHash(text)})))
+		token := c.Tokens().Seal(windowKind, windowScope(c, args), window{Offset: end, Hash: textHash(text)})
 		note = fmt.Sprintf("[result cut: bytes %d to %d of %d. Call %s again with the same arguments and %q: %q for the next part; "+
 			"the first texts of the parts, joined, are the whole result]", start, end, len(text), name, ContinueArg, token)
 	default:
@@ -143,8 +162,6 @@ func bound(res *mcp.CallToolResult, d *Def, name string, b Bounds, w *window) (*
 	}
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: part}, &mcp.TextContent{Text: note}}}, nil
 }
-
-func must(b []byte, _ error) []byte { return b }
 
 // Cut bounds a result that has no way to ask for the rest (tasks/result): one whose
 // text exceeds the byte bound becomes its first part (of the scrubbed text) and the

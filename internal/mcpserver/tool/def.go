@@ -33,6 +33,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
 )
 
 // Spec is what a tool is, apart from its arguments.
@@ -72,6 +73,30 @@ type Call struct {
 	Deadline time.Duration
 	// Style spells the names of other tools in what the call answers.
 	Style NameStyle
+	// Sealer seals the tokens the call hands the client to hand back (continue
+	// tokens), bound to the account and the query (see Call.Scope).
+	Sealer *seal.Sealer
+}
+
+// Tokens is the call's sealer; a call made without one (a test's) gets the
+// process's own.
+func (c *Call) Tokens() *seal.Sealer {
+	if c.Sealer != nil {
+		return c.Sealer
+	}
+	return processTokens
+}
+
+var processTokens = seal.Random()
+
+// Scope is what a token the call hands out is bound to: the account and the
+// parts of the query given (the tool is always one).
+func (c *Call) Scope(query ...any) string {
+	parts := []any{c.Tool}
+	if a := c.Account; a != nil {
+		parts = append(parts, a.Namespace, a.Name, a.User)
+	}
+	return seal.Scope(append(parts, query...)...)
 }
 
 // SchemaPatch adjusts an input schema for a catalog snapshot (the enums of class,

@@ -62,10 +62,11 @@ func TestBoundCutsOnCharacterBoundariesAndJoinsWhole(t *testing.T) {
 	whole := strings.Repeat("ä€x", 3000) // multi-byte characters across every cut
 	res := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: whole}}}
 	d := &Def{Spec: Spec{ReadOnly: true}}
+	c := &Call{Tool: "t", Account: &catalog.Account{Namespace: "team-a", Name: "claude"}, Bounds: Bounds{Bytes: MinResultBytes}}
 	joined := ""
 	var w *window
 	for i := 0; ; i++ {
-		out, err := bound(res, d, "t", Bounds{Bytes: MinResultBytes}, w)
+		out, err := bound(res, d, c, json.RawMessage(`{}`), w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +81,7 @@ func TestBoundCutsOnCharacterBoundariesAndJoinsWhole(t *testing.T) {
 		}
 		token := note[strings.Index(note, `": "`)+4:]
 		token = token[:strings.Index(token, `"`)]
-		w, _, err = readContinue(json.RawMessage(`{"resultContinue":"` + token + `"}`))
+		w, _, err = readContinue(c, json.RawMessage(`{"resultContinue":"`+token+`"}`))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,19 +94,63 @@ func TestBoundCutsOnCharacterBoundariesAndJoinsWhole(t *testing.T) {
 // The continue token is read from the arguments however its name is spelled in
 // JSON, escapes included; arguments without it go on as they came.
 func TestTheContinueTokenIsReadHoweverItsNameIsSpelled(t *testing.T) {
-	token := base64.RawURLEncoding.EncodeToString([]byte(`{"o":10,"h":"x"}`))
+	c := &Call{Tool: "t", Account: &catalog.Account{Namespace: "team-a", Name: "claude"}}
+	token := c.Tokens().Seal(windowKind, windowScope(c, json.RawMessage(`{"class":"a/B"}`)), window{Offset: 10, Hash: "x"})
 	for _, raw := range []string{
 		`{"class":"a/B","resultContinue":"` + token + `"}`,
 		`{"class":"a/B","\u0072esultContinue":"` + token + `"}`,
+		`{ "resultContinue" : "` + token + `", "class" : "a/B" }`,
 	} {
-		w, rest, err := readContinue(json.RawMessage(raw))
+		w, rest, err := readContinue(c, json.RawMessage(raw))
 		if err != nil || w == nil || w.Offset != 10 || string(rest) != `{"class":"a/B"}` {
 			t.Errorf("%s: window %+v, rest %s, %v", raw, w, rest, err)
 		}
 	}
 	for _, raw := range []string{`{"class":"a/B"}`, `{"class":"a\"B"}`, `{}`, ``} {
-		if w, rest, err := readContinue(json.RawMessage(raw)); err != nil || w != nil || string(rest) != raw {
+		if w, rest, err := readContinue(c, json.RawMessage(raw)); err != nil || w != nil || string(rest) != raw {
 			t.Errorf("%s: window %+v, rest %s, %v", raw, w, rest, err)
 		}
+	}
+}
+
+// A continue token opens only as the server sealed it: for the same account, tool
+// and other arguments. A token made up by a client (the offsets it would pick), one
+// changed, or one of another account or query is refused with a message that says
+// to start over, before anything in it is used.
+func TestAResultTokenOpensOnlyForItsAccountToolAndArguments(t *testing.T) {
+	acct := &catalog.Account{Namespace: "team-a", Name: "claude"}
+	c := &Call{Tool: "t", Account: acct}
+	args := json.RawMessage(`{"class":"a/B"}`)
+	good := c.Tokens().Seal(windowKind, windowScope(c, args), window{Offset: 10, Hash: "x"})
+	body := []byte(`{"v":{"o":-1,"h":"x"},"e":99999999999}`)
+	forged := base64.RawURLEncoding.EncodeToString(body)
+	raw, _ := base64.RawURLEncoding.DecodeString(good)
+	withSeal := base64.RawURLEncoding.EncodeToString(append(raw[:16:16], body...))
+	for _, tc := range []struct {
+		name, token, args string
+		call              *Call
+	}{
+		{"made up by the client", base64.RawURLEncoding.EncodeToString([]byte(`{"o":-1,"h":"x"}`)), `{"class":"a/B"}`, c},
+		{"a forged payload with no seal", forged, `{"class":"a/B"}`, c},
+		{"a forged payload with another token's seal", withSeal, `{"class":"a/B"}`, c},
+		{"changed by one character", good[:5] + string(rune(good[5]^1)) + good[6:], `{"class":"a/B"}`, c},
+		{"for other arguments", good, `{"class":"a/C"}`, c},
+		{"of another account", good, `{"class":"a/B"}`, &Call{Tool: "t", Account: &catalog.Account{Namespace: "team-b", Name: "claude"}}},
+		{"of another tool", good, `{"class":"a/B"}`, &Call{Tool: "u", Account: acct}},
+		{"not base64", "%%%.%%%", `{"class":"a/B"}`, c},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := strings.Replace(tc.args, "{", `{"resultContinue":"`+tc.token+`",`, 1)
+			w, _, err := readContinue(tc.call, json.RawMessage(raw))
+			if err == nil || w != nil {
+				t.Fatalf("the token opened: window %+v", w)
+			}
+			if !strings.Contains(err.Error(), "call again without it") {
+				t.Errorf("the refusal does not say to start over: %v", err)
+			}
+		})
+	}
+	if w, _, err := readContinue(c, json.RawMessage(`{"resultContinue":"`+good+`","class":"a/B"}`)); err != nil || w.Offset != 10 {
+		t.Errorf("the token as sealed: window %+v, %v", w, err)
 	}
 }

@@ -101,19 +101,19 @@ func handle(ctx context.Context, d *Def, name string, call func(*mcp.CallToolReq
 	var w *window
 	args := req.Params.Arguments
 	if err == nil && d.ReadOnly {
-		w, args, err = readContinue(args)
+		w, args, err = readContinue(c, args)
 	}
 	if err == nil {
 		out, err = d.Run(ctx, c, args)
 	}
-	return answer(ctx, d, name, c, w, out, err)
+	return answer(ctx, d, name, c, args, w, out, err)
 }
 
 // answer is the protocol's answer to a call that returned out or err.
-func answer(ctx context.Context, d *Def, name string, c *Call, w *window, out any, err error) (*mcp.CallToolResult, error) {
+func answer(ctx context.Context, d *Def, name string, c *Call, args json.RawMessage, w *window, out any, err error) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	if err == nil {
-		res, err = bound(jsonResult(out, c.Bounds.Scrub), d, name, c.Bounds, w)
+		res, err = bound(jsonResult(out, c.Bounds.Scrub), d, c, args, w)
 	}
 	var de *DomainError
 	var rpc *jsonrpc.Error

@@ -18,7 +18,6 @@ package verbs
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"maps"
@@ -376,11 +375,13 @@ func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (any, error) 
 		return nil, err
 	}
 	limit := orDefault(in.Limit, defaultFindLimit)
+	// The continue token is bound to the query: the class, the namespace and every
+	// filter (not the limit or the format, which may change from page to page).
+	scope := c.Scope(cl.Ident(), ns, in.Where, in.Name, in.LabelSelector)
 	var cur findCursor
 	if in.Continue != "" {
-		b, err := base64.RawURLEncoding.DecodeString(in.Continue)
-		if err != nil || json.Unmarshal(b, &cur) != nil {
-			return nil, tool.BadArgs("argument \"continue\" is not a token this server gave out")
+		if err := c.Tokens().Open(findKind, scope, in.Continue, &cur); err != nil {
+			return nil, badContinue()
 		}
 	}
 	var sel labels.Selector
@@ -405,6 +406,11 @@ func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (any, error) 
 			classes = append(classes, k)
 		}
 	}
+	// The classes of the query may have changed since the token was made: a position
+	// past them ends the query, and none is before the first.
+	if cur.Class < 0 {
+		return nil, badContinue()
+	}
 
 	// The API server filters by the slots every class of the query declares as
 	// selectable fields; the rest of a where clause is checked here: read large pages
@@ -428,7 +434,7 @@ scan:
 		k := classes[cur.Class]
 		for {
 			if pages == maxFindPages || (pages > 0 && time.Now().After(stopAt)) {
-				next, bounded = encodeCursor(cur), true
+				next, bounded = c.Tokens().Seal(findKind, scope, cur), true
 				break scan
 			}
 			pages++
@@ -484,7 +490,7 @@ scan:
 				n := itemBytes(v)
 				if int64(len(items)) == limit || (size+n > byteBudget(c, maxFindBytes) && len(items) > 0) {
 					// The next call reads this page again and skips what it returned.
-					next = encodeCursor(cur)
+					next = c.Tokens().Seal(findKind, scope, cur)
 					break scan
 				}
 				items = append(items, v)
@@ -560,10 +566,8 @@ func valueFits(k *catalog.Class, field string, v any) bool {
 	return false
 }
 
-func encodeCursor(cur findCursor) string {
-	b, _ := json.Marshal(cur)
-	return base64.RawURLEncoding.EncodeToString(b)
-}
+// findKind is the kind of entity.find's continue token.
+const findKind = "entity-find"
 
 // matches says whether an instance has the slot values of a where clause: equal
 // values, or for a list slot, one equal item.

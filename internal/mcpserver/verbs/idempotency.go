@@ -38,9 +38,9 @@ const idempotencyNote = "To retry safely (after a timeout, or an answer that say
 // maxIdempotencyKey bounds the key a caller gives.
 const maxIdempotencyKey = 128
 
-// idempotencyKey is the label value for a caller's key: a digest of the account, the
-// class, the namespace and the key, so that one account's key never finds another's
-// instance. Empty without a key.
+// idempotencyKey is the label value for a caller's key: a digest of the account (and
+// the person, for OAuth), the class, the namespace and the key, so that one account's
+// key never finds another's instance. Empty without a key.
 func idempotencyKey(c *tool.Call, cl *catalog.Class, ns, key string) (string, error) {
 	if key == "" {
 		return "", nil
@@ -48,7 +48,12 @@ func idempotencyKey(c *tool.Call, cl *catalog.Class, ns, key string) (string, er
 	if len(key) > maxIdempotencyKey {
 		return "", tool.BadArgs("metadata.idempotencyKey has %d characters; at most %d", len(key), maxIdempotencyKey)
 	}
-	sum := sha256.Sum256([]byte(strings.Join([]string{c.Account.Namespace, c.Account.Name, cl.Name, ns, key}, "\x00")))
+	parts := []string{c.Account.Namespace, c.Account.Name, cl.Name, ns, key}
+	if u := c.Account.User; u != "" {
+		// The people signed in with OAuth share an account: each has keys of their own.
+		parts = append(parts, u)
+	}
+	sum := sha256.Sum256([]byte(strings.Join(parts, "\x00")))
 	// 30 bytes are 48 base32 characters: a label value (at most 63), and a name suffix.
 	return strings.ToLower(base32.StdEncoding.EncodeToString(sum[:30])), nil
 }

@@ -66,13 +66,13 @@ func (e *Env) schemaVerbs() []*tool.Def {
 			Description: "List every class of the metamodel: ident, description, abstract, parents, whether it is ready. Start here. Paged: {limit?, continue?}."},
 			func(_ context.Context, c *tool.Call, in listArgs) (any, error) {
 				out := map[string]any{}
-				return out, page(c, classList(c.Snap), in, "classes", out)
+				return out, page(c, classList(c.Snap), in, nil, "classes", out)
 			}),
 		tool.Verb(tool.Spec{Group: "schema", Name: "properties", Title: "List properties", ReadOnly: true, Idempotent: true,
 			Description: "List every Property (slot definition): field, range, cardinality, constraints, and the classes that use it. Paged: {limit?, continue?}."},
 			func(_ context.Context, c *tool.Call, in listArgs) (any, error) {
 				out := map[string]any{}
-				return out, page(c, propertyViews(c.Snap), in, "properties", out)
+				return out, page(c, propertyViews(c.Snap), in, nil, "properties", out)
 			}),
 		tool.Verb(tool.Spec{Group: "schema", Name: "datatypes", Title: "List datatypes", ReadOnly: true, Idempotent: true,
 			Description: "List the ranges a slot can have and the JSON each one takes in tool arguments."},
@@ -109,7 +109,7 @@ func (e *Env) classVerbs() []*tool.Def {
 					return nil, err
 				}
 				out := map[string]any{"class": cl.Ident()}
-				return out, page(c, items(c.Snap, cl), listArgs{Limit: in.Limit, Continue: in.Continue}, key, out)
+				return out, page(c, items(c.Snap, cl), listArgs{Limit: in.Limit, Continue: in.Continue}, cl.Ident(), key, out)
 			}).Patch(enum("class", classes(false)))
 	}
 	// A class's description depends on the snapshot alone: rendered once for each.
@@ -257,7 +257,7 @@ func domain(c *tool.Call, p *catalog.Property, in listArgs) (any, error) {
 	// Declaring classes first, each group in the catalog's order.
 	sort.SliceStable(users, func(i, j int) bool { return !users[i].Inherited && users[j].Inherited })
 	out := map[string]any{"property": p.Name}
-	if err := page(c, users, in, "classes", out); err != nil {
+	if err := page(c, users, in, p.Name, "classes", out); err != nil {
 		return nil, err
 	}
 	declared, inherited := []string{}, []string{}

@@ -17,7 +17,6 @@ limitations under the License.
 package verbs
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 
@@ -32,6 +31,15 @@ import (
 type listArgs struct {
 	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
 	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
+}
+
+// pageKind is the kind of a listing verb's continue token.
+const pageKind = "page"
+
+// badContinue refuses a continue token that does not open (see package seal).
+func badContinue() error {
+	return tool.BadArgs("argument \"continue\" is not a token this server gave out for this query, or a stale one: " +
+		"call again without it to start from the first page")
 }
 
 // pageCursor is where the next page starts.
@@ -59,13 +67,15 @@ func itemBytes(v any) int {
 
 // page puts one page of items into out under key, with "total", and "continue" and
 // a "note" when more remain.
-func page[T any](c *tool.Call, items []T, in listArgs, key string, out map[string]any) error {
+// The continue token is bound to the call's account and tool and to query, the
+// arguments that chose the items.
+func page[T any](c *tool.Call, items []T, in listArgs, query any, key string, out map[string]any) error {
+	scope := c.Scope(query)
 	start := 0
 	if in.Continue != "" {
 		var cur pageCursor
-		b, err := base64.RawURLEncoding.DecodeString(in.Continue)
-		if err != nil || json.Unmarshal(b, &cur) != nil || cur.Offset <= 0 {
-			return tool.BadArgs("argument \"continue\" is not a token this server gave out")
+		if err := c.Tokens().Open(pageKind, scope, in.Continue, &cur); err != nil || cur.Offset <= 0 {
+			return badContinue()
 		}
 		start = min(cur.Offset, len(items))
 	}
@@ -90,8 +100,7 @@ func page[T any](c *tool.Call, items []T, in listArgs, key string, out map[strin
 	out[key] = nonNil(items[start:end])
 	out["total"] = len(items)
 	if end < len(items) {
-		b, _ := json.Marshal(pageCursor{Offset: end})
-		out["continue"] = base64.RawURLEncoding.EncodeToString(b)
+		out["continue"] = c.Tokens().Seal(pageKind, scope, pageCursor{Offset: end})
 		out["note"] = fmt.Sprintf("items %d to %d of %d; pass \"continue\" for the next page", start+1, end, len(items))
 	}
 	return nil

@@ -104,7 +104,8 @@ func processError(err error) error {
 	case errors.As(err, &unknown):
 		return tool.Fail("%s; sandbar_tasks_list lists this account's tasks", unknown.Error())
 	case errors.Is(err, process.ErrBadCursor):
-		return tool.BadArgs("argument \"cursor\" is not a cursor this server gave out")
+		return tool.BadArgs("argument \"cursor\" is not a cursor this server gave out for this account, or a stale one: " +
+			"call again without it to start from the first page")
 	case errors.As(err, &refused):
 		return tool.Fail("%s", refused.Message)
 	}
@@ -195,7 +196,7 @@ func processList(c *tool.Call, procs []*metav1alpha1.WorkflowProcess, in listArg
 		views = append(views, taskView(p))
 	}
 	out := map[string]any{}
-	return out, page(c, views, in, "processes", out)
+	return out, page(c, views, in, nil, "processes", out)
 }
 
 // workflowOf is the workflow of a process in a snapshot (nil once it is gone).

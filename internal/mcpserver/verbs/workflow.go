@@ -74,7 +74,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 					views = append(views, WorkflowView(c.Snap.Workflows[n]))
 				}
 				out := map[string]any{}
-				return out, page(c, views, in, "workflows", out)
+				return out, page(c, views, in, nil, "workflows", out)
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "define", Title: "Define a workflow", Idempotent: true, Explicit: true,
 			Description: "Create or replace a workflow definition: {name, spec: {initial, states: [{name, terminal?}], transitions: [{name, from: [...], to}], subjectClass?, description?, namespaces?}}. " +
@@ -96,6 +96,9 @@ func (e *Env) workflowVerbs() []*tool.Def {
 				}
 				var subject *metav1alpha1.SubjectRef
 				if in.Subject != nil {
+					if err := e.checkSubject(ctx, c, in.Subject); err != nil {
+						return nil, err
+					}
 					subject = &metav1alpha1.SubjectRef{Class: in.Subject.Class, Name: in.Subject.Name}
 				}
 				return e.started(ctx, c, in.Workflow, in.Input, subject)
@@ -126,7 +129,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 					return nil, err
 				}
 				out := map[string]any{"taskId": p.Name, "workflow": p.Spec.Definition}
-				return out, page(c, p.Status.History, listArgs{Limit: in.Limit, Continue: in.Continue}, "history", out)
+				return out, page(c, p.Status.History, listArgs{Limit: in.Limit, Continue: in.Continue}, string(p.UID), "history", out)
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "active-processes", Title: "Active processes", ReadOnly: true, Idempotent: true,
 			Description: "This account's processes that have not ended: {workflow?}. Paged: {limit?, continue?}."},
@@ -188,6 +191,34 @@ func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (any, err
 
 // notYours refuses to change a workflow definition another account, or an admin,
 // made.
+// checkSubject refuses a subject that is not an instance in the account's namespace
+// (where its process lives), as a reference to a missing instance is refused. It
+// reads as the account: a subject the account may not read is refused too, and says
+// nothing of whether it exists.
+func (e *Env) checkSubject(ctx context.Context, c *tool.Call, in *subjectArgs) error {
+	cl, err := class(c, in.Class)
+	if err != nil {
+		return err
+	}
+	kc, err := e.as(c)
+	if err != nil {
+		return err
+	}
+	ns := c.Account.Namespace
+	found, err := builtin.InstanceExists(ctx, kc, c.Snap, ns, cl.Name, in.Name)
+	switch {
+	case apierrors.IsForbidden(err):
+		return tool.Fail("forbidden: the subject of this process cannot be checked, because this account may not read %s instances in namespace %q; nothing was started", cl.Ident(), ns)
+	case err != nil:
+		return err
+	case !found:
+		return tool.Fail("Validation failed for the subject: subject refers to the %s %q in namespace %q, which does not exist. Nothing was started: "+
+			"refer to an existing instance (sandbar_entity_find lists them: {class: %q, namespace: %q}) or create it first",
+			cl.Ident(), in.Name, ns, cl.Ident(), ns)
+	}
+	return nil
+}
+
 func notYours(name, owner string) error {
 	if owner == "" {
 		return tool.Fail("forbidden: the workflow %s was not defined through MCP (an admin made it with kubectl or Helm), so no account may change it here; "+

@@ -52,12 +52,13 @@ func held(t *testing.T, account string) []string {
 	return names
 }
 
-// startOrder starts a process of the sample workflow order.fulfillment, which runs
-// until someone moves it; a progress token asks for progress notifications.
+// startOrder starts a process of the sample workflow order.fulfillment (about no
+// instance), which runs until someone moves it; a progress token asks for progress
+// notifications.
 func startOrder(t *testing.T, cs *mcp.ClientSession, input any, progressToken any) *mcp.CallToolResult {
 	t.Helper()
 	params := &mcp.CallToolParams{Name: "sandbar_workflow_start-process", Arguments: map[string]any{
-		"workflow": "order.fulfillment", "subject": map[string]any{"class": "order.order", "name": "ord-1"}, "input": input}}
+		"workflow": "order.fulfillment", "input": input}}
 	if progressToken != nil {
 		params.SetProgressToken(progressToken)
 	}
@@ -132,7 +133,7 @@ func TestAccountAtItsProcessLimitCannotStartMore(t *testing.T) {
 		tool string
 		args map[string]any
 	}{
-		{"sandbar_workflow_start-process", map[string]any{"workflow": "order.fulfillment", "subject": map[string]any{"class": "order.order", "name": "ord-1"}}},
+		{"sandbar_workflow_start-process", map[string]any{"workflow": "order.fulfillment"}},
 		{"sandbar_validation_start", map[string]any{"class": "zorp/SpaceBoot"}},
 		{"sandbar_validation_run", map[string]any{"class": "zorp/SpaceBoot", "waitSeconds": 1}},
 		{"sandbar_project_import", map[string]any{"bundle": map[string]any{"items": []any{}}}},

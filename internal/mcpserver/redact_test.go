@@ -236,7 +236,7 @@ func TestCredentialsInTaskStatusAndProgressAreRedacted(t *testing.T) {
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { progress <- r.Params },
 	})
 	params := &mcp.CallToolParams{Name: "sandbar_workflow_start-process", Arguments: map[string]any{
-		"workflow": "order.fulfillment", "subject": map[string]any{"class": "order.order", "name": "ord-1"}}}
+		"workflow": "order.fulfillment"}}
 	params.SetProgressToken("leaky-progress")
 	res, err := cs.CallTool(ctx, params)
 	g.Expect(err).NotTo(HaveOccurred())

@@ -93,3 +93,54 @@ func TestDanglingReferenceIsRefusedOnCreateAndUpdate(t *testing.T) {
 	g.Expect(after.GetResourceVersion()).To(Equal(before.GetResourceVersion()), "the update wrote nothing")
 	g.Expect(after.Object["spec"]).To(HaveKeyWithValue("boot", target))
 }
+
+// workflow.start-process refuses a subject that is not an instance in the account's
+// namespace, where its process lives, with the words a dangling reference gets, and
+// starts nothing: an instance of the same name in another namespace, which the
+// account's Kubernetes identity may not read, does not count. A subject that exists
+// starts the process.
+func TestStartProcessOfAMissingSubjectIsRefused(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	tn := newTenant(t, metav1alpha1.Permissions{})
+	cs := connect(t, mcpURL, tn.token, nil)
+	order := func(ns, name string) {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"number": "ORD-1", "customer": "someone"}}}
+		u.SetAPIVersion("order.sandbar.dev/v1")
+		u.SetKind("Order")
+		u.SetNamespace(ns)
+		u.SetName(name)
+		g.Expect(k8s.Create(ctx, u)).To(Succeed())
+		t.Cleanup(func() { _ = k8s.Delete(context.Background(), u) })
+	}
+	processes := func() []metav1alpha1.WorkflowProcess {
+		var list metav1alpha1.WorkflowProcessList
+		g.Expect(k8s.List(ctx, &list, client.InNamespace(tn.namespace))).To(Succeed())
+		return list.Items
+	}
+	start := func(class, name string) string {
+		res := callTool(t, cs, "sandbar_workflow_start-process", map[string]any{"workflow": "order.fulfillment",
+			"subject": map[string]any{"class": class, "name": name}})
+		if res.IsError {
+			return text(res)
+		}
+		return ""
+	}
+
+	missing := unique("no-such-order")
+	g.Expect(start("order/Order", missing)).To(And(
+		ContainSubstring(`subject refers to the order/Order "`+missing+`" in namespace "`+tn.namespace+`", which does not exist`),
+		ContainSubstring("Nothing was started"), ContainSubstring("sandbar_entity_find")))
+	theirs := unique("their-order")
+	order("default", theirs)
+	g.Expect(start("order.order", theirs)).To(ContainSubstring(`subject refers to the order/Order "` + theirs + `" in namespace "` + tn.namespace + `", which does not exist`))
+	g.Expect(start("order/NoSuchKind", missing)).To(ContainSubstring(`unknown class "order/NoSuchKind"`))
+	g.Expect(processes()).To(BeEmpty(), "nothing was started")
+
+	mine := unique("my-order")
+	order(tn.namespace, mine)
+	g.Expect(start("order/Order", mine)).To(BeEmpty())
+	started := processes()
+	g.Expect(started).To(HaveLen(1))
+	g.Expect(started[0].Spec.Subject).To(Equal(&metav1alpha1.SubjectRef{Class: "order/Order", Name: mine}))
+}

@@ -222,7 +222,7 @@ func TestTaskCancellationAndWorkflowTransitions(t *testing.T) {
 	s := newRawSession(t, mcpURL, token)
 	start := func() string {
 		res := s.call("tools/call", map[string]any{"name": "sandbar_workflow_start-process",
-			"arguments": map[string]any{"workflow": "order.fulfillment", "subject": map[string]any{"class": "order.order", "name": "ord-1"}},
+			"arguments": map[string]any{"workflow": "order.fulfillment"},
 			"task":      map[string]any{}})
 		g.Expect(res.Error).To(BeNil())
 		var created struct {

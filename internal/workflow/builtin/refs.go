@@ -58,6 +58,13 @@ func MissingRefs(ctx context.Context, c client.Reader, snap *catalog.Snapshot, n
 	return out, nil
 }
 
+// InstanceExists looks up, with c, an instance name of the Class named class or of
+// one of its subclasses, in namespace ns, as MissingRefs looks up a reference's
+// target. Any error of the API server but not found (such as forbidden) is returned.
+func InstanceExists(ctx context.Context, c client.Reader, snap *catalog.Snapshot, ns, class, name string) (bool, error) {
+	return refExists(ctx, c, snap, ns, catalog.Ref{Target: class, Name: name})
+}
+
 func refExists(ctx context.Context, c client.Reader, snap *catalog.Snapshot, ns string, r catalog.Ref) (bool, error) {
 	for _, n := range append([]string{r.Target}, snap.Subclasses(r.Target)...) {
 		k := snap.Classes[n]

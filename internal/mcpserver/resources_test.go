@@ -254,3 +254,57 @@ func TestCompletion(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	g.Expect(res.Completion.Values).To(Equal([]string{"zorp/SpaceBoot"}))
 }
+
+// A prompt's subject argument completes with instance names only for an account that
+// may read those instances as resources/list and entity.find let it: its tool
+// permissions allow entity.find, and its Kubernetes identity may list the class in the
+// namespace. An account that may run workflows and nothing else gets no names, though
+// its identity could list them; with entity.find it gets them, in its own namespace
+// and not in another that its identity may not read.
+func TestPromptCompletionOfInstancesNeedsTheRightToReadThem(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	workflowsOnly := newTenant(t, metav1alpha1.Permissions{Tools: []string{"sandbar_workflow_*"}, Namespaces: []string{"*"}})
+	reader := newTenant(t, metav1alpha1.Permissions{Tools: []string{"sandbar_workflow_*", "sandbar_entity_find"}, Namespaces: []string{"*"}})
+	name := unique("ord-secret")
+	for _, ns := range []string{workflowsOnly.namespace, reader.namespace, "default"} {
+		order := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"number": "ORD-7", "customer": "someone"}}}
+		order.SetAPIVersion("order.sandbar.dev/v1")
+		order.SetKind("Order")
+		order.SetNamespace(ns)
+		order.SetName(name)
+		g.Expect(k8s.Create(ctx, order)).To(Succeed())
+		t.Cleanup(func() { _ = k8s.Delete(context.Background(), order) })
+	}
+	complete := func(cs *mcp.ClientSession, ns string) ([]string, error) {
+		params := &mcp.CompleteParams{
+			Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "sandbar_workflow_order_fulfillment"},
+			Argument: mcp.CompleteParamsArgument{Name: "order", Value: "ord-secret"},
+		}
+		if ns != "" {
+			params.Context = &mcp.CompleteContext{Arguments: map[string]string{"namespace": ns}}
+		}
+		res, err := cs.Complete(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		return res.Completion.Values, nil
+	}
+
+	// The account that may read them sees the name in its own namespace (once the
+	// catalog serves it), and not in one its identity may not list.
+	rs := connect(t, mcpURL, reader.token, nil)
+	g.Eventually(func() ([]string, error) { return complete(rs, "") }).
+		WithTimeout(timeout).WithPolling(poll).Should(ContainElement(name))
+	g.Expect(complete(rs, "default")).To(BeEmpty())
+
+	// The workflow-only account may start the workflow and list its prompt, but
+	// learns no instance name, in its own namespace or any other.
+	ws := connect(t, mcpURL, workflowsOnly.token, nil)
+	prompts, err := ws.ListPrompts(ctx, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(prompts.Prompts).NotTo(BeEmpty())
+	for _, ns := range []string{"", workflowsOnly.namespace, "default"} {
+		g.Expect(complete(ws, ns)).To(BeEmpty(), "namespace %q", ns)
+	}
+}

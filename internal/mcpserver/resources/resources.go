@@ -732,7 +732,10 @@ func sortedUnique(in []string) []string {
 }
 
 // Complete offers values for the arguments of resource templates (namespace, name)
-// and prompts (class, the subject instance, namespace), limited to what the caller may use.
+// and prompts (class, the subject instance, namespace), limited to what the caller may use:
+// instance names only to an account that may read them as resources/list lists them
+// (its tool permissions allow entity.find, the namespace is one of its own, and its
+// Kubernetes identity may list the class there).
 func (s *Service) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 	acct := access.AccountOf(req.GetExtra())
 	p := req.Params
@@ -749,7 +752,7 @@ func (s *Service) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	}
 	instancesOf := func(ident string) []string {
 		cl := snap.FindClass(ident)
-		if cl == nil || cl.InstanceAPI == nil || !access.NamespaceAllowed(acct, nsOf()) ||
+		if cl == nil || cl.InstanceAPI == nil || !s.guard.May(acct, access.InstancesVerb) || !access.NamespaceAllowed(acct, nsOf()) ||
 			s.may(ctx, acct, "list", cl, nsOf(), "") != nil {
 			return nil
 		}

@@ -111,6 +111,7 @@ FUZZ_TARGETS = \
 	./internal/mcpserver/fuzz:FuzzJSONRPC \
 	./internal/mcpserver/fuzz:FuzzToolArguments \
 	./internal/mcpserver/fuzz:FuzzResourceURI \
+	./internal/mcpserver/fuzz:FuzzSealedPositions \
 	./internal/mcpserver/resources:FuzzParseURI \
 	./internal/codec:FuzzDecodeMarkdown \
 	./internal/codec:FuzzDecodeJSON \

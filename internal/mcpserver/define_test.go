@@ -25,6 +25,7 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
@@ -399,4 +400,86 @@ func TestDefinePropertyAnswersTheConditionThatSaysWhatIsWrong(t *testing.T) {
 	g.Expect(m(out["ready"])).To(And(HaveKeyWithValue("status", "False"), HaveKeyWithValue("reason", metav1alpha1.ReasonUnknownClass)), "%v", out)
 	_, exists := propertyNamed(t, prop)
 	g.Expect(exists).To(BeTrue())
+}
+
+// A Property's author cannot rewrite, through it, the Classes of other owners that use
+// it: once a Class of another account (or an admin's) has it as a slot, a change to
+// it is refused with those classes and their owners, even one the breaking-change
+// guard would let through, and their create tools stay as they were. A Property only
+// its author's own Classes use, it still changes; defining one again as it is changes
+// nothing.
+func TestDefinePropertyCannotRewriteAnotherOwnersClass(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	_, authorTok := newAccount(t, unique("author"), metamodelAuthor)
+	user, userTok := newAccount(t, unique("user"), metamodelAuthor)
+	mine, theirs := connect(t, mcpURL, authorTok, nil), connect(t, mcpURL, userTok, nil)
+	prefix := unique("p")
+	shared, own, adminUsed := prefix+".depth", prefix+".width", prefix+".height"
+	meter, gauge, dial := prefix+".meter", prefix+".gauge", prefix+".dial"
+	deleteMetamodelAfter(t, []string{meter, gauge, dial}, []string{shared, own, adminUsed})
+
+	integer := map[string]any{"range": "integer", "description": "A count."}
+	for _, p := range []string{shared, own, adminUsed} {
+		answer(t, callTool(t, mine, defineProperty, map[string]any{"name": p, "spec": integer}))
+	}
+	out := answer(t, callTool(t, mine, defineClass, map[string]any{"name": meter,
+		"spec": map[string]any{"prefix": prefix, "kind": "Meter", "slots": []any{slot(shared, false), slot(own, false)}}}))
+	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
+	out = answer(t, callTool(t, theirs, defineClass, map[string]any{"name": gauge, "spec": gaugeSpec(prefix, slot(shared, true))}))
+	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
+	admins := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: dial},
+		Spec: metav1alpha1.ClassSpec{Prefix: prefix, Kind: "Dial", Slots: []metav1alpha1.SlotRef{{Property: adminUsed}}}}
+	g.Expect(k8s.Create(ctx, admins)).To(Succeed())
+	g.Eventually(func() bool { c := store.Load().Classes[dial]; return c != nil && c.Ready }).
+		WithTimeout(timeout).WithPolling(poll).Should(BeTrue(), "the admin's class is served")
+
+	gaugeTool := "sandbar_class_" + prefix + "_Gauge"
+	schemaOf := func(cs *mcp.ClientSession, name string) string {
+		tools := listTools(t, cs)
+		g.Expect(tools).To(HaveKey(name))
+		b, _ := json.Marshal(tools[name].InputSchema)
+		return string(b)
+	}
+	before := schemaOf(theirs, gaugeTool)
+	sharedBefore, _ := propertyNamed(t, shared)
+	gaugeBefore, _ := classNamed(t, gauge)
+
+	// A constraint and a description: not breaking, yet they rewrite the other
+	// account's create tool.
+	rewrite := map[string]any{"range": "integer", "maximum": 3, "description": "Rewritten."}
+	for _, dry := range []bool{false, true} {
+		msg := refused(t, callTool(t, mine, defineProperty, map[string]any{"name": shared, "spec": rewrite, "dryRun": dry}))
+		g.Expect(msg).To(And(HavePrefix("forbidden: the Property "+shared+" is used by classes of other owners"),
+			ContainSubstring(gauge+" (the account default/"+user.Name+")"),
+			ContainSubstring("Nothing was written"), ContainSubstring("Define a new Property")), "dryRun %v", dry)
+		g.Expect(msg).NotTo(ContainSubstring(meter), "the author's own class is not in the way")
+	}
+	// A breaking change is refused for the same reason, before the guard's list.
+	msg := refused(t, callTool(t, mine, defineProperty, map[string]any{"name": shared, "spec": map[string]any{"range": "string"}}))
+	g.Expect(msg).To(HavePrefix("forbidden: the Property " + shared + " is used by classes of other owners"))
+	propertyUnchanged(t, sharedBefore)
+	classUnchanged(t, gaugeBefore)
+	g.Consistently(func() string { return schemaOf(theirs, gaugeTool) }).WithTimeout(time.Second).WithPolling(200*time.Millisecond).
+		Should(Equal(before), "the other account's create tool is as it was")
+
+	// An admin's class counts as another owner's.
+	adminUsedBefore, _ := propertyNamed(t, adminUsed)
+	msg = refused(t, callTool(t, mine, defineProperty, map[string]any{"name": adminUsed, "spec": rewrite}))
+	g.Expect(msg).To(And(HavePrefix("forbidden: the Property "+adminUsed+" is used by classes of other owners"),
+		ContainSubstring(dial+" (made by an admin with kubectl or Helm)")))
+	propertyUnchanged(t, adminUsedBefore)
+
+	// Defined again as it is, it changes nothing, and the call succeeds.
+	out = answer(t, callTool(t, mine, defineProperty, map[string]any{"name": shared, "spec": integer}))
+	g.Expect(out).To(HaveKeyWithValue("created", false))
+	propertyUnchanged(t, sharedBefore)
+
+	// A Property only the author's own classes use still changes, and so do their tools.
+	out = answer(t, callTool(t, mine, defineProperty, map[string]any{"name": own, "spec": map[string]any{"range": "integer", "maximum": 5}}))
+	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
+	changed, _ := propertyNamed(t, own)
+	g.Expect(changed.Spec.Maximum).NotTo(BeNil())
+	g.Eventually(func() string { return schemaOf(mine, "sandbar_class_"+prefix+"_Meter") }).WithTimeout(timeout).WithPolling(poll).
+		Should(ContainSubstring(`"maximum":5`))
 }

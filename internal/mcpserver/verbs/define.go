@@ -26,6 +26,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sort"
 	"strings"
 	"time"
 
@@ -70,7 +71,7 @@ func (e *Env) defineVerbs() []*tool.Def {
 		tool.Verb(tool.Spec{Group: "schema", Name: "define-property", Title: "Define a property", Idempotent: true, Explicit: true, Waits: defineWait,
 			Description: "Create or change a Property (a typed slot Classes use): {name, spec: {range, field?, cardinality?, description?, target?, enum?, minimum?, maximum?, pattern?, maxLength?}, dryRun?}. " +
 				"The answer has its Ready condition and the JSON Schema of its values. A change that the instances of a class using it may not survive is refused with the list. " +
-				"dryRun: true validates and previews without writing. Only the account that created a Property may change it."},
+				"dryRun: true validates and previews without writing. Only the account that created a Property may change it, and only while no Class of another account (or an admin's) uses it."},
 			e.defineProperty),
 	}
 }
@@ -90,6 +91,41 @@ func mayRedefine(kind, name string, obj client.Object, me string) error {
 	}
 	return tool.Fail("forbidden: the %s %s was defined by the account %s, and only that account may change it; "+
 		"choose another name, or ask the owner (or a cluster admin) to change it", kind, name, owner)
+}
+
+// othersShown is how many classes of other owners a refusal names.
+const othersShown = 10
+
+// mayReshape refuses to change a Property that a Class of another owner (another
+// account, or an admin) uses: the change would rewrite that class's create tool and
+// instance API, which only its owner may change. Ownership of the Property alone
+// guards it from other accounts, not the classes that use it from its author.
+func mayReshape(name string, mm metamodel, me string) error {
+	var others []string
+	n := 0
+	for _, cl := range mm.classesUsing(name) {
+		owner := mm.classes[cl].GetAnnotations()[metav1alpha1.AnnotationDefinedBy]
+		if owner == me {
+			continue
+		}
+		if n++; n > othersShown {
+			continue
+		}
+		if owner == "" {
+			others = append(others, cl+" (made by an admin with kubectl or Helm)")
+		} else {
+			others = append(others, cl+" (the account "+owner+")")
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	if n > othersShown {
+		others = append(others, fmt.Sprintf("and %d more", n-othersShown))
+	}
+	return tool.Fail("forbidden: the Property %s is used by classes of other owners: %s; a change to it would change their create tools and instance APIs, "+
+		"which only their owners may change. Nothing was written. Define a new Property for your own classes and use it in place of this one, "+
+		"or ask those owners (or a cluster admin) to change it", name, strings.Join(others, ", "))
 }
 
 // write creates obj, or updates it when it exists, as the account: with dryRun the
@@ -132,6 +168,39 @@ func (m metamodel) Class(name string) (*metav1alpha1.Class, bool) {
 func (m metamodel) Property(name string) (*metav1alpha1.Property, bool) {
 	p, ok := m.properties[name]
 	return p, ok
+}
+
+// classesUsing is the names of the classes that have the property as a slot, of
+// their own or inherited from an ancestor, sorted.
+func (m metamodel) classesUsing(property string) []string {
+	children := map[string][]string{}
+	var next []string
+	for name, cl := range m.classes {
+		for _, p := range cl.Spec.Parents {
+			children[p] = append(children[p], name)
+		}
+		for _, s := range cl.Spec.Slots {
+			if s.Property == property {
+				next = append(next, name)
+				break
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for len(next) > 0 {
+		name := next[len(next)-1]
+		next = next[:len(next)-1]
+		if !seen[name] {
+			seen[name] = true
+			next = append(next, children[name]...)
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for name := range seen {
+		out = append(out, name)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func (e *Env) metamodel(ctx context.Context) (metamodel, error) {
@@ -384,6 +453,11 @@ func (e *Env) defineProperty(ctx context.Context, c *tool.Call, in definePropert
 	mm, err := e.metamodel(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if exists && !reflect.DeepEqual(dry.Spec, existing.Spec) {
+		if err := mayReshape(in.Name, mm, me); err != nil {
+			return nil, err
+		}
 	}
 	mm.properties[in.Name] = dry
 	slot := catalog.SlotOf(dry)

@@ -99,15 +99,20 @@ type ClientLimits interface {
 	Account(snap *catalog.Snapshot, acct *catalog.Account) catalog.Problem
 }
 
-// NewManager makes a manager with Sandbar's scheme and cache (unless opts sets
-// them), registers every reconciler, and returns it with the catalog they publish.
-// The binary and the tests build their managers with it.
+// NewManager makes a manager with Sandbar's scheme, cache and REST mapper (unless
+// opts sets them), registers every reconciler, and returns it with the catalog they
+// publish. The binary and the tests build their managers with it. The REST mapper
+// (identity.NewRESTMapper) answers a kind it knows without waiting for a discovery
+// in progress, and lets a request wait for one only until its deadline.
 func NewManager(ctx context.Context, cfg *rest.Config, opts ctrl.Options, o Options) (ctrl.Manager, *catalog.Store, error) {
 	if opts.Scheme == nil {
 		opts.Scheme = NewScheme()
 	}
 	if opts.Cache.ByObject == nil {
 		opts.Cache = CacheOptions()
+	}
+	if opts.MapperProvider == nil {
+		opts.MapperProvider = identity.NewRESTMapper
 	}
 	mgr, err := ctrl.NewManager(cfg, opts)
 	if err != nil {

@@ -72,7 +72,8 @@ type Access struct {
 // Connection is how the manager reaches the API server.
 type Connection struct {
 	// Config and Options are the manager's (its scheme and REST mapper, so that an
-	// impersonating client discovers nothing itself).
+	// impersonating client shares what the manager found; New puts a Mapper in front
+	// of the REST mapper unless it is one).
 	Config  *rest.Config
 	Options client.Options
 	// NewClient makes a client from them; nil is client.New.
@@ -100,6 +101,12 @@ type Identities struct {
 	// served on loopback only.
 	trusted *catalog.Account
 
+	// mapper finds the REST mappings of the clients here within each request's
+	// deadline (nil: the clients find them themselves). manager is the manager's
+	// client with it: it asks SubjectAccessReviews, and acts for the trusted account.
+	mapper  *Mapper
+	manager client.Client
+
 	mu       sync.Mutex
 	clients  map[string]client.Client
 	verdicts map[verdictKey]verdict
@@ -122,9 +129,19 @@ func New(conn Connection, trusted *catalog.Account) *Identities {
 	if conn.NewClient == nil {
 		conn.NewClient = client.New
 	}
+	var mapper *Mapper
+	if conn.Options.Mapper != nil {
+		var ok bool
+		if mapper, ok = conn.Options.Mapper.(*Mapper); !ok {
+			mapper = NewMapper(conn.Options.Mapper)
+			conn.Options.Mapper = mapper
+		}
+	}
 	return &Identities{
 		conn:     conn,
 		trusted:  trusted,
+		mapper:   mapper,
+		manager:  boundedClient(conn.Manager, mapper),
 		clients:  map[string]client.Client{},
 		verdicts: map[verdictKey]verdict{},
 	}
@@ -163,10 +180,13 @@ func subject(acct *catalog.Account) string {
 }
 
 // Client is a client that acts as the account: the API server authorizes (and
-// admission sees) each request as the account's Kubernetes ServiceAccount.
+// admission sees) each request as the account's Kubernetes ServiceAccount. Making
+// it asks the API server nothing; each of its requests, the REST mapping of its
+// object included, ends with the request's context (or after backstop, for a
+// context without a deadline).
 func (ids *Identities) Client(acct *catalog.Account) (client.Client, error) {
 	if acct != nil && acct == ids.trusted {
-		return ids.conn.Manager, nil
+		return ids.manager, nil
 	}
 	user := User(acct)
 	if user == "" {
@@ -180,6 +200,9 @@ func (ids *Identities) Client(acct *catalog.Account) (client.Client, error) {
 	}
 	cfg := rest.CopyConfig(ids.conn.Config)
 	cfg.Impersonate = rest.ImpersonationConfig{UserName: user}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = backstop
+	}
 	if acct.User != "" {
 		// The groups of an OAuth account are its token's; a ServiceAccount's come
 		// from the API server.
@@ -189,6 +212,7 @@ func (ids *Identities) Client(acct *catalog.Account) (client.Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("a client acting as %s: %w", user, err)
 	}
+	c = boundedClient(c, ids.mapper)
 	if len(ids.clients) >= maxClients {
 		clear(ids.clients)
 	}
@@ -199,6 +223,7 @@ func (ids *Identities) Client(acct *catalog.Account) (client.Client, error) {
 // Can asks the API server whether the account's identity may do a, and answers a
 // Forbidden error in the API server's words when it may not. It is for what the
 // operator serves from its own cache; a request made through Client needs no check.
+// The review ends with ctx (or after backstop, for a context without a deadline).
 func (ids *Identities) Can(ctx context.Context, acct *catalog.Account, a Access) error {
 	if acct != nil && acct == ids.trusted {
 		return nil
@@ -221,7 +246,7 @@ func (ids *Identities) Can(ctx context.Context, acct *catalog.Account, a Access)
 				Resource: a.Resource, Subresource: a.Subresource, Name: a.Name,
 			},
 		}}
-		if err := ids.conn.Manager.Create(ctx, review); err != nil {
+		if err := ids.review(ctx, review); err != nil {
 			return fmt.Errorf("asking the API server whether %s may %s %s: %w", user, a.Verb, a.resource(), err)
 		}
 		v = verdict{allowed: review.Status.Allowed && !review.Status.Denied, at: now}
@@ -236,6 +261,16 @@ func (ids *Identities) Can(ctx context.Context, acct *catalog.Account, a Access)
 		return Forbidden(user, a)
 	}
 	return nil
+}
+
+// review asks the API server a SubjectAccessReview before ctx ends.
+func (ids *Identities) review(ctx context.Context, review *authorizationv1.SubjectAccessReview) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, backstop)
+		defer cancel()
+	}
+	return ids.manager.Create(ctx, review)
 }
 
 // Forbidden is the error the API server would answer when user may not do a.

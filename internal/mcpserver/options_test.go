@@ -99,9 +99,9 @@ func TestNegativeBodyLimitIsRefused(t *testing.T) {
 }
 
 // A replica that starts before its catalog is built (its informers still syncing)
-// holds no accounts and no classes: it would refuse every token and list no tools.
-// /readyz fails until it serves the catalog's first build, so that the replicas
-// beside it keep the traffic.
+// holds no accounts and no classes: it would list no tools, and cannot tell a good
+// token from a wrong one (it answers 503, not 401). /readyz fails until it serves the
+// catalog's first build, so that the replicas beside it keep the traffic.
 func TestAReplicaIsReadyOnceItServesItsCatalog(t *testing.T) {
 	g := NewWithT(t)
 	st := catalog.NewStore()
@@ -117,7 +117,7 @@ func TestAReplicaIsReadyOnceItServesItsCatalog(t *testing.T) {
 	}
 	g.Expect(waitFor(func() bool { return status("/healthz") == http.StatusOK })).To(Succeed())
 	answer, _ := post(t, url, map[string]string{"Authorization": "Bearer " + token})
-	g.Expect(answer.StatusCode).To(Equal(http.StatusUnauthorized), "a token before the catalog is built")
+	g.Expect(answer.StatusCode).To(Equal(http.StatusServiceUnavailable), "a token before the catalog is built is not called invalid")
 	g.Expect(status("/readyz")).To(Equal(http.StatusServiceUnavailable))
 
 	snap := *store.Load() // a copy: Publish numbers the snapshot it is given

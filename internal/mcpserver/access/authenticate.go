@@ -24,6 +24,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -50,7 +51,7 @@ import (
 
 var authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "sandbar_mcp_auth_failures_total",
-	Help: "Requests refused with 401, by reason.",
+	Help: "Requests refused with 401 by reason, and with 503 (reason unavailable) while a refusal could not be confirmed.",
 }, []string{"reason"})
 
 func init() { metrics.Registry.MustRegister(authFailures) }
@@ -64,6 +65,14 @@ const (
 	maxCachedTokens = 10000
 	maxLimiters     = 10000
 )
+
+// authWait bounds what authenticating a request waits for: the reads of the account
+// and its key Secret, and the confirmation of a refusal.
+const authWait = 2 * time.Second
+
+// unavailableRetry is the Retry-After, in seconds, of a token that could not be
+// checked.
+const unavailableRetry = 5
 
 // Failed guesses of a service's key from one client address are limited: each costs
 // a bcrypt comparison, and guessing is what they are.
@@ -108,6 +117,9 @@ type Authenticator struct {
 	// anonymousInfo its token info.
 	anonymous     *catalog.Account
 	anonymousInfo *auth.TokenInfo
+	// confirm, when set, says whether the Kubernetes API server answers now: a
+	// refusal stands only then (ConfirmRefusalsWith).
+	confirm func(context.Context) error
 }
 
 // NoAuthAccount is the account of every request in no-auth mode: allowed every tool
@@ -141,6 +153,9 @@ type authFailure struct {
 	// limited is true when answering would take a bcrypt comparison while the
 	// client's failed-attempt bucket is empty.
 	limited bool
+	// unavailable is true when the refusal could not be confirmed: the cache it was
+	// read from may be behind.
+	unavailable bool
 }
 
 // dummyHash is compared with the key of a token whose service is unknown or
@@ -168,6 +183,19 @@ func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64,
 		limit:         rate.Limit(limit),
 		burst:         burst,
 	}
+}
+
+// ConfirmRefusalsWith makes the refusal of a token that names a service stand only
+// when confirm, asked within the request's authentication deadline, says that the
+// Kubernetes API server answers. The catalog's accounts and their key Secrets come
+// from the manager's cache, which is behind while the API server does not answer:
+// a key issued just before it stopped, or an account created then, is not in it, and
+// would be called invalid. Such a token gets 503 with Retry-After instead (as every
+// refused token does before the catalog's first build), whatever the reason of the
+// refusal, so the answer tells nothing more about the token than a 401 would; the
+// failed attempt counts all the same. Call it before serving.
+func (a *Authenticator) ConfirmRefusalsWith(confirm func(context.Context) error) {
+	a.confirm = confirm
 }
 
 // readOnly reads an object from the cache without a copy, for reading only.
@@ -373,11 +401,20 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 }
 
 // refuse answers a request whose token did not pass: 429 once the client's failed
-// attempts are spent, else 401.
+// attempts are spent, 503 when the refusal could not be confirmed, else 401.
 func refuse(w http.ResponseWriter, r *http.Request, failure *authFailure) {
 	if failure.limited {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(float64(failedAuthBurst)/failedAuthPerSec))))
 		writeJSONError(w, http.StatusTooManyRequests, "too many failed attempts")
+		return
+	}
+	if failure.unavailable {
+		ctrl.LoggerFrom(r.Context()).WithName("mcp").Info("authentication could not be confirmed",
+			"reason", failure.reason, "remote", r.RemoteAddr)
+		authFailures.WithLabelValues("unavailable").Inc()
+		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
+		writeJSONError(w, http.StatusServiceUnavailable,
+			"server unavailable: tokens cannot be checked while the Kubernetes API server does not answer; try again")
 		return
 	}
 	ctrl.LoggerFrom(r.Context()).WithName("mcp").Info("authentication failed",
@@ -397,10 +434,11 @@ func rateLimited(w http.ResponseWriter, wait time.Duration) {
 	writeJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
 }
 
-// check authenticates a request. Failed attempts are limited per client address and
-// the service name the token claims: once a client has none left, only a token that
-// verified before (and whose account and Secret have not changed since) gets in, so
-// flooding a service with wrong keys does not lock its real key out.
+// check authenticates a request within authWait. Failed attempts are limited per
+// client address and the service name the token claims: once a client has none
+// left, only a token that verified before (and whose account and Secret have not
+// changed since) gets in, so flooding a service with wrong keys does not lock its
+// real key out.
 func (a *Authenticator) check(r *http.Request) (*auth.TokenInfo, *authFailure) {
 	if a.anonymous != nil {
 		return a.anonymousInfo, nil
@@ -419,11 +457,29 @@ func (a *Authenticator) check(r *http.Request) (*auth.TokenInfo, *authFailure) {
 		host = r.RemoteAddr
 	}
 	bucket := guessKey(host, token.Service)
-	info, failure := a.authenticate(r.Context(), token, !a.failures.limited(bucket))
+	ctx, cancel := context.WithTimeout(r.Context(), authWait)
+	defer cancel()
+	info, failure := a.authenticate(ctx, token, !a.failures.limited(bucket))
 	if failure != nil && !failure.limited {
 		a.failures.fail(bucket)
+		if err := a.current(ctx); err != nil {
+			failure.unavailable = true
+			failure.reason += "; not confirmed: " + err.Error()
+		}
 	}
 	return info, failure
+}
+
+// current is nil when what a refusal was read from may be trusted: the catalog has
+// its first build, and the API server answers (when there is a confirm).
+func (a *Authenticator) current(ctx context.Context) error {
+	if _, ok := a.store.Built(); !ok {
+		return errors.New("the catalog has no build yet")
+	}
+	if a.confirm != nil {
+		return a.confirm(ctx)
+	}
+	return nil
 }
 
 func failureLabel(f *authFailure) string {

@@ -18,6 +18,7 @@ package access
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -120,6 +121,79 @@ func TestConcurrentRequestsWithOneTokenMakeOneBcryptComparison(t *testing.T) {
 	}
 	if n := compared.Load(); n != 1 {
 		t.Errorf("%d requests with one token made %d bcrypt comparisons, want 1", requests, n)
+	}
+}
+
+// A refusal stands only while the API server answers: before that, the cache the
+// account and its key were read from may be behind, and every refused token, whatever
+// the reason, gets 503 with Retry-After, counted as a failed attempt all the same. A
+// token that verifies needs no confirmation.
+func TestARefusalTheAPIServerCannotConfirmIsUnavailable(t *testing.T) {
+	key, a := authenticatorWithAccounts(t)
+	var down atomic.Bool
+	var asked atomic.Int32
+	a.ConfirmRefusalsWith(func(ctx context.Context) error {
+		asked.Add(1)
+		if _, ok := ctx.Deadline(); !ok {
+			t.Error("the confirmation is asked without a deadline")
+		}
+		if down.Load() {
+			return errors.New("the Kubernetes API server does not answer")
+		}
+		return nil
+	})
+	handler := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	post := func(tok string) *httptest.ResponseRecorder {
+		r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/mcp", strings.NewReader("{}"))
+		r.Header.Set("Authorization", "Bearer "+tok)
+		w := httptest.NewRecorder()
+		handler.ServeHTTP(w, r)
+		return w
+	}
+	if w := post("claude:" + key + "x"); w.Code != http.StatusUnauthorized {
+		t.Errorf("a wrong key while the API server answers: %d, want 401", w.Code)
+	}
+	down.Store(true)
+	for _, tok := range []string{"claude:" + key + "y", "nobody:" + key, "sleepy:" + key} {
+		w := post(tok)
+		if w.Code != http.StatusServiceUnavailable || w.Header().Get("Retry-After") != "5" ||
+			!strings.Contains(w.Body.String(), `"error":"server unavailable`) || w.Header().Get("WWW-Authenticate") != "" {
+			t.Errorf("a refused token while the API server does not answer: %d, Retry-After %q, %s",
+				w.Code, w.Header().Get("Retry-After"), w.Body)
+		}
+	}
+	before := asked.Load()
+	if w := post("claude:" + key); w.Code != http.StatusOK {
+		t.Errorf("the right key while the API server does not answer: %d, want 200", w.Code)
+	}
+	if asked.Load() != before {
+		t.Error("a token that verified was confirmed with the API server")
+	}
+	// The attempts count: the client's failed-attempt bucket empties as for 401s.
+	limited := false
+	for range 3 * failedAuthBurst {
+		if post("claude:"+key+"z").Code == http.StatusTooManyRequests {
+			limited = true
+			break
+		}
+	}
+	if !limited {
+		t.Error("failed attempts while the API server does not answer are not limited")
+	}
+}
+
+// Before the catalog's first build every account is unknown: a token is not called
+// invalid then.
+func TestATokenBeforeTheCatalogIsBuiltIsUnavailable(t *testing.T) {
+	reader := fake.NewClientBuilder().Build()
+	a := NewAuthenticator(catalog.NewStore(), reader, 0, 0, nil)
+	handler := a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/mcp", strings.NewReader("{}"))
+	r.Header.Set("Authorization", "Bearer claude:key")
+	w := httptest.NewRecorder()
+	handler.ServeHTTP(w, r)
+	if w.Code != http.StatusServiceUnavailable {
+		t.Errorf("a token before the catalog is built: %d, want 503", w.Code)
 	}
 }
 

@@ -188,6 +188,15 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
 
 	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
+	if cl.Connection.Config != nil {
+		// The accounts and their keys are read from the cache, which is behind while
+		// the API server does not answer: a refusal stands only while it does.
+		probe, err := newAPIServerProbe(cl.Connection.Config)
+		if err != nil {
+			return nil, err
+		}
+		authn.ConfirmRefusalsWith(probe.answers)
+	}
 	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: opts.Telemetry.Authentication(authn.Middleware), Ready: s.isReady})
 	if err != nil {
 		return nil, err

@@ -104,6 +104,18 @@ soak: build envtest-assets ## Load and soak benchmark (not in make test): SOAK_S
 	$(LOCALBIN)/sandbar-soak --assets "$(ENVTEST_ASSETS)" --manager "$(LOCALBIN)/manager" --sessions $(SOAK_SESSIONS) \
 		--duration $(SOAK_DURATION) --abandoned $(SOAK_ABANDONED) --session-timeout $(SOAK_SESSION_TIMEOUT) $(SOAK_FLAGS)
 
+# CHAOS_*: the knobs of `make chaos` (docs/reliability.md, "Chaos"); CHAOS_FLAGS passes
+# more (go run ./hack/chaos --help lists them).
+CHAOS_DURATION ?= 10m
+CHAOS_WORKERS ?= 24
+CHAOS_FLAGS ?=
+
+.PHONY: chaos
+chaos: build envtest-assets ## Chaos run (not in make test): for CHAOS_DURATION (10m), clients of both revisions make valid and hostile calls against two manager replicas while the API server is paused and resumed and the leader is killed; a report, and exit 1 on a failed check.
+	go build -o $(LOCALBIN)/sandbar-chaos ./hack/chaos
+	$(LOCALBIN)/sandbar-chaos --assets "$(ENVTEST_ASSETS)" --manager "$(LOCALBIN)/manager" --duration $(CHAOS_DURATION) \
+		--workers $(CHAOS_WORKERS) $(CHAOS_FLAGS)
+
 # FUZZ_TARGETS are package:target pairs; `make fuzz` runs each for FUZZTIME with
 # FUZZ_PARALLEL workers (-parallel), one after another (-fuzz takes one target of
 # one package at a time).

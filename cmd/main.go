@@ -112,6 +112,10 @@ func run() int {
 	flag.DurationVar(&sandbarOpts.FinishedProcessTTL, "finished-process-ttl", 24*time.Hour, "Delete a finished WorkflowProcess this long after it ends, unless its spec.ttlSecondsAfterFinished says otherwise; MCP clients may ask for less, not more (0: keep them).")
 	flag.IntVar(&mcpOpts.MaxFollowersPerAccount, "max-followers-per-account", 20, "Tasks an MCP ServiceAccount may follow at once (progress notifications, waits for a result); beyond it, calls answer at once and clients poll (0: no limit).")
 	flag.IntVar(&mcpOpts.MaxFollowers, "max-followers", 2000, "Tasks all MCP clients together may follow at once (0: no limit).")
+	flag.IntVar(&mcpOpts.MaxSessionsPerAccount, "max-sessions-per-account", 100, "MCP sessions (Streamable HTTP and legacy SSE) an MCP ServiceAccount, or one OAuth person, may hold open in one replica; past it an initialize gets 429 with Retry-After until one is closed or expires idle (0: no limit).")
+	flag.IntVar(&mcpOpts.MaxSessions, "max-sessions", 5000, "MCP sessions one replica holds open in all (an idle one costs about 13.5 KiB); past it an initialize gets 429 with Retry-After (0: no limit).")
+	flag.IntVar(&mcpOpts.MaxStreamsPerAccount, "max-streams-per-account", 20, "Long-lived MCP streams (a session's GET stream, a legacy SSE stream, a subscriptions/listen) an MCP ServiceAccount, or one OAuth person, may hold open in one replica; past it, opening one more gets 429 with Retry-After (0: no limit).")
+	flag.IntVar(&mcpOpts.MaxStreams, "max-streams", 2000, "Long-lived MCP streams one replica holds open in all (one costs 40 to 70 KiB); past it, opening one more gets 429 with Retry-After (0: no limit).")
 	bindOAuthFlags(flag.CommandLine, &mcpOpts.OAuth)
 	flag.StringVar(&tokenKeyFile, "mcp-token-key-file", "", "File holding the key (at least 32 bytes) that seals the cursors and continue tokens the MCP server hands clients, so that a forged or foreign one is refused; mount the same Secret on every replica so any replica opens another's. Empty: a key of the process's own (its tokens open on it alone, until it restarts).")
 	opts := zap.Options{}

@@ -120,6 +120,17 @@ type Options struct {
 	MaxFollowersPerAccount    int
 	MaxFollowers              int
 
+	// What clients may hold open in this replica (0: no limit; the flags set them),
+	// per account (an OAuth person counts on their own) and in all: sessions of the
+	// session-based revisions and of legacy SSE, and streams (a session's GET stream,
+	// a legacy SSE stream, the stateless revision's subscriptions/listen). Past one,
+	// the request that would open one more gets 429 with Retry-After (see
+	// access.Holds).
+	MaxSessionsPerAccount int
+	MaxSessions           int
+	MaxStreamsPerAccount  int
+	MaxStreams            int
+
 	// OAuth serves OAuth access tokens of a trusted issuer on a route of their own;
 	// off without an issuer.
 	OAuth access.OAuthConfig
@@ -132,6 +143,12 @@ type Options struct {
 
 	// Verbs is the table of operational verbs (nil: verbs.Env.All, every one).
 	Verbs func(*verbs.Env) []*tool.Def
+}
+
+// Holds are the limits of what clients may hold open.
+func (o Options) Holds() access.HoldLimits {
+	return access.HoldLimits{SessionsPerAccount: o.MaxSessionsPerAccount, Sessions: o.MaxSessions,
+		StreamsPerAccount: o.MaxStreamsPerAccount, Streams: o.MaxStreams}
 }
 
 // Limits are the per-account limits of the options.
@@ -213,6 +230,10 @@ func (o Options) validateLimits() error {
 		return errors.New("--finished-process-ttl must be >= 0 (0: keep finished processes)")
 	case o.MaxFollowersPerAccount < 0 || o.MaxFollowers < 0:
 		return errors.New("--max-followers-per-account and --max-followers must be >= 0 (0: no limit)")
+	case o.MaxSessionsPerAccount < 0 || o.MaxSessions < 0:
+		return errors.New("--max-sessions-per-account and --max-sessions must be >= 0 (0: no limit)")
+	case o.MaxStreamsPerAccount < 0 || o.MaxStreams < 0:
+		return errors.New("--max-streams-per-account and --max-streams must be >= 0 (0: no limit)")
 	}
 	return nil
 }

@@ -216,6 +216,12 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		MaxRequestBodyBytes:          opts.MaxRequestBytes,
 		PropagateRequestCancellation: true,
 	})
+	// Sessions and streams cost memory for as long as they are open: each account (and
+	// OAuth person) may hold so many, and the replica so many in all. The SDK makes a
+	// session for a POST without a session id; a session's GET, a stateless request's
+	// subscriptions/listen and a legacy GET each hold a stream open.
+	holds := access.NewHolds(opts.Holds(), opts.Telemetry.Refused)
+	held := mcptransport.ByRevision(holds.Sessions(streamable, s.sessions), holds.Listens(stateless, opts.MaxRequestBytes))
 	// Every transport sees the same capture (request ids, task parameters) behind the
 	// same chain: /mcp serves the session-based revisions and the stateless one side by
 	// side, and the legacy one (2024-11-05) is /mcp/sse.
@@ -223,7 +229,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		return tel.Capture(tasks.Capture(h, opts.MaxRequestBytes), opts.MaxRequestBytes)
 	}
 	transport := capture(mcptransport.PlainJSON(s.lists.Direct(
-		mcptransport.Coalesce(mcptransport.ByRevision(streamable, stateless), mcptransport.PrimeHold), toollist.DirectOptions{
+		mcptransport.Coalesce(held, mcptransport.PrimeHold), toollist.DirectOptions{
 			Around: tel.Middleware(&s.served), Limit: opts.MaxRequestBytes, Session: s.liveSession, SessionTimeout: opts.SessionTimeout,
 			Calls: map[string]toollist.Call{
 				"ping":      {Request: pingRequest, Serve: pong},
@@ -231,7 +237,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 			},
 			Receiving: receiving,
 		})))
-	legacy := capture(toollist.Strip(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes)))
+	legacy := capture(toollist.Strip(holds.Legacy(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes, opts.SessionTimeout))))
 	e.Handle("/mcp", transport)
 	e.Handle(legacySSEPath, legacy)
 	if opts.OAuth.Enabled() {

@@ -23,6 +23,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	corev1 "k8s.io/api/core/v1"
 	toolscache "k8s.io/client-go/tools/cache"
@@ -58,6 +59,8 @@ type Sessions struct {
 	// live are the sessions of the session-based revisions by id, from their first
 	// request through Middleware until they end.
 	live map[string]*mcp.ServerSession
+	// ends are what runs when a live session ends (OnEnd), by its id.
+	ends map[string]func()
 	// wake coalesces the changes that call for a sweep.
 	wake chan struct{}
 }
@@ -80,7 +83,7 @@ type sessionEntry struct {
 // mode), every session is that account's and nothing locks it out.
 func NewSessions(store *catalog.Store, reader client.Reader, anonymous *catalog.Account) *Sessions {
 	return &Sessions{store: store, reader: reader, anonymous: anonymous, byID: map[*mcp.ServerSession]*sessionEntry{},
-		live: map[string]*mcp.ServerSession{}, wake: make(chan struct{}, 1)}
+		live: map[string]*mcp.ServerSession{}, ends: map[string]func(){}, wake: make(chan struct{}, 1)}
 }
 
 // Middleware records, on every request of a session, the account and the key Secret
@@ -90,6 +93,13 @@ func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		ss, ok := req.GetSession().(*mcp.ServerSession)
 		if ok && ss.ID() != "" {
 			s.follow(ss)
+		}
+		// subscriptions/listen is the stateless revision's: a session of another (which
+		// the SDK would serve it in) has its GET stream instead, and its listen would be
+		// a stream that nothing counts (Holds counts the stateless revision's).
+		if method == methodListen && ok && !transport.StatelessSession(ss) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound,
+				Message: methodListen + " is a method of revision " + transport.Stateless + " and later; a session has its GET stream instead"}
 		}
 		if ok && s.anonymous == nil {
 			if acct := AccountOf(req.GetExtra()); acct != nil && acct.User != "" {
@@ -123,11 +133,34 @@ func (s *Sessions) follow(ss *mcp.ServerSession) {
 	contain.Go("session-end", func() {
 		_ = ss.Wait()
 		s.mu.Lock()
+		var end func()
 		if s.live[id] == ss {
 			delete(s.live, id)
+			end = s.ends[id]
+			delete(s.ends, id)
 		}
 		s.mu.Unlock()
+		if end != nil {
+			end()
+		}
 	})
+}
+
+// OnEnd runs end once the live session with id ends; at once when none is live
+// (there never was one, it never passed Middleware, or it has ended already).
+func (s *Sessions) OnEnd(id string, end func()) {
+	s.mu.Lock()
+	if id != "" && s.live[id] != nil {
+		if prev := s.ends[id]; prev != nil {
+			s.ends[id] = func() { prev(); end() }
+		} else {
+			s.ends[id] = end
+		}
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	end()
 }
 
 // Live is the session of the session-based revisions with an id, from its first

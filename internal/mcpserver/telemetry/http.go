@@ -20,6 +20,11 @@ import (
 	"encoding/json"
 	"net/http"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/sandbar-dev/sandbar/internal/identity"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 )
 
@@ -98,6 +103,23 @@ func (t *Telemetry) Authentication(authn func(http.Handler) http.Handler) func(h
 			t.audit.write(&Event{Outcome: Denied, Reason: reason, Method: "http " + r.Method, Client: r.RemoteAddr})
 		})
 	}
+}
+
+// Refused audits a request refused at the HTTP layer after its authentication (a
+// limit of what an account may hold open, which the SDK never sees): the account and
+// the user it acts as (from the request's token info), the client's address, the
+// MCP method (or "http GET"), and what the client was told. Nothing without an
+// audit stream.
+func (t *Telemetry) Refused(r *http.Request, method, reason string) {
+	if t == nil || t.audit == nil {
+		return
+	}
+	acct := access.AccountOf(&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())})
+	e := &Event{Outcome: Denied, Reason: reason, Method: method, User: identity.User(acct), Client: r.RemoteAddr}
+	if acct != nil {
+		e.Account = &Ref{Namespace: acct.Namespace, Name: acct.Name}
+	}
+	t.audit.write(e)
 }
 
 // statusRecorder notes the status of the authentication's answer, and whether it

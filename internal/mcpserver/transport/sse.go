@@ -32,6 +32,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -50,23 +51,28 @@ const KeepAlive = 25 * time.Second
 //
 // Unlike the SDK's SSEHandler, every message carries the token info and headers of
 // the POST that brought it (as on Streamable HTTP), so the server's middleware sees
-// the caller of each request; and a session answers only the user that opened it
-// (TokenInfo.UserID): another's token gets 403.
+// the caller of each request; a session answers only the user that opened it
+// (TokenInfo.UserID): another's token gets 403; and an idle session ends, as the
+// Streamable HTTP handler's do.
 type SSE struct {
 	server  *mcp.Server
 	maxBody int64
+	idle    time.Duration
 
 	mu       sync.Mutex
 	sessions map[string]*sseSession
 }
 
 // NewSSE serves server over HTTP+SSE. A message longer than maxBody bytes gets 413
-// (0: the SDK's default).
-func NewSSE(server *mcp.Server, maxBody int64) *SSE {
+// (0: the SDK's default). A session that gets no message for idle, and has no request
+// of its client unanswered meanwhile, ends with its stream (0: never), as
+// StreamableHTTPOptions.SessionTimeout ends a Streamable HTTP session: the stream's
+// keep-alive comments and what the server sends on its own do not keep it.
+func NewSSE(server *mcp.Server, maxBody int64, idle time.Duration) *SSE {
 	if maxBody <= 0 {
 		maxBody = mcp.DefaultMaxRequestBodyBytes
 	}
-	return &SSE{server: server, maxBody: maxBody, sessions: map[string]*sseSession{}}
+	return &SSE{server: server, maxBody: maxBody, idle: idle, sessions: map[string]*sseSession{}}
 }
 
 func (h *SSE) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -118,7 +124,7 @@ func (h *SSE) stream(w http.ResponseWriter, r *http.Request) {
 	id := rand.Text()
 	endpoint := (&url.URL{Path: r.URL.Path, RawQuery: url.Values{"sessionid": {id}}.Encode()}).RequestURI()
 	s := &sseSession{user: userOf(r), w: w, endpoint: endpoint,
-		incoming: make(chan jsonrpc.Message, 100), done: make(chan struct{})}
+		incoming: make(chan jsonrpc.Message, 100), done: make(chan struct{}), active: make(chan struct{}, 1)}
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache, no-transform")
 	w.Header().Set("Connection", "keep-alive")
@@ -143,6 +149,13 @@ func (h *SSE) stream(w http.ResponseWriter, r *http.Request) {
 	defer func() { _ = s.Close() }()
 	tick := time.NewTicker(KeepAlive)
 	defer tick.Stop()
+	var idle <-chan time.Time
+	var timer *time.Timer
+	if h.idle > 0 {
+		timer = time.NewTimer(h.idle)
+		defer timer.Stop()
+		idle = timer.C
+	}
 	for {
 		select {
 		case <-r.Context().Done():
@@ -153,6 +166,15 @@ func (h *SSE) stream(w http.ResponseWriter, r *http.Request) {
 			if s.write([]byte(": keep-alive\n\n")) != nil {
 				return
 			}
+		case <-s.active:
+			if timer != nil {
+				timer.Reset(h.idle)
+			}
+		case <-idle:
+			if s.pending.Load() <= 0 {
+				return
+			}
+			timer.Reset(h.idle)
 		}
 	}
 }
@@ -195,15 +217,25 @@ func (h *SSE) message(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "failed to parse body: not a JSON-RPC message", http.StatusBadRequest)
 		return
 	}
-	if req, ok := msg.(*jsonrpc.Request); ok {
+	req, ok := msg.(*jsonrpc.Request)
+	if ok {
 		req.Extra = &mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context()), Header: r.Header}
 	}
+	// A request is pending from before the session can answer it.
+	var pending int64
+	if ok && req.IsCall() {
+		pending = 1
+	}
+	s.pending.Add(pending)
 	select {
 	case s.incoming <- msg:
+		s.touch()
 		w.WriteHeader(http.StatusAccepted)
 	case <-s.done:
+		s.pending.Add(-pending)
 		http.Error(w, "session closed", http.StatusNotFound)
 	case <-r.Context().Done():
+		s.pending.Add(-pending)
 	}
 }
 
@@ -213,6 +245,10 @@ type sseSession struct {
 	user     string
 	endpoint string
 	incoming chan jsonrpc.Message
+	// active tells the stream of a message either way, which keeps the session from
+	// its idle end; pending counts the client's requests not answered yet.
+	active  chan struct{}
+	pending atomic.Int64
 
 	mu     sync.Mutex // guards w and closed
 	w      http.ResponseWriter
@@ -243,6 +279,10 @@ func (s *sseSession) Read(ctx context.Context) (jsonrpc.Message, error) {
 }
 
 func (s *sseSession) Write(ctx context.Context, msg jsonrpc.Message) error {
+	if _, ok := msg.(*jsonrpc.Response); ok {
+		s.pending.Add(-1)
+		s.touch()
+	}
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -251,6 +291,14 @@ func (s *sseSession) Write(ctx context.Context, msg jsonrpc.Message) error {
 		return err
 	}
 	return s.write(append(append([]byte("event: message\ndata: "), data...), "\n\n"...))
+}
+
+// touch tells the stream of activity.
+func (s *sseSession) touch() {
+	select {
+	case s.active <- struct{}{}:
+	default:
+	}
 }
 
 func (s *sseSession) write(b []byte) error {

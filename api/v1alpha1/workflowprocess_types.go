@@ -48,14 +48,16 @@ type CancelRequest struct {
 	RequestedBy string `json:"requestedBy,omitempty"`
 }
 
-// What a process runs (definition, subject, input) and for whom (owner) are fixed at
-// creation; only cancelRequest and ttlSecondsAfterFinished may change. A rule on a
-// field runs only while the field is there, so the rules of the optional fields are
-// on the spec, where adding or removing one is a change too. The input, any JSON
-// value, has no CEL type, so no rule here can see it: the admission policy on
-// processes keeps it (config/admission, the chart's admissionPolicies.builtinProcesses).
+// What a process runs (definition, subject, input), for whom (owner) and within what
+// budget (resultBudget) are fixed at creation; only cancelRequest and
+// ttlSecondsAfterFinished may change. A rule on a field runs only while the field is
+// there, so the rules of the optional fields are on the spec, where adding or
+// removing one is a change too. The input, any JSON value, has no CEL type, so no
+// rule here can see it: the admission policy on processes keeps it (config/admission,
+// the chart's admissionPolicies.builtinProcesses).
 // +kubebuilder:validation:XValidation:rule="has(self.subject) == has(oldSelf.subject) && (!has(self.subject) || self.subject == oldSelf.subject)",message="subject is immutable"
 // +kubebuilder:validation:XValidation:rule="has(self.owner) == has(oldSelf.owner) && (!has(self.owner) || self.owner == oldSelf.owner)",message="owner is immutable"
+// +kubebuilder:validation:XValidation:rule="has(self.resultBudget) == has(oldSelf.resultBudget) && (!has(self.resultBudget) || self.resultBudget == oldSelf.resultBudget)",message="resultBudget is immutable"
 
 // WorkflowProcessSpec starts a run of a WorkflowDefinition.
 type WorkflowProcessSpec struct {
@@ -79,6 +81,15 @@ type WorkflowProcessSpec struct {
 	// +optional
 	// +kubebuilder:validation:MaxLength=253
 	Owner string `json:"owner,omitempty"`
+
+	// resultBudget is the most the result of a built-in process may hold, in bytes: its
+	// status's result and, for an export, the chunks it stores, as stored. The manager
+	// sets it when it starts a built-in job for an account with a byte limit
+	// (--max-process-bytes-per-account), from the room the account had left, and the
+	// account counts it as held while the job runs; a job that would hold more fails.
+	// +optional
+	// +kubebuilder:validation:Minimum=0
+	ResultBudget int64 `json:"resultBudget,omitempty"`
 
 	// ttlSecondsAfterFinished deletes the process this long after it ends.
 	// +optional

@@ -76,11 +76,12 @@ func updateSpec(key client.ObjectKey, mutate func(*metav1alpha1.WorkflowProcess)
 func rawJSON(s string) *apiextensionsv1.JSON { return &apiextensionsv1.JSON{Raw: []byte(s)} }
 
 // A tenant allowed to update processes in its namespace (the instance editor's role)
-// cannot make another account's export run on other input, about another subject or
-// for another owner: the API server refuses every change to what a process runs and
-// for whom, adding or removing the field included, whoever asks (the CRD's rules; the
-// input, which they cannot see, by the shipped admission policy). A cancel request,
-// a TTL, a label and status updates still go through.
+// cannot make another account's export run on other input, about another subject,
+// for another owner or within another budget: the API server refuses every change to
+// what a process runs, for whom and within what, adding or removing the field
+// included, whoever asks (the CRD's rules; the input, which they cannot see, by the
+// shipped admission policy). A cancel request, a TTL, a label and status updates
+// still go through.
 func TestProcessSpecKeepsWhatItRunsAndForWhom(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
@@ -107,6 +108,7 @@ func TestProcessSpecKeepsWhatItRunsAndForWhom(t *testing.T) {
 	export := process(uniq("e"), builtin.Export, map[string]any{"class": "zorp/SpaceBoot", "namespace": ns})
 	export.Namespace = ns
 	export.Spec.Subject = &metav1alpha1.SubjectRef{Class: "zorp/SpaceBoot", Name: "mine"}
+	export.Spec.ResultBudget = 1 << 20
 	bare := process(uniq("p"), uniq("wf"), nil)
 	bare.Namespace = ns
 	bare.Spec.Owner = ""
@@ -132,6 +134,9 @@ func TestProcessSpecKeepsWhatItRunsAndForWhom(t *testing.T) {
 		{"another owner", export, func(p *metav1alpha1.WorkflowProcess) { p.Spec.Owner = "mallory" }, "owner is immutable"},
 		{"owner removed", export, func(p *metav1alpha1.WorkflowProcess) { p.Spec.Owner = "" }, "owner is immutable"},
 		{"owner added", bare, func(p *metav1alpha1.WorkflowProcess) { p.Spec.Owner = "mallory" }, "owner is immutable"},
+		{"a larger budget", export, func(p *metav1alpha1.WorkflowProcess) { p.Spec.ResultBudget = 1 << 30 }, "resultBudget is immutable"},
+		{"budget removed", export, func(p *metav1alpha1.WorkflowProcess) { p.Spec.ResultBudget = 0 }, "resultBudget is immutable"},
+		{"budget added", bare, func(p *metav1alpha1.WorkflowProcess) { p.Spec.ResultBudget = 1 << 30 }, "resultBudget is immutable"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			g := NewWithT(t)
@@ -165,6 +170,7 @@ func TestProcessSpecKeepsWhatItRunsAndForWhom(t *testing.T) {
 	g.Expect(got.Spec.Input.Raw).To(MatchJSON(export.Spec.Input.Raw))
 	g.Expect(got.Spec.Subject).To(Equal(export.Spec.Subject))
 	g.Expect(got.Spec.Owner).To(Equal("claude"))
+	g.Expect(got.Spec.ResultBudget).To(Equal(export.Spec.ResultBudget))
 	g.Expect(got.Spec.CancelRequest).NotTo(BeNil())
 	g.Expect(got.Spec.TTLSecondsAfterFinished).To(HaveValue(Equal(ttl)))
 }

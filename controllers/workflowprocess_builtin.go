@@ -37,9 +37,10 @@ const catalogWait = 250 * time.Millisecond
 
 // runJob carries out the chunks of a built-in workflow, if the process is one, as the
 // account that owns it: with that account's Kubernetes identity, never the
-// manager's. A process that names no account of its namespace fails. The chunks
-// follow each other within one reconcile for up to a second, so that small jobs
-// finish in one status write and large ones save their cursor about once a second.
+// manager's, and within the budget its spec sets. A process that names no account
+// of its namespace fails. The chunks follow each other within one reconcile for up
+// to a second, so that small jobs finish in one status write and large ones save
+// their cursor about once a second.
 func (r *WorkflowProcessReconciler) runJob(ctx context.Context, p *metav1alpha1.WorkflowProcess, w *catalog.Workflow, now metav1.Time) (ctrl.Result, error) {
 	job, ok := builtin.Lookup(p.Spec.Definition)
 	if !ok || workflow.Terminal(&p.Status) {
@@ -67,7 +68,7 @@ func (r *WorkflowProcessReconciler) runJob(ctx context.Context, p *metav1alpha1.
 	}
 	for start := time.Now(); !workflow.Terminal(&p.Status); {
 		env := builtin.Env{Client: cl, Snapshot: r.Store.Load(), Namespace: p.Namespace, Process: p.Name, ProcessUID: p.UID,
-			Results: r.Results}
+			Results: r.Results, Budget: p.Spec.ResultBudget}
 		more, err := job.Advance(ctx, env, w, p, now)
 		if err != nil || !more {
 			return ctrl.Result{}, err

@@ -101,3 +101,45 @@ func TestExportDoneAgainAfterLostStatusWritesStoresNoItemTwice(t *testing.T) {
 	}
 	g.Expect(names).To(HaveLen(n))
 }
+
+// An export holds no more than its process's result budget: past it the export
+// fails, says why, and keeps the pages it stored within the budget, listed in its
+// status and counted there as its account's limit counts them.
+func TestExportStopsAtItsResultBudget(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	p := uniq("x")
+	bookClass(t, p)
+	const n = 600 // pages of 500 and 100
+	for i := range n {
+		g.Expect(k8s.Create(ctx, instance(p+".sandbar.dev", "Book", fmt.Sprintf("b%04d", i), map[string]any{"title": fmt.Sprintf("t%d", i)}))).To(Succeed())
+	}
+	held := func(st metav1alpha1.WorkflowProcessStatus) int64 {
+		stored := builtin.StoredOf(st.Result.Raw)
+		g.Expect(stored).NotTo(BeNil())
+		return int64(len(st.Result.Raw)) + stored.StoredBytes
+	}
+
+	// Without a budget the export holds all it stores.
+	whole := process(uniq("e"), builtin.Export, map[string]any{"class": p + "/Book"})
+	create(t, whole)
+	all := held(waitProcess(t, whole, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseSucceeded), st.StatusMessage)
+	}))
+
+	// A byte less, and the second page does not fit.
+	short := process(uniq("e"), builtin.Export, map[string]any{"class": p + "/Book"})
+	short.Spec.ResultBudget = all - 1
+	create(t, short)
+	st := waitProcess(t, short, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Or(Equal(metav1alpha1.PhaseFailed), Equal(metav1alpha1.PhaseSucceeded)))
+	})
+	g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseFailed), st.StatusMessage)
+	g.Expect(st.StatusMessage).To(MatchRegexp(`the export would hold more than the [0-9.]+ (KiB|bytes) its account had room for when it started ` +
+		`\(--max-process-bytes-per-account\): [0-9.]+ (KiB|bytes) so far; nothing more was stored`))
+	g.Expect(builtin.StoredOf(st.Result.Raw).Count()).To(Equal(500), "the first page, stored within the budget, is kept")
+	g.Expect(held(st)).To(BeNumerically("<=", short.Spec.ResultBudget))
+	var chunks corev1.SecretList
+	g.Expect(k8s.List(ctx, &chunks, client.InNamespace("default"), client.MatchingLabels{builtin.LabelResultOf: short.Name})).To(Succeed())
+	g.Expect(chunks.Items).To(HaveLen(len(builtin.StoredOf(st.Result.Raw).Chunks)), "nothing stored past the budget")
+}

@@ -18,7 +18,9 @@ package builtin
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"maps"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -91,7 +93,9 @@ func export(ctx context.Context, env Env, in ExportInput, run *Run) (bool, error
 		return false, err
 	}
 	if len(items) > 0 {
-		chunks, err := env.Results.write(ctx, env.processRef(), stored, items)
+		chunks, err := env.Results.write(ctx, env.processRef(), stored, items, func(next *Stored) error {
+			return withinBudget(env.Budget, r, next)
+		})
 		if err != nil {
 			return false, err
 		}
@@ -103,4 +107,25 @@ func export(ctx context.Context, env Env, in ExportInput, run *Run) (bool, error
 		run.Cursor.Mark = nil
 	}
 	return done, nil
+}
+
+// withinBudget fails an export whose result, with next as the summary of its stored
+// items, would hold more than budget (none when 0): the result's JSON and its chunks
+// as stored, as its account's byte limit counts them.
+func withinBudget(budget int64, r Result, next *Stored) error {
+	if budget <= 0 {
+		return nil
+	}
+	after := maps.Clone(r)
+	after["count"], after["stored"] = next.Count(), next
+	b, err := json.Marshal(after)
+	if err != nil {
+		return err
+	}
+	if held := int64(len(b)) + next.StoredBytes; held > budget {
+		return failf("the export would hold more than the %s its account had room for when it started (--max-process-bytes-per-account): "+
+			"%s so far; nothing more was stored: delete finished processes the account no longer needs (or wait for running "+
+			"ones to end) and export again, export one class at a time, or ask an admin to raise the limit", sizeOf(budget), sizeOf(held))
+	}
+	return nil
 }

@@ -98,6 +98,10 @@ type Env struct {
 	// Results keeps the items of an export outside the process's status; an export
 	// fails without it.
 	Results *ResultStore
+	// Budget is the most the process's result may hold, as its account's byte limit
+	// counts it (the process's spec.resultBudget; 0: no budget): an export that
+	// would hold more fails.
+	Budget int64
 }
 
 func (e Env) processRef() ProcessRef {

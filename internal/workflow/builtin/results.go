@@ -25,6 +25,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -222,19 +223,23 @@ type ProcessRef struct {
 
 // write stores items as chunks of the process p, after the ones of have, and
 // returns them. It fails the job, writing nothing, when the result would grow past
-// the store's cap.
-func (s *ResultStore) write(ctx context.Context, p ProcessRef, have *Stored, items []any) ([]Chunk, error) {
+// the store's cap, or when fits refuses the summary the result would then have.
+func (s *ResultStore) write(ctx context.Context, p ProcessRef, have *Stored, items []any, fits func(next *Stored) error) ([]Chunk, error) {
 	chunks, err := encode(items)
 	if err != nil {
 		return nil, err
 	}
-	total := have.Bytes
+	next := &Stored{Chunks: slices.Clone(have.Chunks)}
 	for _, c := range chunks {
-		total += c.Bytes
+		next.Chunks = append(next.Chunks, c.Chunk)
 	}
-	if s.MaxBytes > 0 && total > s.MaxBytes {
+	next.sum()
+	if s.MaxBytes > 0 && next.Bytes > s.MaxBytes {
 		return nil, failf("the export is larger than %s, the most one process may store (--max-stored-result-bytes); "+
 			"nothing more was stored: export one class at a time, or ask an admin to raise the limit", sizeOf(s.MaxBytes))
+	}
+	if err := fits(next); err != nil {
+		return nil, err
 	}
 	out := make([]Chunk, 0, len(chunks))
 	for _, c := range chunks {

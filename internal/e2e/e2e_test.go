@@ -146,6 +146,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 			"ClusterRole.rbac.authorization.k8s.io sandbar-instance-editor",
 			"ClusterRole.rbac.authorization.k8s.io sandbar-workflow-author",
 			"ClusterRole.rbac.authorization.k8s.io sandbar-metamodel-author",
+			"ClusterRole.rbac.authorization.k8s.io sandbar-process-owner",
 			"ClusterRole.rbac.authorization.k8s.io sandbar-metrics-reader",
 			"ServiceAccount sandbar-system/sandbar-admin",
 			"RoleBinding.rbac.authorization.k8s.io sandbar-system/sandbar-admin",

@@ -506,3 +506,57 @@ func TestOAuthIsOffWithoutAnIssuer(t *testing.T) {
 		g.Expect(status).To(Equal(http.StatusNotFound), path)
 	}
 }
+
+// The people signed in with OAuth keep their processes in one namespace, and none
+// reaches another's: bound to the process-owner role there (which grants only the
+// verb own), each starts and reads their own tasks through MCP, sees no one else's
+// in their list or by id, and cannot read any with kubectl; a person without the
+// role starts none.
+func TestOAuthPeopleKeepTheirProcessesApart(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	ns := unique("oauth-home")
+	s := newOAuthServer(t, access.OAuthConfig{Namespace: ns})
+	g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
+	g.Expect(k8s.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "people"},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "sandbar-process-owner"},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "oidc:team-a"}}})).To(Succeed())
+	team := map[string]any{"groups": []string{"team-a"}}
+	aliceSub, bobSub := unique("alice"), unique("bob")
+	alice := connect(t, s.oauth, s.token(aliceSub, team), nil)
+	bob := connect(t, s.oauth, s.token(bobSub, team), nil)
+
+	res := startOrder(t, alice, map[string]any{"note": "alice's"}, nil)
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	id := taskID(t, res)
+	var p metav1alpha1.WorkflowProcess
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: id}, &p)).To(Succeed())
+	g.Expect(p.Spec.Owner).To(Equal(access.OAuthAccountName("oidc:" + aliceSub)))
+
+	res = callTool(t, alice, "sandbar_tasks_get", map[string]any{"taskId": id})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	res = callTool(t, bob, "sandbar_tasks_get", map[string]any{"taskId": id})
+	g.Expect(res.IsError).To(BeTrue(), "bob reads alice's task: %s", text(res))
+	g.Expect(text(res)).To(ContainSubstring("unknown task"))
+	res = callTool(t, bob, "sandbar_tasks_list", map[string]any{})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	g.Expect(text(res)).NotTo(ContainSubstring(id))
+
+	// The role lets no one read a process with kubectl.
+	for _, verb := range []string{"get", "list"} {
+		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User: "oidc:" + bobSub, Groups: []string{"oidc:team-a", "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: metav1alpha1.GroupVersion.Group,
+				Resource: "workflowprocesses", Name: map[string]string{"get": id}[verb]},
+		}}
+		g.Expect(k8s.Create(ctx, review)).To(Succeed())
+		g.Expect(review.Status.Allowed).To(BeFalse(), "the process-owner role lets bob %s processes", verb)
+	}
+
+	// Without the role, a person starts nothing.
+	carol := connect(t, s.oauth, s.token(unique("carol"), nil), nil)
+	res = startOrder(t, carol, nil, nil)
+	g.Expect(res.IsError).To(BeTrue(), text(res))
+	g.Expect(text(res)).To(ContainSubstring(`cannot own resource "workflowprocesses"`))
+}

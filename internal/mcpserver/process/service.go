@@ -114,13 +114,28 @@ func New(store *catalog.Store, c client.Client, apiReader client.Reader, informe
 
 // may asks whether the account's Kubernetes identity may do verb on the
 // WorkflowProcesses (or their subresource) of its namespace.
+//
+// The people signed in with OAuth share one namespace for their processes, and a
+// grant there to read or change processes would reach everyone's. So a person is
+// asked for the verb own instead (the process-owner role grants only that, and
+// lets no one read a process with kubectl), and the service serves them only the
+// processes it started for them (spec.owner is theirs, immutable, and set by a
+// manager only: the admission policy on processes refuses anyone else an owner of
+// the form oauth_*).
 func (s *Service) may(ctx context.Context, acct *catalog.Account, verb, subresource, name string) error {
 	if acct == nil {
 		return identity.Refused("no account")
 	}
+	if acct.User != "" {
+		verb, subresource, name = OwnVerb, "", ""
+	}
 	return s.ids.Can(ctx, acct, identity.Access{Verb: verb, Group: metav1alpha1.GroupVersion.Group,
 		Resource: "workflowprocesses", Subresource: subresource, Namespace: acct.Namespace, Name: name})
 }
+
+// OwnVerb is what a person signed in with OAuth needs on the WorkflowProcesses of
+// the OAuth namespace to keep processes through MCP.
+const OwnVerb = "own"
 
 // Request is a task-augmented call in progress: the ttl its client asked for, and
 // the process the tool started (which the Tasks adapter answers with).

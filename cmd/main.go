@@ -134,6 +134,7 @@ func run() int {
 		return 2
 	}
 	mcpOpts.FinishedProcessTTL = sandbarOpts.FinishedProcessTTL
+	mcpOpts.MaxStoredResultBytes = sandbarOpts.MaxStoredResultBytes
 	mcpOpts.NameStyle = mcpserver.NameStyle(nameStyle)
 	mcpOpts.AllowedOrigins = splitList(origins)
 	if tokenKeyFile != "" {

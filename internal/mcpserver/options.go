@@ -113,12 +113,15 @@ type Options struct {
 	// FinishedProcessTTL is how long a finished process started through MCP is kept
 	// (and the most a client may ask for). MaxFollowersPerAccount and MaxFollowers
 	// bound the processes followed at once (progress notifications, waits for a
-	// result), per account and in all.
+	// result), per account and in all. MaxStoredResultBytes is the manager's cap on
+	// what one export may store (--max-stored-result-bytes, which the reconcilers
+	// enforce): an export reserves no more of its account's bytes than that.
 	MaxProcessesPerAccount    int
 	MaxProcessBytesPerAccount int64
 	FinishedProcessTTL        time.Duration
 	MaxFollowersPerAccount    int
 	MaxFollowers              int
+	MaxStoredResultBytes      int64
 
 	// What clients may hold open in this replica (0: no limit; the flags set them),
 	// per account (an OAuth person counts on their own) and in all: sessions of the
@@ -154,7 +157,8 @@ func (o Options) Holds() access.HoldLimits {
 // Limits are the per-account limits of the options.
 func (o Options) Limits() process.Limits {
 	return process.Limits{Processes: o.MaxProcessesPerAccount, Bytes: o.MaxProcessBytesPerAccount,
-		FinishedTTL: o.FinishedProcessTTL, Followers: o.MaxFollowersPerAccount, AllFollowers: o.MaxFollowers}
+		StoredResultBytes: o.MaxStoredResultBytes, FinishedTTL: o.FinishedProcessTTL,
+		Followers: o.MaxFollowersPerAccount, AllFollowers: o.MaxFollowers}
 }
 
 // Validate checks the options, with messages that name the flag.

@@ -19,6 +19,7 @@ package process
 import (
 	"context"
 	"fmt"
+	"hash/fnv"
 	"strings"
 	"sync"
 	"time"
@@ -40,10 +41,14 @@ type Limits struct {
 	Processes int
 	// Bytes is how many bytes of inputs and results an account's processes may hold
 	// together; an export's stored result counts as its chunks' compressed bytes. A
-	// running built-in process counts as holding at least the largest result its
-	// status may keep (builtin.MaxResultBytes); a running export is bounded by the
-	// manager's cap on one stored result instead (--max-stored-result-bytes).
+	// running built-in process counts as holding what its result may come to: its
+	// budget (spec.resultBudget), or without one the largest result its status may
+	// keep (builtin.MaxResultBytes). An export starts with the room its account has
+	// left as its budget, and fails rather than hold more.
 	Bytes int64
+	// StoredResultBytes is the most one export may store (--max-stored-result-bytes;
+	// 0: no cap): an export's budget is no more than that.
+	StoredResultBytes int64
 	// FinishedTTL is how long a finished process started through MCP is kept: its
 	// spec.ttlSecondsAfterFinished, and the most a client may ask for.
 	FinishedTTL time.Duration
@@ -53,46 +58,52 @@ type Limits struct {
 	Followers, AllFollowers int
 }
 
+func (l Limits) on() bool { return l.Processes > 0 || l.Bytes > 0 }
+
 // MinBytes is the least Limits.Bytes worth setting: room for a built-in job's largest
 // result and as large an input again.
 const MinBytes = 2 * builtin.MaxResultBytes
 
-// pendingFor is how long a process this server created is counted by itself, until
-// the informer cache has it; a safety net should the cache never see it.
+// pendingFor is how long a process's reservation stays in its account's ledger
+// (ledger.go): by then every replica's informer cache has the process; a safety net
+// should one never see it.
 const pendingFor = time.Minute
 
 // finishedShown is how many finished processes a refusal names for deletion.
 const finishedShown = 5
 
-// quota counts what accounts hold: processes just created that the cache has not
-// seen yet, and the followers running now.
+// quota keeps accounts within the limits: the starts they are admitted (against
+// their ledgers), and the followers running now.
 type quota struct {
 	limits Limits
-	// mu serialises the check and reservation of starts, so that concurrent starts
-	// of one account cannot each see room for one more.
-	mu sync.Mutex
-	// pending are processes created (or being created) here, by account, then name.
-	pending map[string]map[string]reservation
+	// locks take an account's starts in this replica one at a time (by a hash of the
+	// account), so that they do not contend for its ledger, which orders them among
+	// replicas.
+	locks [64]sync.Mutex
 
 	fmu       sync.Mutex
 	followers map[string]int
 	total     int
 }
 
-type reservation struct {
-	bytes int64
-	at    time.Time
+func newQuota(l Limits) *quota {
+	return &quota{limits: l, followers: map[string]int{}}
 }
 
-func newQuota(l Limits) *quota {
-	return &quota{limits: l, pending: map[string]map[string]reservation{}, followers: map[string]int{}}
+// lock takes the account's lock, and answers how to give it back.
+func (q *quota) lock(acct *catalog.Account) (unlock func()) {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(accountKey(acct)))
+	m := &q.locks[h.Sum32()%uint32(len(q.locks))]
+	m.Lock()
+	return m.Unlock
 }
 
 func accountKey(acct *catalog.Account) string { return acct.Namespace + "/" + acct.Name }
 
 // holds is what a process holds in etcd for its account: its input, and its result
 // (with the chunks of a stored one, compressed), or for a running built-in process
-// at least the largest result its status may keep.
+// at least what its result may come to (budgetOf).
 func holds(p *metav1alpha1.WorkflowProcess) int64 {
 	n := int64(0)
 	if p.Spec.Input != nil {
@@ -105,9 +116,18 @@ func holds(p *metav1alpha1.WorkflowProcess) int64 {
 		}
 	}
 	if !workflow.Terminal(&p.Status) && builtin.IsBuiltin(p.Spec.Definition) {
-		n = max(n, inputBytes(p)+builtin.MaxResultBytes)
+		n = max(n, inputBytes(p)+budgetOf(p))
 	}
 	return n
+}
+
+// budgetOf is what the result of a built-in process may come to hold: its budget,
+// or without one the largest result its status may keep.
+func budgetOf(p *metav1alpha1.WorkflowProcess) int64 {
+	if p.Spec.ResultBudget > 0 {
+		return p.Spec.ResultBudget
+	}
+	return builtin.MaxResultBytes
 }
 
 func inputBytes(p *metav1alpha1.WorkflowProcess) int64 {
@@ -125,54 +145,54 @@ type holding struct {
 	finished []string
 }
 
-// admit reserves room for p, a process acct is about to create, or refuses it with
-// what the account holds and how to free room. Call release with p's name if the
-// create fails. Nothing is reserved when there are no limits.
+// admit reserves room for p, a process acct is about to create, in the account's
+// ledger, or refuses it with what the account holds and how to free room. An export
+// gets the room the account has left as its budget. Call settle with p's name once
+// the create is done. Nothing is reserved when there are no limits.
 func (s *Service) admit(ctx context.Context, acct *catalog.Account, p *metav1alpha1.WorkflowProcess) error {
 	q := s.quota
-	if q.limits.Processes <= 0 && q.limits.Bytes <= 0 {
+	if !q.limits.on() {
 		return nil
 	}
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	h, err := s.holding(ctx, acct)
-	if err != nil {
-		return err
-	}
-	adds := holds(p)
-	switch {
-	case q.limits.Processes > 0 && h.count >= q.limits.Processes:
-		return tool.Fail("refused: this account holds %d processes (WorkflowProcesses of namespace %s, running or finished), "+
-			"its limit (--max-processes-per-account); nothing was started. %s",
-			h.count, acct.Namespace, s.howToFree(acct, h, "--max-processes-per-account"))
-	case q.limits.Bytes > 0 && h.bytes+adds > q.limits.Bytes:
-		return tool.Fail("refused: this account's processes hold %s of inputs and results, and this one may add %s: "+
-			"over the account's limit of %s (--max-process-bytes-per-account); nothing was started. %s",
-			size(h.bytes), size(adds), size(q.limits.Bytes), s.howToFree(acct, h, "--max-process-bytes-per-account"))
-	}
-	key := accountKey(acct)
-	if q.pending[key] == nil {
-		q.pending[key] = map[string]reservation{}
-	}
-	q.pending[key][p.Name] = reservation{bytes: adds, at: time.Now()}
-	return nil
+	defer q.lock(acct)()
+	return s.onLedger(ctx, acct, func(l *ledger) error {
+		h, err := s.holding(ctx, acct, l)
+		if err != nil {
+			return err
+		}
+		p.Spec.ResultBudget = 0
+		adds := holds(p)
+		switch {
+		case q.limits.Processes > 0 && h.count >= q.limits.Processes:
+			return tool.Fail("refused: this account holds %d processes (WorkflowProcesses of namespace %s, running or finished), "+
+				"its limit (--max-processes-per-account); nothing was started. %s",
+				h.count, acct.Namespace, s.howToFree(acct, h, "--max-processes-per-account"))
+		case q.limits.Bytes > 0 && h.bytes+adds > q.limits.Bytes:
+			return tool.Fail("refused: this account's processes hold %s of inputs and results, and this one may add %s: "+
+				"over the account's limit of %s (--max-process-bytes-per-account); nothing was started. %s",
+				size(h.bytes), size(adds), size(q.limits.Bytes), s.howToFree(acct, h, "--max-process-bytes-per-account"))
+		case len(l.pending) >= maxPending:
+			return tool.Fail("refused: this account has started %d processes within %s, as many as may start in that time; "+
+				"nothing was started: start it again in a minute", len(l.pending), pendingFor)
+		}
+		if p.Spec.Definition == builtin.Export && q.limits.Bytes > 0 {
+			// An export may store far more than a status keeps: as much as the
+			// account has room for, up to what one export may store.
+			p.Spec.ResultBudget = q.limits.Bytes - h.bytes - inputBytes(p)
+			if c := q.limits.StoredResultBytes; c > 0 {
+				p.Spec.ResultBudget = min(p.Spec.ResultBudget, max(c, builtin.MaxResultBytes))
+			}
+			adds = holds(p)
+		}
+		l.pending[p.Name] = entry{Bytes: adds, At: time.Now().UnixMilli()}
+		return nil
+	})
 }
 
-// release drops the reservation of a process that was not created.
-func (s *Service) release(acct *catalog.Account, name string) {
-	q := s.quota
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	key := accountKey(acct)
-	delete(q.pending[key], name)
-	if len(q.pending[key]) == 0 {
-		delete(q.pending, key)
-	}
-}
-
-// holding counts the account's processes in the informer cache, and those created
-// here that the cache has not seen yet. Called with q.mu held.
-func (s *Service) holding(ctx context.Context, acct *catalog.Account) (holding, error) {
+// holding counts the account's processes in the informer cache, and those its
+// ledger reserved that the cache does not show (yet). It drops from the ledger the
+// reservations that have expired and those of processes created and since deleted.
+func (s *Service) holding(ctx context.Context, acct *catalog.Account, l *ledger) (holding, error) {
 	var list metav1alpha1.WorkflowProcessList
 	// Read only: the cache's own objects, not copies of every result.
 	if err := s.client.List(ctx, &list, client.InNamespace(acct.Namespace), client.UnsafeDisableDeepCopy); err != nil {
@@ -193,17 +213,27 @@ func (s *Service) holding(ctx context.Context, acct *catalog.Account) (holding, 
 			finished = append(finished, p)
 		}
 	}
-	key := accountKey(acct)
-	for name, r := range s.quota.pending[key] {
-		if seen[name] || time.Since(r.at) > pendingFor {
-			delete(s.quota.pending[key], name)
+	now := time.Now()
+	for name, e := range l.pending {
+		switch {
+		case seen[name]:
+			continue // counted above
+		case e.expired(now):
+			delete(l.pending, name)
 			continue
+		case e.Created:
+			// Created: in the API server, unless deleted since (then for good).
+			there, err := s.exists(ctx, acct.Namespace, name)
+			if err != nil {
+				return holding{}, err
+			}
+			if !there {
+				delete(l.pending, name)
+				continue
+			}
 		}
 		h.count++
-		h.bytes += r.bytes
-	}
-	if len(s.quota.pending[key]) == 0 {
-		delete(s.quota.pending, key)
+		h.bytes += e.Bytes
 	}
 	sortOldestFirst(finished)
 	for _, p := range finished[:min(len(finished), finishedShown)] {

@@ -204,9 +204,10 @@ func (s *Service) Start(ctx context.Context, acct *catalog.Account, definition s
 		return nil, err
 	}
 	if err := s.client.Create(ctx, p); err != nil {
-		s.release(acct, p.Name)
+		s.settle(ctx, acct, p.Name, false)
 		return nil, err
 	}
+	s.settle(ctx, acct, p.Name, true)
 	tool.NoteStarted(ctx, p.Namespace, p.Name)
 	if r != nil {
 		r.Started = p

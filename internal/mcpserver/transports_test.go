@@ -43,6 +43,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
@@ -398,6 +399,130 @@ func TestLockedOutAccountsLegacyStreamStops(t *testing.T) {
 
 	g.Expect(k8s.Patch(context.Background(), sa, client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"active":false}}`)))).To(Succeed())
 	g.Eventually(ended).WithTimeout(timeout).Should(BeClosed(), "the server ends the locked-out session")
+}
+
+// A legacy SSE session is a session whatever revision its requests claim: one whose
+// messages carry the stateless revision's _meta (which the SDK serves on any
+// transport), or whose initialize asks for that revision, is closed by its account's
+// lock-out (deactivation or a new key) within a few seconds, as every other session is.
+func TestLockedOutAccountsLegacyStreamStopsWhateverRevisionItsRequestsClaim(t *testing.T) {
+	meta := map[string]any{"_meta": map[string]any{
+		"io.modelcontextprotocol/protocolVersion":    revision2026,
+		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
+		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw-sse", "version": "1"},
+	}}
+	for _, tc := range []struct {
+		name string
+		// open makes the session's requests on the stream.
+		open func(g Gomega, s *legacyStream, tok string)
+		// lock locks the account out.
+		lock func(t *testing.T, sa *metav1alpha1.ServiceAccount)
+	}{
+		{"stateless _meta, deactivated", func(g Gomega, s *legacyStream, tok string) {
+			for _, method := range []string{"tools/list", "resources/list"} {
+				res := s.call(tok, method, meta)
+				g.Expect(res.Error).To(BeNil(), method)
+			}
+		}, deactivate},
+		{"stateless _meta, a new key", func(g Gomega, s *legacyStream, tok string) {
+			res := s.call(tok, "tools/list", meta)
+			g.Expect(res.Error).To(BeNil())
+		}, reissue},
+		{"initialize asking for the stateless revision, deactivated", func(g Gomega, s *legacyStream, tok string) {
+			res := s.call(tok, "initialize", map[string]any{"protocolVersion": revision2026, "capabilities": map[string]any{},
+				"clientInfo": map[string]any{"name": "raw-sse", "version": "1"}})
+			g.Expect(res.Error).To(BeNil())
+			code, body := s.post(tok, map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+			g.Expect(code).To(Equal(http.StatusAccepted), body)
+			res = s.call(tok, "tools/list", nil)
+			g.Expect(res.Error).To(BeNil())
+		}, deactivate},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sa, tok := newAccount(t, unique("sse-meta"), metav1alpha1.Permissions{})
+			s := streamLegacy(t, legacyURL(mcpURL), tok)
+			tc.open(NewWithT(t), s, tok)
+			ended := make(chan struct{})
+			go func() {
+				for range s.messages {
+				}
+				close(ended)
+			}()
+			tc.lock(t, sa)
+			NewWithT(t).Eventually(ended).WithTimeout(5*time.Second).Should(BeClosed(), "the server ends the locked-out session's stream")
+		})
+	}
+}
+
+// A Streamable HTTP session whose initialize asked for the stateless revision (the
+// SDK answers with a session-based one) is closed by a lock-out too: its GET stream
+// ends.
+func TestLockedOutSessionThatAskedForTheStatelessRevisionStops(t *testing.T) {
+	g := NewWithT(t)
+	sa, tok := newAccount(t, unique("asked-2026"), metav1alpha1.Permissions{})
+	send := func(method string, body map[string]any, session, revision string) *http.Response {
+		var r io.Reader
+		if body != nil {
+			b, _ := json.Marshal(body)
+			r = bytes.NewReader(b)
+		}
+		req, err := http.NewRequest(method, mcpURL, r)
+		g.Expect(err).NotTo(HaveOccurred())
+		req.Header.Set("Authorization", "Bearer "+tok)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		if method == http.MethodGet {
+			req.Header.Set("Accept", "text/event-stream")
+		}
+		if session != "" {
+			req.Header.Set("Mcp-Session-Id", session)
+			req.Header.Set("Mcp-Protocol-Version", revision)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		g.Expect(err).NotTo(HaveOccurred())
+		return resp
+	}
+	resp := send(http.MethodPost, map[string]any{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": map[string]any{
+		"protocolVersion": revision2026, "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"}}}, "", "")
+	body, _ := io.ReadAll(resp.Body)
+	_ = resp.Body.Close()
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), string(body))
+	session := resp.Header.Get("Mcp-Session-Id")
+	g.Expect(session).NotTo(BeEmpty())
+	for _, msg := range []map[string]any{
+		{"jsonrpc": "2.0", "method": "notifications/initialized"},
+		{"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+	} {
+		resp := send(http.MethodPost, msg, session, sessionRevision)
+		body, _ := io.ReadAll(resp.Body)
+		_ = resp.Body.Close()
+		g.Expect(resp.StatusCode).To(BeElementOf(http.StatusOK, http.StatusAccepted), string(body))
+	}
+	stream := send(http.MethodGet, nil, session, sessionRevision)
+	defer func() { _ = stream.Body.Close() }()
+	g.Expect(stream.StatusCode).To(Equal(http.StatusOK))
+	ended := make(chan struct{})
+	go func() {
+		_, _ = io.Copy(io.Discard, stream.Body)
+		close(ended)
+	}()
+
+	deactivate(t, sa)
+	g.Eventually(ended).WithTimeout(5*time.Second).Should(BeClosed(), "the server ends the locked-out session's stream")
+}
+
+// deactivate sets an account's spec.active to false.
+func deactivate(t *testing.T, sa *metav1alpha1.ServiceAccount) {
+	t.Helper()
+	NewWithT(t).Expect(k8s.Patch(context.Background(), sa,
+		client.RawPatch("application/merge-patch+json", []byte(`{"spec":{"active":false}}`)))).To(Succeed())
+}
+
+// reissue gives an account a new key, which locks the old one out.
+func reissue(t *testing.T, sa *metav1alpha1.ServiceAccount) {
+	t.Helper()
+	_, err := apikey.Issue(context.Background(), k8s, sa.Namespace, sa.Name)
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 }
 
 // A task-augmented tools/call on the legacy transport answers with a task, which

@@ -107,12 +107,6 @@ func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 			} else if acct != nil {
 				s.record(ctx, ss, acct, req.GetExtra())
 			}
-			// A request of the stateless revision has a session of its own, without an
-			// id, that ends with it (subscriptions/listen too: it lasts as long as its
-			// stream).
-			if transport.StatelessRequest(req) {
-				defer s.forget(ss)
-			}
 		}
 		return next(ctx, method, req)
 	}
@@ -201,11 +195,28 @@ func (s *Sessions) record(ctx context.Context, ss *mcp.ServerSession, acct *cata
 			}
 		}
 	}
+	s.keep(ss, e)
+}
+
+// keep records e as the entry of ss, unless a sweep has locked ss out. The entry of
+// a session without an id goes when the session ends: a stateless request's session
+// ends with the request (subscriptions/listen with its stream), a legacy SSE
+// session's with its stream. Not what revision its requests claim: a legacy
+// session's may carry the stateless revision's _meta, or its initialize ask for
+// that revision, and its entry must stay for the sweep to close it.
+func (s *Sessions) keep(ss *mcp.ServerSession, e *sessionEntry) {
 	s.mu.Lock()
-	if old := s.byID[ss]; old == nil || !old.locked.Load() {
+	old := s.byID[ss]
+	if old == nil || !old.locked.Load() {
 		s.byID[ss] = e
 	}
 	s.mu.Unlock()
+	if old == nil && ss.ID() == "" {
+		contain.Go("session-end", func() {
+			_ = ss.Wait()
+			s.forget(ss)
+		})
+	}
 }
 
 func (s *Sessions) forget(ss *mcp.ServerSession) {
@@ -217,11 +228,7 @@ func (s *Sessions) forget(ss *mcp.ServerSession) {
 // recordOAuth records the account of an OAuth user's session until its token
 // expires. The SDK refuses the session to any other user's token (TokenInfo.UserID).
 func (s *Sessions) recordOAuth(ss *mcp.ServerSession, acct *catalog.Account, expires time.Time) {
-	s.mu.Lock()
-	if old := s.byID[ss]; old == nil || !old.locked.Load() {
-		s.byID[ss] = &sessionEntry{namespace: acct.Namespace, name: acct.Name, oauth: acct, expires: expires}
-	}
-	s.mu.Unlock()
+	s.keep(ss, &sessionEntry{namespace: acct.Namespace, name: acct.Name, oauth: acct, expires: expires})
 }
 
 // known is true for an account of the catalog (an older snapshot's copy of it).

@@ -154,6 +154,14 @@ func (o Options) Holds() access.HoldLimits {
 		StreamsPerAccount: o.MaxStreamsPerAccount, Streams: o.MaxStreams}
 }
 
+// callTimeout is CallTimeout, or tool.DefaultDeadline when it is 0.
+func (o Options) callTimeout() time.Duration {
+	if o.CallTimeout == 0 {
+		return tool.DefaultDeadline
+	}
+	return o.CallTimeout
+}
+
 // Limits are the per-account limits of the options.
 func (o Options) Limits() process.Limits {
 	return process.Limits{Processes: o.MaxProcessesPerAccount, Bytes: o.MaxProcessBytesPerAccount,

@@ -182,7 +182,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// last changed. What the server sends
 	// on its own (progress, list changes, resource updates) reaches a session only
 	// while its account may have it, and passes redaction on the sending side.
-	receiving := []mcp.Middleware{contain.Middleware, taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, s.sessions.Middleware,
+	receiving := []mcp.Middleware{contain.Middleware, taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, bounded(opts.callTimeout()), s.sessions.Middleware,
 		s.lists.Middleware, taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware}
 	s.mcp.AddReceivingMiddleware(receiving...)
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
@@ -247,6 +247,25 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	}
 	s.edge, s.http = e, e.Handler()
 	return s, nil
+}
+
+// bounded gives every request a deadline, the call timeout, so that nothing on a
+// request's path (a resource read, a listing, a completion, a subscription) waits
+// without one for an API server that does not answer. tools/call sets its own (a
+// tool that waits gets its wait on top), tasks/result waits for its task until the
+// client goes, and subscriptions/listen is a stream that lasts.
+func bounded(timeout time.Duration) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			switch method {
+			case "tools/call", "tasks/result", "subscriptions/listen":
+				return next(ctx, method, req)
+			}
+			ctx, cancel := context.WithTimeout(ctx, timeout)
+			defer cancel()
+			return next(ctx, method, req)
+		}
+	}
 }
 
 // pingRequest is a session's ping as the SDK hands it to the receiving middleware
@@ -459,10 +478,7 @@ func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error
 		if acct == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no authenticated account"}
 		}
-		deadline := s.opts.CallTimeout
-		if deadline == 0 {
-			deadline = tool.DefaultDeadline
-		}
+		deadline := s.opts.callTimeout()
 		return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Session: req.Session,
 			ProgressToken: req.Params.GetProgressToken(), Deadline: deadline, Style: s.opts.NameStyle,
 			Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}, Sealer: s.tokens}, nil

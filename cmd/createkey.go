@@ -90,7 +90,7 @@ func printKeyYAML(ns, name string) int {
 		fmt.Fprintln(os.Stderr, "create-key:", err)
 		return 1
 	}
-	for _, obj := range []any{apikey.Secret(sa, hash), sa} {
+	for _, obj := range []any{apikey.Secret(sa, hash, apikey.ID(key)), sa} {
 		b, err := yaml.Marshal(obj)
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "create-key:", err)

@@ -28,6 +28,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
@@ -84,6 +85,9 @@ func TestCreateKeyDryRunPrintsOnlyTheHash(t *testing.T) {
 	}
 	if err := bcrypt.CompareHashAndPassword(secret.Data["api-key-hash"], []byte(key)); err != nil {
 		t.Errorf("the stored hash does not match the printed key: %v", err)
+	}
+	if got := string(secret.Data["api-key-id"]); got != apikey.ID(key) {
+		t.Errorf("the stored id is %q, want the printed key's, %q", got, apikey.ID(key))
 	}
 	if sa.Spec.ServiceName != "bot" || sa.Spec.APIKeySecretRef.Name != secret.Name {
 		t.Errorf("ServiceAccount = %+v, want serviceName bot and the Secret %s", sa.Spec, secret.Name)

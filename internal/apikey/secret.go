@@ -36,9 +36,26 @@ func HashKey(sa *metav1alpha1.ServiceAccount) string {
 	return DefaultKey
 }
 
-// Secret is the labelled Secret that holds a ServiceAccount's key hash.
-func Secret(sa *metav1alpha1.ServiceAccount, hash []byte) *corev1.Secret {
-	key := HashKey(sa)
+// DefaultIDKey is the Secret key of the key's id beside the hash under DefaultKey.
+const DefaultIDKey = "api-key-id"
+
+// IDKey is the key of a ServiceAccount's Secret that holds the id of its API key
+// (ID), beside the hash: api-key-id beside api-key-hash, else the hash's key with
+// "-id" after it.
+func IDKey(sa *metav1alpha1.ServiceAccount) string {
+	if k := HashKey(sa); k != DefaultKey {
+		return k + "-id"
+	}
+	return DefaultIDKey
+}
+
+// Secret is the labelled Secret that holds a ServiceAccount's key hash and the key's
+// id (none when id is empty).
+func Secret(sa *metav1alpha1.ServiceAccount, hash []byte, id string) *corev1.Secret {
+	data := map[string][]byte{HashKey(sa): hash}
+	if id != "" {
+		data[IDKey(sa)] = []byte(id)
+	}
 	return &corev1.Secret{
 		TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Secret"},
 		ObjectMeta: metav1.ObjectMeta{
@@ -47,12 +64,12 @@ func Secret(sa *metav1alpha1.ServiceAccount, hash []byte) *corev1.Secret {
 			Labels:    map[string]string{metav1alpha1.LabelAPIKey: "true"},
 		},
 		Type: corev1.SecretTypeOpaque,
-		Data: map[string][]byte{key: hash},
+		Data: data,
 	}
 }
 
-// Issue gives an existing ServiceAccount a new key: it writes the hash into the
-// account's Secret and returns the bearer token "<service-name>:<key>", which is not
+// Issue gives an existing ServiceAccount a new key: it writes the hash and the key's
+// id into the account's Secret and returns the bearer token "<service-name>:<key>", which is not
 // stored anywhere. It creates the Secret, or updates one already labelled for API keys;
 // any other Secret of that name is left alone and the key refused, so that a
 // ServiceAccount cannot make it overwrite a Secret it was not made for.
@@ -68,7 +85,7 @@ func Issue(ctx context.Context, c client.Client, namespace, name string) (string
 	if err != nil {
 		return "", err
 	}
-	want := Secret(&sa, hash)
+	want := Secret(&sa, hash, ID(key))
 	var existing corev1.Secret
 	err = c.Get(ctx, client.ObjectKeyFromObject(want), &existing)
 	switch {

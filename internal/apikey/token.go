@@ -16,14 +16,17 @@ limitations under the License.
 
 // Package apikey is the bearer token of an MCP ServiceAccount: its format
 // ("<service-name>:<key>", the key 256 random bits in URL-safe base64), how it is
-// issued (the key shown once, only its bcrypt hash stored in a labelled Secret),
-// parsed and verified. The MCP server's authentication, the create-key command and
-// the redaction of tokens in answers all use this one description.
+// issued (the key shown once, only its bcrypt hash and its public id stored in a
+// labelled Secret), parsed and verified. The MCP server's authentication, the
+// create-key command and the redaction of tokens in answers all use this one
+// description.
 package apikey
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
 	"errors"
 	"regexp"
 	"strings"
@@ -90,6 +93,34 @@ func Generate() (key string, hash []byte, err error) {
 	key = base64.RawURLEncoding.EncodeToString(b)
 	hash, err = bcrypt.GenerateFromPassword([]byte(key), Cost)
 	return key, hash, err
+}
+
+// IDLength is the length of a key's id.
+const IDLength = 16
+
+// ID is the public id of a key: the first 16 hex characters of its SHA-256. It is
+// stored beside the key's bcrypt hash, so that the server can tell, without a bcrypt
+// comparison, whether a presented key may be the account's: one whose id differs is
+// not. An id may be stored where the hash is because a key is 256 random bits: 64
+// bits of its SHA-256 help no one find it. (Of a key someone chose, a short password,
+// the id would be a fast way to test guesses: store none for such a key.)
+func ID(key string) string {
+	sum := sha256.Sum256([]byte(key))
+	return hex.EncodeToString(sum[:IDLength/2])
+}
+
+// ValidID reports whether a stored id has the form ID gives it: 16 lower-case hex
+// characters.
+func ValidID(id []byte) bool {
+	if len(id) != IDLength {
+		return false
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // Verify reports whether a key matches a stored hash. bcrypt compares in constant

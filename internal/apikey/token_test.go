@@ -17,7 +17,10 @@ limitations under the License.
 package apikey
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -56,5 +59,29 @@ func TestParseRefusesWhatIsNotAToken(t *testing.T) {
 	}
 	if _, err := Parse("no-colon"); !errors.Is(err, ErrMalformed) {
 		t.Errorf("Parse without a colon: %v, want ErrMalformed", err)
+	}
+}
+
+func TestAKeysIDIsItsSHA256sFirstSixteenHexCharacters(t *testing.T) {
+	key, _, err := Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := ID(key)
+	// As Helm's sha256sum and trunc 16 make it for the chart's bootstrap Secret.
+	sum := sha256.Sum256([]byte(key))
+	if want := hex.EncodeToString(sum[:])[:16]; id != want {
+		t.Errorf("ID = %q, want %q", id, want)
+	}
+	if !ValidID([]byte(id)) {
+		t.Errorf("ValidID(%q) = false", id)
+	}
+	for _, bad := range []string{"", id[:15], id + "0", strings.ToUpper(id), "0123456789abcdeg"} {
+		if ValidID([]byte(bad)) {
+			t.Errorf("ValidID(%q) = true", bad)
+		}
+	}
+	if ID(key[:42]+"x") == id {
+		t.Error("another key has the same id")
 	}
 }

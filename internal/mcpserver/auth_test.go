@@ -18,6 +18,8 @@ package mcpserver_test
 
 import (
 	"context"
+	cryptorand "crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -25,6 +27,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/go-logr/logr"
 	"github.com/go-logr/logr/funcr"
@@ -33,6 +36,7 @@ import (
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
@@ -253,7 +257,7 @@ func TestCrossOriginBrowserRequestsGet403(t *testing.T) {
 }
 
 // Guessing a service's key is limited per client address: after ten wrong keys, 429
-// without trying the key, while other services are unaffected.
+// without trying the key, while other services and the real key are unaffected.
 func TestKeyGuessingIsLimited(t *testing.T) {
 	g := NewWithT(t)
 	url := serve(t, mcpserver.Options{})
@@ -269,7 +273,7 @@ func TestKeyGuessingIsLimited(t *testing.T) {
 	g.Expect(codes[http.StatusUnauthorized]).To(Equal(10))
 	g.Expect(codes[http.StatusTooManyRequests]).To(Equal(2))
 	resp, _ := post(t, url, map[string]string{"Authorization": "Bearer " + service + ":" + key})
-	g.Expect(resp.StatusCode).To(Equal(http.StatusTooManyRequests), "a right key that never verified here waits while the address is blocked")
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), "a right key that never verified here gets in while the address is blocked: its id vouches for it")
 	resp, _ = post(t, url, map[string]string{"Authorization": "Bearer nobody:" + key})
 	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized), "another service name is not blocked")
 }
@@ -305,6 +309,118 @@ func TestFloodingWrongKeysDoesNotLockOutTheRealKey(t *testing.T) {
 
 	resp, _ = post(t, url, map[string]string{"Authorization": "Bearer " + service + ":never-tried-" + key})
 	g.Expect(resp.StatusCode).To(Equal(http.StatusTooManyRequests), "a key that never verified is still limited")
+}
+
+// The issue's flood: hundreds of wrong keys at once for one account, from the real
+// key's own address (as everyone's behind one Ingress), right after its key was
+// re-issued, so that no cached verdict vouches for the new key. Every call made
+// meanwhile with the new key gets in (12 of 12 got 429 before keys had ids), and the
+// flood costs bcrypt comparisons only for its address's failed attempts (10, then
+// one a second): once they are spent, a wrong key's id tells it wrong at once.
+func TestAWrongKeyFloodAfterANewKeyNeverRefusesTheRealKey(t *testing.T) {
+	g := NewWithT(t)
+	url := serve(t, mcpserver.Options{})
+	sa, tok := newAccount(t, unique("flooded"), metav1alpha1.Permissions{})
+	cs := connect(t, url, tok, nil)
+	_, err := cs.ListTools(context.Background(), nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	service, _, _ := strings.Cut(tok, ":")
+
+	send := func(c *http.Client, tok string) int {
+		req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(initializeBody))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Authorization", "Bearer "+tok)
+		resp, err := c.Do(req)
+		if err != nil {
+			return 0
+		}
+		_, _ = io.Copy(io.Discard, resp.Body)
+		_ = resp.Body.Close()
+		return resp.StatusCode
+	}
+	const flooders = 200
+	flood := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: flooders}}
+	t.Cleanup(flood.CloseIdleConnections)
+	ctx, stop := context.WithCancel(context.Background())
+	defer stop()
+	var (
+		mu    sync.Mutex
+		codes = map[int]int{}
+		wg    sync.WaitGroup
+	)
+	before, start := keyComparisons(t), time.Now()
+	for range flooders {
+		wg.Go(func() {
+			for ctx.Err() == nil {
+				code := send(flood, service+":"+randomKey())
+				mu.Lock()
+				codes[code]++
+				mu.Unlock()
+			}
+		})
+	}
+	limited := func() int {
+		mu.Lock()
+		defer mu.Unlock()
+		return codes[http.StatusTooManyRequests]
+	}
+	g.Eventually(limited).WithTimeout(timeout).WithPolling(poll).Should(BeNumerically(">", 0), "the flood spent the address's attempts")
+
+	newTok, err := apikey.Issue(context.Background(), k8s, sa.Namespace, sa.Name)
+	g.Expect(err).NotTo(HaveOccurred())
+	// Once the manager's cache has the new key's Secret, the old key is refused.
+	g.Eventually(func() int { return send(http.DefaultClient, tok) }).WithTimeout(timeout).WithPolling(poll).
+		ShouldNot(Equal(http.StatusOK))
+	for i := range 12 {
+		code := send(http.DefaultClient, newTok)
+		g.Expect(code).To(Equal(http.StatusOK), "call %d with the new key amid the flood", i)
+		if i%4 == 0 {
+			cs := connect(t, url, newTok, nil)
+			_, err := cs.ListTools(context.Background(), nil)
+			g.Expect(err).NotTo(HaveOccurred(), "a session with the new key amid the flood")
+		}
+	}
+	stop()
+	wg.Wait()
+	elapsed := time.Since(start)
+	after := keyComparisons(t)
+	g.Expect(after).To(BeNumerically(">", 0), "the comparisons are counted")
+	compared := after - before
+
+	mu.Lock()
+	defer mu.Unlock()
+	g.Expect(codes[http.StatusOK]).To(BeZero(), "a wrong key got in")
+	g.Expect(codes[http.StatusTooManyRequests]).To(BeNumerically(">", flooders), "the flood was hundreds of requests")
+	for code := range codes {
+		g.Expect(code).To(BeElementOf(http.StatusUnauthorized, http.StatusTooManyRequests), "the flood's answers: %v", codes)
+	}
+	// The address's first 10 attempts, one a second that it earns back, and the new
+	// key's verifications (one a change to the account or its Secret).
+	g.Expect(compared).To(BeNumerically("<=", 10+elapsed.Seconds()+5),
+		"%v bcrypt comparisons in %v of a flood of %d requests", compared, elapsed, codes[http.StatusTooManyRequests])
+	t.Logf("%d wrong keys, %v bcrypt comparisons in %v", codes[http.StatusTooManyRequests]+codes[http.StatusUnauthorized], compared, elapsed)
+}
+
+// randomKey is a key no account has: 43 random characters, as a key has.
+func randomKey() string {
+	b := make([]byte, 32)
+	_, _ = cryptorand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// keyComparisons is sandbar_mcp_auth_key_comparisons_total: the bcrypt comparisons
+// of presented keys made in this process (-1 before the first).
+func keyComparisons(t *testing.T) float64 {
+	t.Helper()
+	families, err := metrics.Registry.Gather()
+	NewWithT(t).Expect(err).NotTo(HaveOccurred())
+	for _, f := range families {
+		if f.GetName() == "sandbar_mcp_auth_key_comparisons_total" {
+			return f.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return -1
 }
 
 // No part of a presented key reaches the log, whatever shape the token has: a key

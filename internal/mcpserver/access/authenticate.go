@@ -23,6 +23,8 @@ package access
 import (
 	"context"
 	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,7 +56,12 @@ var authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Help: "Requests refused with 401 by reason, and with 503 (reason unavailable) while a refusal could not be confirmed.",
 }, []string{"reason"})
 
-func init() { metrics.Registry.MustRegister(authFailures) }
+var keyComparisons = prometheus.NewCounter(prometheus.CounterOpts{
+	Name: "sandbar_mcp_auth_key_comparisons_total",
+	Help: "bcrypt comparisons of presented API keys with stored hashes (with the dummy hash of an unknown or inactive service name too).",
+})
+
+func init() { metrics.Registry.MustRegister(authFailures, keyComparisons) }
 
 // Realm is the realm of the WWW-Authenticate challenge.
 const Realm = "sandbar-mcp"
@@ -75,7 +82,8 @@ const authWait = 2 * time.Second
 const unavailableRetry = 5
 
 // Failed guesses of a service's key from one client address are limited: each costs
-// a bcrypt comparison, and guessing is what they are.
+// a bcrypt comparison, unless the key's id tells it wrong at once, and guessing is
+// what they are.
 const (
 	failedAuthBurst   = 10
 	failedAuthPerSec  = 1
@@ -89,10 +97,13 @@ const (
 // makes the next request verify again, so a lock-out takes effect at once, on open
 // sessions too.
 //
-// Every token that names a service costs one bcrypt comparison when it is not
-// cached, whether the service exists or not (an unknown or inactive one is compared
-// with a dummy hash), so the time of an answer tells nothing about which services
-// exist. Nothing of a presented token is logged.
+// A token that names a service costs one bcrypt comparison when it is not cached,
+// while its client has failed attempts left, whether the service exists or not (an
+// unknown or inactive one is compared with a dummy hash), so the time of an answer
+// tells nothing about which services exist. Once they are spent, only a key that the
+// account's Secret vouches for by its id (apikey.ID), or a key of a Secret that has
+// no id, is compared: no one's guesses can lock the real key out (see
+// authenticateAs). Nothing of a presented token is logged.
 type Authenticator struct {
 	store  *catalog.Store
 	reader client.Reader
@@ -108,9 +119,12 @@ type Authenticator struct {
 	// comparing shares a comparison in progress with the requests that present the
 	// same token against the same account and Secret meanwhile.
 	comparing singleflight.Group
-	limiters  map[limiterKey]*rate.Limiter
-	limit     rate.Limit
-	burst     int
+	// slots hold each account's one bcrypt comparison at a time of a key its id
+	// does not vouch for.
+	slots    map[limiterKey]chan struct{}
+	limiters map[limiterKey]*rate.Limiter
+	limit    rate.Limit
+	burst    int
 	// failures limits wrong keys per client address and service name.
 	failures *guesses
 	// anonymous, when set, is the account of every request (no-auth mode), and
@@ -150,8 +164,8 @@ type authFailure struct {
 	reason string
 	// missing is true when no bearer token came at all.
 	missing bool
-	// limited is true when answering would take a bcrypt comparison while the
-	// client's failed-attempt bucket is empty.
+	// limited is true when the client's failed-attempt bucket is empty, or the
+	// account's comparison slot stayed taken until the request's deadline.
 	limited bool
 	// unavailable is true when the refusal could not be confirmed: the cache it was
 	// read from may be behind.
@@ -178,6 +192,7 @@ func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64,
 		compare:       apikey.Verify,
 		verified:      map[[32]byte]verdict{},
 		refused:       map[[32]byte]verdict{},
+		slots:         map[limiterKey]chan struct{}{},
 		limiters:      map[limiterKey]*rate.Limiter{},
 		failures:      newGuesses(failedAuthPerSec, failedAuthBurst, maxFailureBuckets, time.Now),
 		limit:         rate.Limit(limit),
@@ -220,15 +235,37 @@ func tokenInfo(acct *catalog.Account, key keyRef) *auth.TokenInfo {
 }
 
 // authenticate finds the account of a request's bearer token and the key Secret it
-// was checked against, as token info. With mayHash false (the client has no failed
-// attempt left) only a cached verdict answers. The token info of a verified token
-// is made once for each account and key it verifies against, and shared by their
-// requests: nothing writes to it.
-func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, mayHash bool) (*auth.TokenInfo, *authFailure) {
-	service := token.Service
-	acct := a.store.Load().Accounts[service]
+// was checked against, as token info. at is the request's attempt of its client's
+// failed-attempt bucket. The token info of a verified token is made once for each
+// account and key it verifies against, and shared by their requests: nothing writes
+// to it.
+func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, at *attempt) (*auth.TokenInfo, *authFailure) {
+	return a.authenticateAs(ctx, a.store.Load().Accounts[token.Service], token, at)
+}
+
+// authenticateAs checks a token against the key of acct (nil: no account has its
+// service name). A verdict cached for the token, the account and its Secret as they
+// are now answers at once. Else the key is compared with the hash (bcrypt):
+//   - at once when the Secret holds the key's id (apikey.ID) and the presented key
+//     has that id, whatever the client's failed attempts: only the key's holder
+//     presents a key of that id, so a flood of guesses, from the same address (an
+//     Ingress) as the real key's or not, cannot make the real key be refused;
+//   - else when the client has a failed attempt left, which the comparison takes (and
+//     gives back if the key verifies): a wrong key and an unknown or inactive name
+//     (a dummy hash) cost the same, and an id that a hash was written without (the
+//     id of an older key) costs the real key no more than it did before ids;
+//   - else when the Secret has no id (one written before ids): the real key cannot be
+//     told from a guess but by bcrypt, and refusing it would let anyone's guesses
+//     lock it out;
+//   - else not: the refusal is 429, and costs no comparison.
+//
+// A comparison that the key's id does not vouch for waits within the request's
+// deadline for the account's one slot, so whatever comes from however many
+// addresses, an account costs at most one such comparison at a time.
+func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Account, token apikey.Token, at *attempt) (*auth.TokenInfo, *authFailure) {
 	// The hash to compare with and why the token fails whatever the comparison says.
 	hash, why := dummyHash, ""
+	var id []byte
 	var accountRV, secretRV, secretName string
 	switch {
 	case acct == nil:
@@ -252,6 +289,9 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, ma
 			why = "reading the key Secret: " + err.Error()
 		} else {
 			hash, accountRV, secretRV, secretName = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion, secret.Name
+			if id = secret.Data[apikey.IDKey(&sa)]; !apikey.ValidID(id) {
+				id = nil
+			}
 		}
 	}
 
@@ -264,18 +304,31 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, ma
 	}
 	a.mu.Unlock()
 	if !cached || v.accountRV != accountRV || v.secretRV != secretRV {
-		if !mayHash {
+		k := comparisonKey{sum: sum, accountRV: accountRV, secretRV: secretRV, valid: why == ""}
+		var slot chan struct{}
+		if why == "" {
+			slot = a.slot(acct)
+		}
+		var compared bool
+		switch {
+		case why == "" && id != nil && sameID(id, token.Key):
+			v, compared = a.verify(ctx, k, hash, token.Key, nil)
+		case at.take():
+			v, compared = a.verify(ctx, k, hash, token.Key, slot)
+		case why == "" && id == nil:
+			v, compared = a.verify(ctx, k, hash, token.Key, slot)
+		default:
 			return nil, &authFailure{reason: "too many failed attempts", limited: true}
 		}
-		v = a.verify(comparisonKey{sum: sum, accountRV: accountRV, secretRV: secretRV, valid: why == ""}, hash, token.Key)
+		if !compared {
+			return nil, &authFailure{reason: "too many failed attempts: the account's key comparisons were taken until the deadline", limited: true}
+		}
 	}
 	switch {
-	case !mayHash && (why != "" || !v.ok):
-		return nil, &authFailure{reason: "too many failed attempts", limited: true}
 	case why != "":
 		return nil, &authFailure{reason: why}
 	case !v.ok:
-		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(service)}
+		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(token.Service)}
 	}
 	if v.info != nil && v.acct == acct {
 		return v.info, nil
@@ -291,6 +344,30 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, ma
 	return info, nil
 }
 
+// sameID reports, in constant time, whether a stored id is the id of key.
+func sameID(id []byte, key string) bool {
+	var buf [2 * sha256.Size]byte
+	sum := sha256.Sum256([]byte(key))
+	hex.Encode(buf[:], sum[:apikey.IDLength/2])
+	return subtle.ConstantTimeCompare(id, buf[:apikey.IDLength]) == 1
+}
+
+// slot is the account's comparison slot.
+func (a *Authenticator) slot(acct *catalog.Account) chan struct{} {
+	key := limiterKey{acct.Namespace, acct.Name}
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s, ok := a.slots[key]
+	if !ok {
+		if len(a.slots) >= maxLimiters {
+			clear(a.slots)
+		}
+		s = make(chan struct{}, 1)
+		a.slots[key] = s
+	}
+	return s
+}
+
 // comparisonKey is what a bcrypt comparison's verdict depends on.
 type comparisonKey struct {
 	sum                 [32]byte
@@ -299,14 +376,24 @@ type comparisonKey struct {
 	valid bool
 }
 
-// verify compares a token's key with its hash and caches the verdict. Requests that
-// present the same token against the same account and Secret while a comparison is
-// in progress wait for it and share its verdict: when an account's resource version
-// changes (a status write), its clients' requests in flight would otherwise each
-// make a comparison of their own at the same moment.
-func (a *Authenticator) verify(k comparisonKey, hash []byte, key string) verdict {
+// verify compares a token's key with its hash, after taking slot (nil: none) within
+// ctx, and caches the verdict; false when the slot stayed taken until ctx ended.
+// Requests that present the same token against the same account and Secret while a
+// comparison is in progress wait for it and share its verdict: when an account's
+// resource version changes (a status write), its clients' requests in flight would
+// otherwise each make a comparison of their own at the same moment.
+func (a *Authenticator) verify(ctx context.Context, k comparisonKey, hash []byte, key string, slot chan struct{}) (verdict, bool) {
 	id := fmt.Sprintf("%x/%s/%s/%t", k.sum, k.accountRV, k.secretRV, k.valid)
 	v, _, _ := a.comparing.Do(id, func() (any, error) {
+		if slot != nil {
+			select {
+			case slot <- struct{}{}:
+				defer func() { <-slot }()
+			case <-ctx.Done():
+				return nil, nil
+			}
+		}
+		keyComparisons.Inc()
 		ok := a.compare(hash, key) && k.valid
 		v := verdict{ok: ok, accountRV: k.accountRV, secretRV: k.secretRV}
 		a.mu.Lock()
@@ -321,7 +408,8 @@ func (a *Authenticator) verify(k comparisonKey, hash []byte, key string) verdict
 		cache[k.sum] = v
 		return v, nil
 	})
-	return v.(verdict)
+	got, ok := v.(verdict)
+	return got, ok
 }
 
 // allow takes one request from the account's token bucket; when it is empty it says
@@ -436,9 +524,9 @@ func rateLimited(w http.ResponseWriter, wait time.Duration) {
 
 // check authenticates a request within authWait. Failed attempts are limited per
 // client address and the service name the token claims: once a client has none
-// left, only a token that verified before (and whose account and Secret have not
-// changed since) gets in, so flooding a service with wrong keys does not lock its
-// real key out.
+// left, a refusal is 429, and a key is compared with its hash only when the
+// account's Secret vouches for it by its id or has no id (authenticateAs), so
+// flooding a service with wrong keys does not lock its real key out.
 func (a *Authenticator) check(r *http.Request) (*auth.TokenInfo, *authFailure) {
 	if a.anonymous != nil {
 		return a.anonymousInfo, nil
@@ -456,12 +544,17 @@ func (a *Authenticator) check(r *http.Request) (*auth.TokenInfo, *authFailure) {
 	if err != nil {
 		host = r.RemoteAddr
 	}
-	bucket := guessKey(host, token.Service)
+	at := attempt{g: a.failures, key: guessKey(host, token.Service)}
 	ctx, cancel := context.WithTimeout(r.Context(), authWait)
 	defer cancel()
-	info, failure := a.authenticate(ctx, token, !a.failures.limited(bucket))
+	info, failure := a.authenticate(ctx, token, &at)
+	if failure == nil {
+		at.succeeded()
+	} else if !failure.limited && !at.take() {
+		// A refusal spends the client's attempt; with none left it is 429.
+		failure.limited = true
+	}
 	if failure != nil && !failure.limited {
-		a.failures.fail(bucket)
 		if err := a.current(ctx); err != nil {
 			failure.unavailable = true
 			failure.reason += "; not confirmed: " + err.Error()

@@ -18,18 +18,23 @@ package access
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"golang.org/x/crypto/bcrypt"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -198,14 +203,28 @@ func TestATokenBeforeTheCatalogIsBuiltIsUnavailable(t *testing.T) {
 }
 
 // authenticatorWithAccounts is an authenticator over a fake cluster holding the
-// account "claude" (active, with a fresh key, which it returns) and the inactive
-// "sleepy".
+// account "claude" (active, with a fresh key, which it returns, in a Secret without
+// the key's id) and the inactive "sleepy".
 func authenticatorWithAccounts(t *testing.T) (string, *Authenticator) {
 	t.Helper()
-	key, hash, err := apikey.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := newCluster(t, false)
+	return c.key, c.a
+}
+
+// cluster is an authenticator over a fake cluster holding the account "claude"
+// (active, its key hashed at bcrypt's least cost) and the inactive "sleepy".
+type cluster struct {
+	t      *testing.T
+	a      *Authenticator
+	reader client.Client
+	sa     *metav1alpha1.ServiceAccount
+	// key is claude's key.
+	key string
+}
+
+// newCluster makes the cluster; withID stores the key's id beside its hash.
+func newCluster(t *testing.T, withID bool) *cluster {
+	t.Helper()
 	scheme := runtime.NewScheme()
 	if err := clientgoscheme.AddToScheme(scheme); err != nil {
 		t.Fatal(err)
@@ -217,12 +236,184 @@ func authenticatorWithAccounts(t *testing.T) (string, *Authenticator) {
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude"},
 		Spec:       metav1alpha1.ServiceAccountSpec{ServiceName: "claude", APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "claude-key"}},
 	}
-	reader := fake.NewClientBuilder().WithScheme(scheme).WithObjects(sa, apikey.Secret(sa, hash)).Build()
+	c := &cluster{t: t, sa: sa, reader: fake.NewClientBuilder().WithScheme(scheme).WithObjects(sa).Build()}
+	key, secret := c.newKey(withID)
+	if err := c.reader.Create(context.Background(), secret); err != nil {
+		t.Fatal(err)
+	}
+	c.key = key
 	store := catalog.NewStore()
 	store.Publish(&catalog.Snapshot{Classes: map[string]*catalog.Class{}, Properties: map[string]*catalog.Property{},
 		Workflows: map[string]*catalog.Workflow{}, Accounts: map[string]*catalog.Account{
 			"claude": {Namespace: "default", Name: "claude", ServiceName: "claude", Active: true, Ready: true},
 			"sleepy": {Namespace: "default", Name: "sleepy", ServiceName: "sleepy", Active: false, Ready: true},
 		}})
-	return key, NewAuthenticator(store, reader, 0, 0, nil)
+	c.a = NewAuthenticator(store, c.reader, 0, 0, nil)
+	return c
+}
+
+// newKey makes a key and its Secret (with the key's id when withID).
+func (c *cluster) newKey(withID bool) (string, *corev1.Secret) {
+	key, _, err := apikey.Generate()
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	hash, err := bcrypt.GenerateFromPassword([]byte(key), bcrypt.MinCost)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	id := ""
+	if withID {
+		id = apikey.ID(key)
+	}
+	return key, apikey.Secret(c.sa, hash, id)
+}
+
+// reissue gives claude a new key, and returns it; with staleID, the Secret keeps the
+// old key's id (a hash written by hand without its id).
+func (c *cluster) reissue(staleID bool) string {
+	key, want := c.newKey(true)
+	var secret corev1.Secret
+	if err := c.reader.Get(context.Background(), client.ObjectKeyFromObject(want), &secret); err != nil {
+		c.t.Fatal(err)
+	}
+	secret.Data[apikey.DefaultKey] = want.Data[apikey.DefaultKey]
+	if !staleID {
+		secret.Data[apikey.DefaultIDKey] = want.Data[apikey.DefaultIDKey]
+	}
+	if err := c.reader.Update(context.Background(), &secret); err != nil {
+		c.t.Fatal(err)
+	}
+	c.key = key
+	return key
+}
+
+// code is the status of a request with a token, from the address 192.0.2.1.
+func (c *cluster) code(tok string) int {
+	r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/mcp", strings.NewReader("{}"))
+	r.Header.Set("Authorization", "Bearer "+tok)
+	w := httptest.NewRecorder()
+	c.a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {})).ServeHTTP(w, r)
+	return w.Code
+}
+
+// limit spends the address's failed attempts on claude with wrong keys.
+func (c *cluster) limit() {
+	for i := 0; ; i++ {
+		if i > 3*failedAuthBurst {
+			c.t.Fatal("wrong keys are not limited")
+		}
+		if c.code("claude:"+wrongKey()) == http.StatusTooManyRequests {
+			return
+		}
+	}
+}
+
+// wrongKey is a key no account has: 43 random characters, as a key has.
+func wrongKey() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// countComparisons counts the authenticator's bcrypt comparisons, and the most in
+// progress at once.
+func (c *cluster) countComparisons() (compared, most *atomic.Int32) {
+	compared, most = &atomic.Int32{}, &atomic.Int32{}
+	var now atomic.Int32
+	c.a.compare = func(hash []byte, key string) bool {
+		compared.Add(1)
+		n := now.Add(1)
+		defer now.Add(-1)
+		for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+		}
+		time.Sleep(2 * time.Millisecond)
+		return apikey.Verify(hash, key)
+	}
+	return compared, most
+}
+
+// Once a client address has spent its failed attempts on a service, a wrong key costs
+// no bcrypt comparison (429), while the real key is still compared, and let in,
+// where no cached verdict vouches for it (after a new key, a restart, any change to
+// the account): the id stored beside the hash does. A wrong key from the same
+// address (as everyone's behind one Ingress) never makes the real key be refused.
+func TestAKeyItsIDVouchesForIsVerifiedWhileItsAddressIsLimited(t *testing.T) {
+	c := newCluster(t, true)
+	compared, _ := c.countComparisons()
+	c.limit()
+	before := compared.Load()
+	for range 100 {
+		if got := c.code("claude:" + wrongKey()); got != http.StatusTooManyRequests {
+			t.Fatalf("a wrong key from a limited address: %d, want 429", got)
+		}
+	}
+	if n := compared.Load() - before; n != 0 {
+		t.Errorf("100 wrong keys from a limited address cost %d bcrypt comparisons, want 0", n)
+	}
+	for range 3 {
+		key := c.reissue(false)
+		before = compared.Load()
+		for i := range 3 {
+			if got := c.code("claude:" + key); got != http.StatusOK {
+				t.Fatalf("a new key, request %d, from the limited address: %d, want 200", i, got)
+			}
+			if got := c.code("claude:" + wrongKey()); got != http.StatusTooManyRequests {
+				t.Fatalf("a wrong key between: %d, want 429", got)
+			}
+		}
+		if n := compared.Load() - before; n != 1 {
+			t.Errorf("the new key and the wrong keys between cost %d bcrypt comparisons, want 1", n)
+		}
+	}
+}
+
+// An id that a hash was written without (an older key's, left by whoever wrote the
+// new hash by hand) costs the real key nothing while its client has failed attempts
+// left: the key is compared as it was before ids, and once verified, its verdict is
+// cached.
+func TestAStaleIDDoesNotLockTheRealKeyOut(t *testing.T) {
+	c := newCluster(t, true)
+	key := c.reissue(true)
+	for i := range 3 {
+		if got := c.code("claude:" + key); got != http.StatusOK {
+			t.Fatalf("the real key behind a stale id, request %d: %d, want 200", i, got)
+		}
+	}
+	c.limit()
+	if got := c.code("claude:" + key); got != http.StatusOK {
+		t.Errorf("the real key behind a stale id, verified before, from a limited address: %d, want 200", got)
+	}
+}
+
+// A Secret without an id (written before ids) cannot vouch for the real key: while
+// its client is limited, a key is still compared, one comparison at a time for the
+// account, waiting within the request's deadline. A flood of guesses from the real
+// key's own address neither locks the real key out nor costs more than one bcrypt
+// comparison at a time.
+func TestASecretWithoutAnIDIsComparedOneAtATimeWhileItsAddressIsLimited(t *testing.T) {
+	c := newCluster(t, false)
+	_, most := c.countComparisons()
+	c.limit()
+	key := c.reissue(true) // a new hash, and no id
+	var wg sync.WaitGroup
+	refused := atomic.Int32{}
+	for range 50 {
+		wg.Go(func() {
+			if c.code("claude:"+wrongKey()) == http.StatusTooManyRequests {
+				refused.Add(1)
+			}
+		})
+	}
+	got := c.code("claude:" + key)
+	wg.Wait()
+	if got != http.StatusOK {
+		t.Errorf("the real key amid a flood from its address: %d, want 200", got)
+	}
+	if refused.Load() != 50 {
+		t.Errorf("%d of 50 wrong keys got 429", refused.Load())
+	}
+	if m := most.Load(); m != 1 {
+		t.Errorf("%d bcrypt comparisons at once for one account, want 1", m)
+	}
 }

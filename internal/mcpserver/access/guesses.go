@@ -77,7 +77,27 @@ func (g *guesses) limited(key [32]byte) bool {
 // fail spends one attempt of the key's bucket.
 func (g *guesses) fail(key [32]byte) {
 	now := g.now()
+	g.bucket(key, now).AllowN(now, 1)
+}
+
+// take takes one attempt of the key's bucket, to be given back (Cancel) if the
+// attempt succeeds; nil when the bucket has none left. Unlike limited then fail, two
+// requests cannot both take the last one.
+func (g *guesses) take(key [32]byte) *rate.Reservation {
+	now := g.now()
+	r := g.bucket(key, now).ReserveN(now, 1)
+	if !r.OK() || r.DelayFrom(now) > 0 {
+		r.CancelAt(now)
+		return nil
+	}
+	return r
+}
+
+// bucket is the key's bucket, made when it has none (the overflow when the table
+// is full).
+func (g *guesses) bucket(key [32]byte, now time.Time) *rate.Limiter {
 	g.mu.Lock()
+	defer g.mu.Unlock()
 	l, ok := g.buckets[key]
 	if !ok {
 		if len(g.buckets) >= g.max {
@@ -90,8 +110,32 @@ func (g *guesses) fail(key [32]byte) {
 			l = g.overflow
 		}
 	}
-	g.mu.Unlock()
-	l.AllowN(now, 1)
+	return l
+}
+
+// attempt is one request's use of its client's bucket: a refusal spends an attempt,
+// and a bcrypt comparison that the key's id does not vouch for takes it first, given
+// back if the key verifies.
+type attempt struct {
+	g   *guesses
+	key [32]byte
+	// taken is the attempt taken, nil before.
+	taken *rate.Reservation
+}
+
+// take takes the request's attempt (once); false when the bucket has none left.
+func (at *attempt) take() bool {
+	if at.taken == nil {
+		at.taken = at.g.take(at.key)
+	}
+	return at.taken != nil
+}
+
+// succeeded gives back the attempt taken, if any.
+func (at *attempt) succeeded() {
+	if at.taken != nil {
+		at.taken.CancelAt(at.g.now())
+	}
 }
 
 // prune drops the buckets that are full again, at most once per pruneEvery. The

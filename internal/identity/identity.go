@@ -223,7 +223,9 @@ func (ids *Identities) Client(acct *catalog.Account) (client.Client, error) {
 // Can asks the API server whether the account's identity may do a, and answers a
 // Forbidden error in the API server's words when it may not. It is for what the
 // operator serves from its own cache; a request made through Client needs no check.
-// The review ends with ctx (or after backstop, for a context without a deadline).
+// The review ends with ctx (or after backstop, for a context without a deadline). An
+// answer is reused for verdictTTL; a review past the limit of ctx's count
+// (WithReviews) is not asked, and the error says so (TooManyReviews).
 func (ids *Identities) Can(ctx context.Context, acct *catalog.Account, a Access) error {
 	if acct != nil && acct == ids.trusted {
 		return nil
@@ -238,6 +240,9 @@ func (ids *Identities) Can(ctx context.Context, acct *catalog.Account, a Access)
 	v, ok := ids.verdicts[key]
 	ids.mu.Unlock()
 	if !ok || now.Sub(v.at) > verdictTTL {
+		if over := reviewsOf(ctx).take(); over != nil {
+			return tooMany(a, over.limit)
+		}
 		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User:   user,
 			Groups: groups(acct),
@@ -247,9 +252,15 @@ func (ids *Identities) Can(ctx context.Context, acct *catalog.Account, a Access)
 			},
 		}}
 		if err := ids.review(ctx, review); err != nil {
+			reviewsAsked.WithLabelValues("error").Inc()
 			return fmt.Errorf("asking the API server whether %s may %s %s: %w", user, a.Verb, a.resource(), err)
 		}
 		v = verdict{allowed: review.Status.Allowed && !review.Status.Denied, at: now}
+		if v.allowed {
+			reviewsAsked.WithLabelValues("allowed").Inc()
+		} else {
+			reviewsAsked.WithLabelValues("denied").Inc()
+		}
 		ids.mu.Lock()
 		if len(ids.verdicts) >= maxVerdicts {
 			clear(ids.verdicts)

@@ -34,10 +34,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -82,9 +80,10 @@ type Service struct {
 	// sessions tell the account of a session that a notification is for.
 	sessions  *access.Sessions
 	informers cache.Informers
-	// reader lists instances' metadata from the API server, a page at a time, for
-	// resources/list and completion (no cache: nothing is kept per class).
+	// reader lists instances' metadata from the API server, for resources/list (in
+	// chunks, kept for the walk that listed them) and completion.
 	reader client.Reader
+	chunks chunks
 	// promptWorkflow names the workflow of a served prompt, for completion.
 	promptWorkflow func(prompt string) string
 	// tokens seal the cursors of resources/list.
@@ -506,9 +505,36 @@ func (s *Service) mayFollow(ctx context.Context, acct *catalog.Account, uri stri
 		return s.guard.Refusal("subscribing to instances", access.InstancesVerb)
 	}
 	if cl := s.store.Load().FindClass(ref.Prefix + "/" + ref.Kind); cl != nil && cl.InstanceAPI != nil {
-		return access.RPCError(s.may(ctx, acct, "get", cl, ref.Namespace, ref.Name))
+		return followError(s.mayGet(ctx, acct, cl, ref.Namespace, ref.Name))
 	}
 	return nil
+}
+
+// followError is the protocol's error for a refused subscription: the API server's
+// Forbidden as -32600, and a request out of reviews as -32602 (fewer URIs at once).
+func followError(err error) error {
+	if identity.TooManyReviews(err) {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	return access.RPCError(err)
+}
+
+// mayGet is nil when the caller's identity may get the instance ns/name of cl: asked
+// of the class at the cluster scope first for an account that may use every
+// namespace, then in the namespace, and only then of the instance by name (a grant by
+// resourceNames). Each answer is kept a few seconds, so the URIs of one class and
+// namespace cost one review however many they are, and those of one class one review
+// for an identity that may get it cluster-wide.
+func (s *Service) mayGet(ctx context.Context, acct *catalog.Account, cl *catalog.Class, ns, name string) error {
+	if slices.Contains(access.Namespaces(acct), "*") {
+		if err := s.may(ctx, acct, "get", cl, "", ""); err == nil || !apierrors.IsForbidden(err) {
+			return err
+		}
+	}
+	if err := s.may(ctx, acct, "get", cl, ns, ""); err == nil || !apierrors.IsForbidden(err) {
+		return err
+	}
+	return s.may(ctx, acct, "get", cl, ns, name)
 }
 
 // may asks whether the caller's Kubernetes identity may do verb on the instances of
@@ -519,8 +545,8 @@ func (s *Service) may(ctx context.Context, acct *catalog.Account, verb string, c
 
 // Middleware answers resources/list with the metamodel objects the caller may read
 // and, after them, the instances it may list (in namespaces it may use, and that its
-// Kubernetes identity may list), read from the API server a page at a time; and it
-// answers a read of a malformed URI with -32602 (the SDK would say not found).
+// Kubernetes identity may list; see listInstances); and it answers a read of a
+// malformed URI with -32602 (the SDK would say not found).
 func (s *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		switch method {
@@ -534,24 +560,6 @@ func (s *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
-}
-
-// Pages of resources/list: the SDK's pages of metamodel objects, then pages of at
-// most instancePage instances, each from at most classesPerPage classes, so that no
-// one answer waits on a thousand lists.
-const (
-	instancePage   = 500
-	classesPerPage = 100
-)
-
-// listCursor is where the next page of resources/list starts: in the metamodel
-// objects (Meta: the SDK's own cursor), or at a class's instances in a namespace
-// ("" when the caller may use every namespace), from a Kubernetes continue token.
-type listCursor struct {
-	Meta      *string `json:"m,omitempty"`
-	Class     string  `json:"c,omitempty"`
-	Namespace string  `json:"n,omitempty"`
-	Continue  string  `json:"k,omitempty"`
 }
 
 // listKind is the kind of resources/list's cursor.
@@ -639,96 +647,6 @@ func (s *Service) metaOf(acct *catalog.Account, res *mcp.ListResourcesResult) []
 		}
 	}
 	return out
-}
-
-// listInstances lists one page of the instances the caller may list, from cur, and
-// the cursor of the next page (nil after the last).
-func (s *Service) listInstances(ctx context.Context, acct *catalog.Account, cur listCursor) ([]*mcp.Resource, *listCursor, error) {
-	if !s.guard.May(acct, access.InstancesVerb) {
-		return nil, nil, nil
-	}
-	snap := s.store.Load()
-	var classes []*catalog.Class
-	for _, n := range snap.ClassNames() {
-		if c := snap.Classes[n]; c.Servable() {
-			classes = append(classes, c)
-		}
-	}
-	sort.Slice(classes, func(i, j int) bool { return classes[i].Ident() < classes[j].Ident() })
-	// The namespaces to list: the caller's, or all ("") for an account that may use
-	// every namespace.
-	namespaces := sortedUnique(access.Namespaces(acct))
-	if slices.Contains(namespaces, "*") {
-		namespaces = []string{""}
-	}
-	first := sort.Search(len(classes), func(i int) bool { return classes[i].Ident() >= cur.Class })
-	var out []*mcp.Resource
-	listable := map[[2]string]bool{} // (class ident, namespace) -> may list
-	mayList := func(cl *catalog.Class, ns string) bool {
-		key := [2]string{cl.Ident(), ns}
-		ok, seen := listable[key]
-		if !seen {
-			ok = access.NamespaceAllowed(acct, ns) && s.may(ctx, acct, "list", cl, ns, "") == nil
-			listable[key] = ok
-		}
-		return ok
-	}
-	for i := first; i < len(classes); i++ {
-		cl := classes[i]
-		if i-first == classesPerPage || len(out) == instancePage {
-			return out, &listCursor{Class: cl.Ident()}, nil
-		}
-		mime := codec.MIMEType(cl.Codec.Format)
-		for _, ns := range namespaces {
-			if cl.Ident() == cur.Class && ns < cur.Namespace {
-				continue
-			}
-			if ns != "" && !mayList(cl, ns) {
-				continue
-			}
-			token := ""
-			if cl.Ident() == cur.Class && ns == cur.Namespace {
-				token = cur.Continue
-			}
-			for {
-				if len(out) == instancePage {
-					return out, &listCursor{Class: cl.Ident(), Namespace: ns, Continue: token}, nil
-				}
-				page := &metav1.PartialObjectMetadataList{}
-				page.SetGroupVersionKind(cl.GVK().GroupVersion().WithKind(cl.GVK().Kind + "List"))
-				opts := []client.ListOption{client.Limit(int64(instancePage - len(out))), client.Continue(token)}
-				if ns != "" {
-					opts = append(opts, client.InNamespace(ns))
-				}
-				err := s.reader.List(ctx, page, opts...)
-				switch {
-				case apierrors.IsResourceExpired(err) || apierrors.IsGone(err):
-					return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "the cursor has expired: list the resources again from the start"}
-				case meta.IsNoMatchError(err) || apierrors.IsNotFound(err) || runtime.IsNotRegisteredError(err):
-					// The class's API is not served (yet): it has no instances to list.
-				case err != nil:
-					return nil, nil, access.RPCError(err)
-				}
-				for _, m := range page.Items {
-					if ns == "" && !mayList(cl, m.Namespace) {
-						continue
-					}
-					out = append(out, &mcp.Resource{URI: InstanceURI(cl.Prefix, cl.Kind, m.Namespace, m.Name), Name: m.Name,
-						Title: cl.Ident() + " " + m.Namespace + "/" + m.Name, MIMEType: mime})
-				}
-				if token = page.Continue; err != nil || token == "" {
-					break
-				}
-			}
-		}
-	}
-	return out, nil, nil
-}
-
-func sortedUnique(in []string) []string {
-	out := slices.Clone(in)
-	slices.Sort(out)
-	return slices.Compact(out)
 }
 
 // Complete offers values for the arguments of resource templates (namespace, name)

@@ -175,14 +175,16 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// recovered (telemetry recovers the rest, and logs and audits it as the request
 	// it was); telemetry times every request and sees the answer
 	// the client gets; redaction sees every answer last before it (results and
-	// errors, whichever middleware made them), then the session registry and the
+	// errors, whichever middleware made them), the count of SubjectAccessReviews
+	// bounds those of each request (everything inside it checks access), then the
+	// session registry and the
 	// Tasks adapter see every request and the account first (the adapter's Params,
 	// outermost, fills what the SDK leaves nil before anything reads it). tools/list is
 	// answered from the answers rendered (adapted, filtered, redacted) since the tools
 	// last changed. What the server sends
 	// on its own (progress, list changes, resource updates) reaches a session only
 	// while its account may have it, and passes redaction on the sending side.
-	receiving := []mcp.Middleware{contain.Middleware, taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, bounded(opts.callTimeout()), s.sessions.Middleware,
+	receiving := []mcp.Middleware{contain.Middleware, taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, countReviews, bounded(opts.callTimeout()), s.sessions.Middleware,
 		s.lists.Middleware, taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware}
 	s.mcp.AddReceivingMiddleware(receiving...)
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)

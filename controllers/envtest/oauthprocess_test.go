@@ -40,7 +40,9 @@ func TestATenantCannotPlantOrChangeAPersonsProcess(t *testing.T) {
 	ctx := context.Background()
 	ns := uniq("people")
 	g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	t.Cleanup(func() { _ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}) })
+	t.Cleanup(func() {
+		_ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	})
 	processPolicyIn(t, ns)
 	tenant := "tenant-" + ns
 	create(t,

@@ -33,7 +33,8 @@ import (
 )
 
 // createKey issues a new API key for a ServiceAccount. The key is printed once, as
-// the bearer token "<service-name>:<key>"; only its bcrypt hash is stored.
+// the bearer token "<namespace>/<service-name>:<key>"; only its bcrypt hash and its
+// id are stored.
 func createKey(args []string) int {
 	fs := flag.NewFlagSet("create-key", flag.ContinueOnError)
 	ns := fs.String("namespace", "default", "Namespace of the ServiceAccount.")
@@ -98,6 +99,6 @@ func printKeyYAML(ns, name string) int {
 		}
 		fmt.Printf("---\n%s", b)
 	}
-	fmt.Fprintf(os.Stderr, "Token (shown only now): %s\n", apikey.Format(sa.Spec.ServiceName, key))
+	fmt.Fprintf(os.Stderr, "Token (shown only now): %s\n", apikey.FormatIn(sa.Namespace, sa.Spec.ServiceName, key))
 	return 0
 }

@@ -57,7 +57,7 @@ func TestCreateKeyDryRunPrintsOnlyTheHash(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	m := regexp.MustCompile(`Token \(shown only now\): (bot):(\S+)`).FindStringSubmatch(stderr)
+	m := regexp.MustCompile(`Token \(shown only now\): (team/bot):(\S+)`).FindStringSubmatch(stderr)
 	if m == nil {
 		t.Fatalf("no token on stderr: %q", stderr)
 	}

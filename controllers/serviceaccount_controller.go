@@ -20,6 +20,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"slices"
 	"strings"
 	"time"
 
@@ -119,21 +120,44 @@ func (r *ServiceAccountReconciler) checkSecret(ctx context.Context, sa *metav1al
 	return nil, nil
 }
 
-// serviceNameConflict reports whether an older ServiceAccount has the same service name.
+// serviceNameConflict reports what else uses the account's service name. An older
+// ServiceAccount of its namespace keeps it (DuplicateServiceName: this one is not
+// ready). Accounts of other namespaces share it (ServiceNameShared): every one stays
+// ready, and its namespaced token names it alone.
 func (r *ServiceAccountReconciler) serviceNameConflict(ctx context.Context, sa *metav1alpha1.ServiceAccount) *catalog.Problem {
 	var list metav1alpha1.ServiceAccountList
 	if err := r.List(ctx, &list, client.MatchingFields{indexAccountService: sa.Spec.ServiceName}); err != nil {
 		return nil
 	}
+	var others []string
 	for i := range list.Items {
 		other := &list.Items[i]
-		if (other.Namespace != sa.Namespace || other.Name != sa.Name) && catalog.Older(other, sa) {
-			return &catalog.Problem{Reason: metav1alpha1.ReasonDuplicateService, Message: fmt.Sprintf(
-				"service name %q is already used by ServiceAccount %s/%s", sa.Spec.ServiceName, other.Namespace, other.Name)}
+		switch {
+		case other.Namespace == sa.Namespace && other.Name == sa.Name:
+		case other.Namespace == sa.Namespace:
+			if catalog.Older(other, sa) {
+				return &catalog.Problem{Reason: metav1alpha1.ReasonDuplicateService, Message: fmt.Sprintf(
+					"service name %q is already used by ServiceAccount %s/%s", sa.Spec.ServiceName, other.Namespace, other.Name)}
+			}
+		default:
+			others = append(others, other.Namespace+"/"+other.Name)
 		}
 	}
-	return nil
+	if len(others) == 0 {
+		return nil
+	}
+	slices.Sort(others)
+	if len(others) > maxNamed {
+		others = append(others[:maxNamed], fmt.Sprintf("%d more", len(others)-maxNamed))
+	}
+	return &catalog.Problem{Reason: metav1alpha1.ReasonServiceNameShared, Message: fmt.Sprintf(
+		"service name %q is also used in other namespaces (ServiceAccount %s); the token %s:<key> names this account "+
+			"alone, and %s:<key> is checked against the keys of the %d oldest accounts that use the name",
+		sa.Spec.ServiceName, strings.Join(others, ", "), sa.Namespace+"/"+sa.Spec.ServiceName, sa.Spec.ServiceName, catalog.MaxClaimants)}
 }
+
+// maxNamed bounds the accounts a condition's message names.
+const maxNamed = 3
 
 func serviceAccountStatus(sa *metav1alpha1.ServiceAccount, secret, conflict *catalog.Problem) metav1alpha1.ServiceAccountStatus {
 	conds := newConditions(sa.Status.Conditions, sa.Generation)
@@ -146,7 +170,7 @@ func serviceAccountStatus(sa *metav1alpha1.ServiceAccount, secret, conflict *cat
 	ready := secret
 	switch {
 	case ready != nil:
-	case conflict != nil:
+	case conflict != nil && conflict.Reason != metav1alpha1.ReasonServiceNameShared:
 		ready = conflict
 	case badGlob(sa) != nil:
 		ready = badGlob(sa)
@@ -154,7 +178,7 @@ func serviceAccountStatus(sa *metav1alpha1.ServiceAccount, secret, conflict *cat
 		ready = &catalog.Problem{Reason: metav1alpha1.ReasonInactive, Message: "the account is deactivated (spec.active is false)"}
 	}
 	conds.setProblem(metav1alpha1.ConditionReady, ready, metav1alpha1.ReasonReady,
-		fmt.Sprintf("clients can authenticate as %q", sa.Spec.ServiceName))
+		fmt.Sprintf("clients can authenticate as %q", sa.Namespace+"/"+sa.Spec.ServiceName))
 	return metav1alpha1.ServiceAccountStatus{ObservedGeneration: sa.Generation, Conditions: conds.list}
 }
 

@@ -55,6 +55,7 @@ const (
 	ReasonCRDConflict       = "CRDConflict"
 	ReasonIdentConflict     = "IdentConflict"
 	ReasonDuplicateService  = "DuplicateServiceName"
+	ReasonServiceNameShared = "ServiceNameShared"
 	ReasonEstablished       = "Established"
 	ReasonEstablishing      = "Establishing"
 	ReasonCRDTerminating    = "CRDTerminating"

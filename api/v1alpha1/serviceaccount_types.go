@@ -29,7 +29,11 @@ type SecretKeyRef struct {
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
 
-	// key in the Secret's data whose value is the bcrypt hash of the API key.
+	// key in the Secret's data whose value is the bcrypt hash of the API key. Beside it,
+	// under api-key-id (beside the default api-key-hash) or this key with "-id"
+	// appended, create-key and the chart write the key's public id (the first 16 hex
+	// characters of its SHA-256): the real key is then verified even while wrong keys
+	// from its client's address are being refused, and a wrong one costs no bcrypt then.
 	// +optional
 	// +kubebuilder:default=api-key-hash
 	// +kubebuilder:validation:MaxLength=253
@@ -67,8 +71,11 @@ type Permissions struct {
 
 // ServiceAccountSpec declares an MCP principal.
 type ServiceAccountSpec struct {
-	// serviceName is the first part of the account's bearer token
-	// "<serviceName>:<apiKey>"; unique across the cluster.
+	// serviceName names the account in its bearer token
+	// "<namespace>/<serviceName>:<apiKey>"; unique in the namespace. Accounts of other
+	// namespaces may use it too: each namespaced token names one account, and a token
+	// "<serviceName>:<apiKey>" (the form before namespaces) is checked against the keys
+	// of the 4 oldest accounts that use the name.
 	// +required
 	// +kubebuilder:validation:MaxLength=63
 	// +kubebuilder:validation:Pattern=`^[a-z0-9]([a-z0-9-]*[a-z0-9])?$`

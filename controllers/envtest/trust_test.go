@@ -101,10 +101,10 @@ func TestCreateKeyRefusesToOverwriteAForeignSecret(t *testing.T) {
 		}).WithTimeout(timeout).WithPolling(poll).Should(Succeed())
 		token, err := apikey.Issue(ctx, k8s, "default", name)
 		g.Expect(err).NotTo(HaveOccurred(), secret)
-		g.Expect(token).To(HavePrefix(name+":"), secret)
+		g.Expect(token).To(HavePrefix("default/"+name+":"), secret)
 		var got corev1.Secret
 		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: "default", Name: secret}, &got)).To(Succeed())
-		g.Expect(got.Data).To(HaveKey(apikey.DefaultKey), secret)
+		g.Expect(got.Data).To(And(HaveKey(apikey.DefaultKey), HaveKey(apikey.DefaultIDKey)), secret)
 		t.Cleanup(func() { _ = k8s.Delete(context.Background(), &got) })
 	}
 }

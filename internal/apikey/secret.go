@@ -69,10 +69,11 @@ func Secret(sa *metav1alpha1.ServiceAccount, hash []byte, id string) *corev1.Sec
 }
 
 // Issue gives an existing ServiceAccount a new key: it writes the hash and the key's
-// id into the account's Secret and returns the bearer token "<service-name>:<key>", which is not
-// stored anywhere. It creates the Secret, or updates one already labelled for API keys;
-// any other Secret of that name is left alone and the key refused, so that a
-// ServiceAccount cannot make it overwrite a Secret it was not made for.
+// id into the account's Secret and returns the bearer token
+// "<namespace>/<service-name>:<key>", which is not stored anywhere. It creates the
+// Secret, or updates one already labelled for API keys; any other Secret of that
+// name is left alone and the key refused, so that a ServiceAccount cannot make it
+// overwrite a Secret it was not made for.
 func Issue(ctx context.Context, c client.Client, namespace, name string) (string, error) {
 	var sa metav1alpha1.ServiceAccount
 	if err := c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, &sa); err != nil {
@@ -111,5 +112,5 @@ func Issue(ctx context.Context, c client.Client, namespace, name string) (string
 			return "", err
 		}
 	}
-	return Format(sa.Spec.ServiceName, key), nil
+	return FormatIn(sa.Namespace, sa.Spec.ServiceName, key), nil
 }

@@ -15,7 +15,8 @@ limitations under the License.
 */
 
 // Package apikey is the bearer token of an MCP ServiceAccount: its format
-// ("<service-name>:<key>", the key 256 random bits in URL-safe base64), how it is
+// ("<namespace>/<service-name>:<key>", or "<service-name>:<key>" as before namespaces,
+// the key 256 random bits in URL-safe base64), how it is
 // issued (the key shown once, only its bcrypt hash and its public id stored in a
 // labelled Secret), parsed and verified. The MCP server's authentication, the
 // create-key command and the redaction of tokens in answers all use this one
@@ -43,16 +44,21 @@ const Cost = bcrypt.DefaultCost
 // keyBytes is the entropy of a key: 32 bytes, 43 characters of URL-safe base64.
 const keyBytes = 32
 
-// TokenPattern matches a whole token as this package issues it (a service name of
-// DNS-label characters, a colon, the 43-character key). Redaction uses it to find
-// tokens in text.
-var TokenPattern = regexp.MustCompile(`\b[a-z0-9][a-z0-9-]{0,62}:[A-Za-z0-9_-]{43}\b`)
+// TokenPattern matches a whole token as this package issues it (a namespace of
+// DNS-label characters and a slash, or none; a service name of DNS-label
+// characters, a colon, the 43-character key). Redaction uses it to find tokens in
+// text.
+var TokenPattern = regexp.MustCompile(`\b(?:[a-z0-9][a-z0-9-]{0,62}/)?[a-z0-9][a-z0-9-]{0,62}:[A-Za-z0-9_-]{43}\b`)
 
-// ErrMalformed is a token that is not "<service-name>:<key>".
-var ErrMalformed = errors.New("malformed token (want <service-name>:<api-key>)")
+// ErrMalformed is a token that is not "<namespace>/<service-name>:<key>" or
+// "<service-name>:<key>".
+var ErrMalformed = errors.New("malformed token (want <namespace>/<service-name>:<api-key>)")
 
 // Token is a parsed bearer token.
 type Token struct {
+	// Namespace is the ServiceAccount's namespace; empty in a token of the form made
+	// before namespaces, which names a service name only.
+	Namespace string
 	// Service is the ServiceAccount's spec.serviceName.
 	Service string
 	// Key is the secret part; it is compared with the stored hash only.
@@ -60,22 +66,42 @@ type Token struct {
 }
 
 // String is the token as a client sends it after "Bearer ".
-func (t Token) String() string { return Format(t.Service, t.Key) }
+func (t Token) String() string {
+	if t.Namespace != "" {
+		return FormatIn(t.Namespace, t.Service, t.Key)
+	}
+	return Format(t.Service, t.Key)
+}
 
-// Format joins a service name and a key into a token.
+// FormatIn joins a namespace, a service name and a key into a token: the form that
+// names one ServiceAccount whatever accounts of other namespaces use the same service
+// name. Service names are unique in a namespace only.
+func FormatIn(namespace, service, key string) string { return namespace + "/" + service + ":" + key }
+
+// Format joins a service name and a key into a token of the form made before
+// namespaces, which every account that uses the service name may claim.
 func Format(service, key string) string { return service + ":" + key }
 
-// Parse reads "<service-name>:<key>". It checks the shape only; Verify checks the key.
+// Parse reads "<namespace>/<service-name>:<key>" or "<service-name>:<key>". It checks
+// the shape only; Verify checks the key.
 func Parse(token string) (Token, error) {
-	service, key, found := strings.Cut(strings.TrimSpace(token), ":")
-	if !found || service == "" || key == "" {
+	name, key, found := strings.Cut(strings.TrimSpace(token), ":")
+	if !found || name == "" || key == "" {
 		return Token{}, ErrMalformed
 	}
-	return Token{Service: service, Key: key}, nil
+	namespace, service, scoped := strings.Cut(name, "/")
+	if !scoped {
+		return Token{Service: name, Key: key}, nil
+	}
+	if namespace == "" || service == "" || strings.Contains(service, "/") {
+		return Token{}, ErrMalformed
+	}
+	return Token{Namespace: namespace, Service: service, Key: key}, nil
 }
 
 // ParseAuthorization reads an HTTP Authorization header of the form
-// "Bearer <service-name>:<key>" (the scheme in any case).
+// "Bearer <namespace>/<service-name>:<key>" or "Bearer <service-name>:<key>" (the
+// scheme in any case).
 func ParseAuthorization(header string) (Token, error) {
 	scheme, token, found := strings.Cut(strings.TrimSpace(header), " ")
 	if !found || !strings.EqualFold(scheme, "Bearer") {

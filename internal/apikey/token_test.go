@@ -85,3 +85,35 @@ func TestAKeysIDIsItsSHA256sFirstSixteenHexCharacters(t *testing.T) {
 		t.Error("another key has the same id")
 	}
 }
+
+// The namespaced form names one account; the form made before namespaces names a
+// service name only.
+func TestANamespacedTokenParses(t *testing.T) {
+	key, _, err := Generate()
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := FormatIn("team-a", "claude", key)
+	if token != "team-a/claude:"+key {
+		t.Fatalf("FormatIn = %q", token)
+	}
+	if m := TokenPattern.FindString("token: " + token + "."); m != token {
+		t.Errorf("TokenPattern finds %q in text, want the whole token %q", m, token)
+	}
+	got, err := ParseAuthorization("Bearer " + token)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got != (Token{Namespace: "team-a", Service: "claude", Key: key}) || got.String() != token {
+		t.Errorf("parsed %+v from %q", got, token)
+	}
+	old, err := Parse("claude:" + key)
+	if err != nil || old != (Token{Service: "claude", Key: key}) {
+		t.Errorf("the form without a namespace: %+v, %v", old, err)
+	}
+	for _, bad := range []string{"/claude:" + key, "team-a/:" + key, "team-a/claude/x:" + key, "team-a/claude:"} {
+		if _, err := Parse(bad); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Parse(%q): %v, want ErrMalformed", bad, err)
+		}
+	}
+}

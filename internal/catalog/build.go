@@ -357,6 +357,7 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 		Properties: make(map[string]*Property, len(in.Properties)),
 		Workflows:  make(map[string]*Workflow, len(in.Workflows)),
 		Accounts:   make(map[string]*Account, len(in.ServiceAccounts)),
+		Shared:     map[string][]*Account{},
 	}
 	next := &memo{
 		classes:    make(map[string]*classMemo, len(in.Classes)),
@@ -397,18 +398,28 @@ func (b *Builder) Build(in Inputs) *Snapshot {
 		w := ValidateWorkflow(&in.Workflows[i], l)
 		s.Workflows[w.Name] = w
 	}
-	// When two accounts claim one service name, the older keeps it, as the
-	// ServiceAccount reconciler decides; the other is not in the catalog.
+	// When two accounts of one namespace use one service name, the older keeps it,
+	// as the ServiceAccount reconciler decides; the other is not in the catalog.
+	// Accounts of other namespaces share it.
 	accounts := make([]*metav1alpha1.ServiceAccount, len(in.ServiceAccounts))
 	for i := range in.ServiceAccounts {
 		accounts[i] = &in.ServiceAccounts[i]
 	}
 	sort.Slice(accounts, func(i, j int) bool { return Older(accounts[i], accounts[j]) })
 	for _, sa := range accounts {
-		if _, taken := s.Accounts[sa.Spec.ServiceName]; taken {
-			continue
+		service := sa.Spec.ServiceName
+		first, taken := s.Accounts[service]
+		switch {
+		case !taken:
+			s.Accounts[service] = AccountOf(sa, in.DefaultServiceAccount)
+		case s.Account(sa.Namespace, service) != nil:
+		default:
+			claimants := s.Shared[service]
+			if claimants == nil {
+				claimants = []*Account{first}
+			}
+			s.Shared[service] = append(claimants, AccountOf(sa, in.DefaultServiceAccount))
 		}
-		s.Accounts[sa.Spec.ServiceName] = AccountOf(sa, in.DefaultServiceAccount)
 	}
 	b.last = next
 	return s

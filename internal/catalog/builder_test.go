@@ -209,7 +209,7 @@ func TestBuildResolvesEveryClassAsResolveClassDoes(t *testing.T) {
 // Store.Publish compares snapshots a map at a time; it must see every field of a
 // Snapshot, as reflect.DeepEqual would.
 func TestPublishComparesEveryFieldOfASnapshot(t *testing.T) {
-	compared := map[string]bool{"Version": true, "Classes": true, "Properties": true, "Workflows": true, "Accounts": true}
+	compared := map[string]bool{"Version": true, "Classes": true, "Properties": true, "Workflows": true, "Accounts": true, "Shared": true}
 	typ := reflect.TypeFor[Snapshot]()
 	for i := range typ.NumField() {
 		if !compared[typ.Field(i).Name] {

@@ -878,20 +878,48 @@ func TestReservedPrefixIsAProblem(t *testing.T) {
 	}
 }
 
+// A service name is unique in a namespace: accounts of other namespaces share it,
+// oldest first, each found by its namespace; of two in one namespace, the older
+// keeps it. Whatever the order of the inputs.
 func TestBuildDuplicateServiceNameSameInEitherOrder(t *testing.T) {
 	a, b := account("team-a", "bot-a", "robot", true), account("team-b", "bot-b", "robot", true)
+	twin := account("team-a", "bot-twin", "robot", true)
 	b.CreationTimestamp = metav1.Unix(100, 0)
 	a.CreationTimestamp = metav1.Unix(200, 0)
+	twin.CreationTimestamp = metav1.Unix(300, 0)
 	var snaps []*Snapshot
-	for _, order := range [][]metav1alpha1.ServiceAccount{{a, b}, {b, a}} {
+	for _, order := range [][]metav1alpha1.ServiceAccount{{a, b, twin}, {twin, b, a}, {b, twin, a}} {
 		s := Build(Inputs{ServiceAccounts: order})
 		if got := s.Accounts["robot"]; got == nil || got.Name != "bot-b" {
 			t.Errorf("order %s, %s: robot = %+v, want the older team-b/bot-b", order[0].Name, order[1].Name, got)
 		}
+		var names []string
+		for _, c := range s.Shared["robot"] {
+			names = append(names, c.Namespace+"/"+c.Name)
+		}
+		if want := []string{"team-b/bot-b", "team-a/bot-a"}; !reflect.DeepEqual(names, want) {
+			t.Errorf("robot is shared by %q, want %q", names, want)
+		}
+		for ns, name := range map[string]string{"team-a": "bot-a", "team-b": "bot-b"} {
+			if got := s.Account(ns, "robot"); got == nil || got.Name != name {
+				t.Errorf("robot of %s = %+v, want %s", ns, got, name)
+			}
+			if got := s.AccountNamed(ns, name); got == nil || got.ServiceName != "robot" {
+				t.Errorf("AccountNamed(%s, %s) = %+v", ns, name, got)
+			}
+		}
+		if got := s.AccountNamed("team-a", "bot-twin"); got != nil {
+			t.Errorf("the younger twin of its namespace is in the catalog: %+v", got)
+		}
+		if got := s.Account("team-c", "robot"); got != nil {
+			t.Errorf("robot of team-c = %+v, want none", got)
+		}
 		snaps = append(snaps, s)
 	}
-	if !reflect.DeepEqual(snaps[0], snaps[1]) {
-		t.Error("the snapshot depends on the order of its inputs")
+	for _, s := range snaps[1:] {
+		if !reflect.DeepEqual(snaps[0], s) {
+			t.Error("the snapshot depends on the order of its inputs")
+		}
 	}
 }
 

@@ -41,6 +41,7 @@ func NewStore() *Store {
 		Properties: map[string]*Property{},
 		Workflows:  map[string]*Workflow{},
 		Accounts:   map[string]*Account{},
+		Shared:     map[string][]*Account{},
 	})
 	return s
 }
@@ -92,7 +93,7 @@ func (s *Store) Publish(next *Snapshot) bool {
 // Builder took from the previous build is the same pointer, compared at no cost.
 func sameContent(a, b *Snapshot) bool {
 	return a.Version == b.Version && sameMap(a.Classes, b.Classes) && sameMap(a.Properties, b.Properties) &&
-		sameMap(a.Workflows, b.Workflows) && sameMap(a.Accounts, b.Accounts)
+		sameMap(a.Workflows, b.Workflows) && sameMap(a.Accounts, b.Accounts) && reflect.DeepEqual(a.Shared, b.Shared)
 }
 
 func sameMap[V any](a, b map[string]*V) bool {

@@ -186,8 +186,30 @@ type Snapshot struct {
 	Classes    map[string]*Class
 	Properties map[string]*Property
 	Workflows  map[string]*Workflow
-	// Accounts are keyed by service name.
+	// Accounts are keyed by service name: of a name that accounts of several
+	// namespaces use, the oldest's.
 	Accounts map[string]*Account
+	// Shared are, for each service name that accounts of several namespaces use,
+	// those accounts, oldest first: one a namespace (in a namespace, the oldest keeps
+	// the name). A service name is unique in a namespace only.
+	Shared map[string][]*Account
+}
+
+// MaxClaimants is the most accounts a token that names a service name without a
+// namespace is checked against: the oldest that use the name.
+const MaxClaimants = 4
+
+// Account is the account of namespace that uses service name service, or nil.
+func (s *Snapshot) Account(namespace, service string) *Account {
+	if a := s.Accounts[service]; a != nil && a.Namespace == namespace {
+		return a
+	}
+	for _, a := range s.Shared[service] {
+		if a.Namespace == namespace {
+			return a
+		}
+	}
+	return nil
 }
 
 // AccountNamed is the account of the ServiceAccount namespace/name, or nil.
@@ -195,6 +217,13 @@ func (s *Snapshot) AccountNamed(namespace, name string) *Account {
 	for _, a := range s.Accounts {
 		if a.Namespace == namespace && a.Name == name {
 			return a
+		}
+	}
+	for _, claimants := range s.Shared {
+		for _, a := range claimants {
+			if a.Namespace == namespace && a.Name == name {
+				return a
+			}
 		}
 	}
 	return nil

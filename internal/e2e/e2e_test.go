@@ -296,7 +296,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	var key corev1.Secret
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace, Name: release + "-admin-key"}, &key)).To(Succeed())
 	g.Expect(key.Data["api-key"]).NotTo(BeEmpty(), "the bootstrap Secret holds the key")
-	token := "admin:" + string(key.Data["api-key"])
+	token := namespace + "/admin:" + string(key.Data["api-key"])
 	url := "http://" + mcpAddr + "/mcp"
 	waitForMCP(t, url, token)
 

@@ -22,13 +22,18 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"net/http"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -36,6 +41,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
 // tenant is an MCP account of a namespace of its own, acting as a Kubernetes
@@ -287,4 +293,96 @@ func TestStartProcessRefusesBuiltinWorkflows(t *testing.T) {
 	schema, _ := json.Marshal(listTools(t, cs)["sandbar_workflow_start-process"].InputSchema)
 	g.Expect(string(schema)).To(ContainSubstring("order.fulfillment"))
 	g.Expect(string(schema)).NotTo(ContainSubstring("sandbar.export"))
+}
+
+// Service names are unique in a namespace only. Team B makes an account with team
+// A's service name before team A does (so B's is the older): both accounts stay
+// ready, their conditions say the name is shared, A's key works in both token forms
+// (the namespaced one and the one without a namespace that A's clients already have),
+// and B's key only ever acts as B.
+func TestAServiceNameClaimedFirstInAnotherNamespaceLocksNoOneOut(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	service := unique("shared")
+	// newTeam makes a namespace whose Kubernetes ServiceAccount may edit instances
+	// there, and an MCP account in it with the service name; it returns the account.
+	newTeam := func() *metav1alpha1.ServiceAccount {
+		ns := unique("team")
+		sa := &metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent"},
+			Spec: metav1alpha1.ServiceAccountSpec{ServiceName: service, ServiceAccountName: "agent",
+				APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "agent-key"}}}
+		objs := []client.Object{
+			&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
+			&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent"}},
+			&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent-editor"},
+				RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "sandbar-instance-editor"},
+				Subjects: []rbacv1.Subject{{Kind: rbacv1.ServiceAccountKind, Name: "agent", Namespace: ns}}},
+			sa,
+		}
+		for _, o := range objs {
+			g.Expect(k8s.Create(ctx, o)).To(Succeed())
+		}
+		t.Cleanup(func() { _ = k8s.Delete(context.Background(), objs[0]) })
+		return sa
+	}
+	claimant := newTeam()
+	claimantTok, err := apikey.Issue(ctx, k8s, claimant.Namespace, claimant.Name)
+	g.Expect(err).NotTo(HaveOccurred())
+	// Creation times have seconds: the claimant's is older by at least one.
+	time.Sleep(1100 * time.Millisecond)
+	victim := newTeam()
+	victimTok, err := apikey.Issue(ctx, k8s, victim.Namespace, victim.Name)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(victimTok).To(HavePrefix(victim.Namespace+"/"+service+":"), "create-key prints the namespaced form")
+	_, key, _ := strings.Cut(victimTok, ":")
+	_, claimantKey, _ := strings.Cut(claimantTok, ":")
+
+	// createsIn is the namespace where a create through a session of tok lands.
+	createsIn := func(tok string) string {
+		var cs *mcp.ClientSession
+		g.Eventually(func() error {
+			c := mcp.NewClient(&mcp.Implementation{Name: "sandbar-test", Version: "1"}, nil)
+			var err error
+			cs, err = c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: mcpURL,
+				HTTPClient: &http.Client{Transport: testenv.Bearer{Token: tok}}, MaxRetries: -1},
+				&mcp.ClientSessionOptions{ProtocolVersion: sessionRevision})
+			return err
+		}).WithTimeout(timeout).WithPolling(poll).Should(Succeed(), "a session with %s...", tok[:strings.Index(tok, ":")])
+		defer cs.Close()
+		name := unique("whose-boot")
+		res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Whose", "metadata": map[string]any{"name": name}})
+		g.Expect(res.IsError).To(BeFalse(), text(res))
+		for _, ns := range []string{victim.Namespace, claimant.Namespace} {
+			if slices.Contains(boots(t, ns), name) {
+				return ns
+			}
+		}
+		return ""
+	}
+	g.Expect(createsIn(victimTok)).To(Equal(victim.Namespace), "the victim's namespaced token")
+	g.Expect(createsIn(service+":"+key)).To(Equal(victim.Namespace), "the victim's token without a namespace, as its clients have it")
+	g.Expect(createsIn(service+":"+claimantKey)).To(Equal(claimant.Namespace), "the claimant's token without a namespace")
+	g.Expect(createsIn(claimantTok)).To(Equal(claimant.Namespace), "the claimant's namespaced token")
+	// The claimant's key in the victim's namespace is no token at all.
+	r, _ := post(t, mcpURL, map[string]string{"Authorization": "Bearer " + victim.Namespace + "/" + service + ":" + claimantKey})
+	g.Expect(r.StatusCode).To(Equal(http.StatusUnauthorized))
+
+	// Both accounts are ready, and say that the name is shared, and with whom.
+	for _, tc := range []struct {
+		sa    *metav1alpha1.ServiceAccount
+		other string
+	}{{victim, claimant.Namespace + "/agent"}, {claimant, victim.Namespace + "/agent"}} {
+		g.Eventually(func(g Gomega) {
+			var got metav1alpha1.ServiceAccount
+			g.Expect(k8s.Get(ctx, client.ObjectKeyFromObject(tc.sa), &got)).To(Succeed())
+			ready := meta.FindStatusCondition(got.Status.Conditions, metav1alpha1.ConditionReady)
+			g.Expect(ready).NotTo(BeNil())
+			g.Expect(ready.Status).To(Equal(metav1.ConditionTrue), ready.Message)
+			conflict := meta.FindStatusCondition(got.Status.Conditions, metav1alpha1.ConditionNameConflict)
+			g.Expect(conflict).NotTo(BeNil())
+			g.Expect(conflict.Status).To(Equal(metav1.ConditionTrue))
+			g.Expect(conflict.Reason).To(Equal(metav1alpha1.ReasonServiceNameShared))
+			g.Expect(conflict.Message).To(And(ContainSubstring(tc.other), ContainSubstring(tc.sa.Namespace+"/"+service+":<key>")))
+		}).WithTimeout(timeout).WithPolling(poll).Should(Succeed(), "%s/%s", tc.sa.Namespace, tc.sa.Name)
+	}
 }

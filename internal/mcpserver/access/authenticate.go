@@ -239,8 +239,39 @@ func tokenInfo(acct *catalog.Account, key keyRef) *auth.TokenInfo {
 // failed-attempt bucket. The token info of a verified token is made once for each
 // account and key it verifies against, and shared by their requests: nothing writes
 // to it.
+//
+// A token "<namespace>/<service>:<key>" names one account. A token "<service>:<key>"
+// (the form before namespaces) names a service name, which accounts of several
+// namespaces may use: it is checked against each of them (the oldest
+// catalog.MaxClaimants), first those whose cached verdict or key id vouches for it,
+// so that another namespace's account that took the name first never keeps the
+// real key out, and a key reaches only the account whose key it is.
 func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, at *attempt) (*auth.TokenInfo, *authFailure) {
-	return a.authenticateAs(ctx, a.store.Load().Accounts[token.Service], token, at)
+	snap := a.store.Load()
+	if token.Namespace != "" {
+		return a.authenticateAs(ctx, snap.Account(token.Namespace, token.Service), token, at, false)
+	}
+	claimants := snap.Shared[token.Service]
+	if len(claimants) == 0 {
+		return a.authenticateAs(ctx, snap.Accounts[token.Service], token, at, false)
+	}
+	claimants = claimants[:min(len(claimants), catalog.MaxClaimants)]
+	for _, acct := range claimants {
+		if info, _ := a.authenticateAs(ctx, acct, token, at, true); info != nil {
+			return info, nil
+		}
+	}
+	var refused *authFailure
+	for _, acct := range claimants {
+		info, failure := a.authenticateAs(ctx, acct, token, at, false)
+		if info != nil {
+			return info, nil
+		}
+		if refused == nil || failure.limited {
+			refused = failure
+		}
+	}
+	return nil, refused
 }
 
 // authenticateAs checks a token against the key of acct (nil: no account has its
@@ -261,8 +292,11 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, at
 //
 // A comparison that the key's id does not vouch for waits within the request's
 // deadline for the account's one slot, so whatever comes from however many
-// addresses, an account costs at most one such comparison at a time.
-func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Account, token apikey.Token, at *attempt) (*auth.TokenInfo, *authFailure) {
+// addresses, an account costs at most one such comparison at a time. With
+// vouchedOnly, only a cached verdict or the key's id decides; where neither does, it
+// answers neither token info nor a failure.
+func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Account, token apikey.Token, at *attempt,
+	vouchedOnly bool) (*auth.TokenInfo, *authFailure) {
 	// The hash to compare with and why the token fails whatever the comparison says.
 	hash, why := dummyHash, ""
 	var id []byte
@@ -295,8 +329,16 @@ func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Accoun
 		}
 	}
 
+	// The verdict is cached under the token in its namespaced form, so that both
+	// forms share it, and a shared service name's accounts each have their own.
 	var buf [256]byte // the token's bytes, on the stack when they fit
-	sum := sha256.Sum256(append(append(append(buf[:0], token.Service...), ':'), token.Key...))
+	name := buf[:0]
+	if acct != nil {
+		name = append(append(name, acct.Namespace...), '/')
+	} else if token.Namespace != "" {
+		name = append(append(name, token.Namespace...), '/')
+	}
+	sum := sha256.Sum256(append(append(append(name, token.Service...), ':'), token.Key...))
 	a.mu.Lock()
 	v, cached := a.verified[sum]
 	if !cached {
@@ -313,6 +355,8 @@ func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Accoun
 		switch {
 		case why == "" && id != nil && sameID(id, token.Key):
 			v, compared = a.verify(ctx, k, hash, token.Key, nil)
+		case vouchedOnly:
+			return nil, nil
 		case at.take():
 			v, compared = a.verify(ctx, k, hash, token.Key, slot)
 		case why == "" && id == nil:

@@ -29,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -415,5 +416,72 @@ func TestASecretWithoutAnIDIsComparedOneAtATimeWhileItsAddressIsLimited(t *testi
 	}
 	if m := most.Load(); m != 1 {
 		t.Errorf("%d bcrypt comparisons at once for one account, want 1", m)
+	}
+}
+
+// A service name that accounts of two namespaces use: a token without a namespace is
+// checked against both, and reaches only the account whose key it is, at the cost of
+// one comparison when the key's id vouches for it; a namespaced token names one
+// account, and another namespace's key in it is refused.
+func TestATokenOfASharedServiceNameReachesOnlyItsOwnAccount(t *testing.T) {
+	scheme := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	if err := metav1alpha1.AddToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	objs := []client.Object{}
+	keys := map[string]string{}
+	var claimants []*catalog.Account
+	for _, ns := range []string{"team-b", "team-a"} { // team-b's is the older
+		sa := &metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent"},
+			Spec: metav1alpha1.ServiceAccountSpec{ServiceName: "robot", APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "agent-key"}}}
+		key := wrongKey()
+		hash, err := bcrypt.GenerateFromPassword([]byte(key), bcrypt.MinCost)
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys[ns] = key
+		objs = append(objs, sa, apikey.Secret(sa, hash, apikey.ID(key)))
+		claimants = append(claimants, &catalog.Account{Namespace: ns, Name: "agent", ServiceName: "robot", Active: true, Ready: true})
+	}
+	store := catalog.NewStore()
+	store.Publish(&catalog.Snapshot{Classes: map[string]*catalog.Class{}, Properties: map[string]*catalog.Property{},
+		Workflows: map[string]*catalog.Workflow{}, Accounts: map[string]*catalog.Account{"robot": claimants[0]},
+		Shared: map[string][]*catalog.Account{"robot": claimants}})
+	c := &cluster{t: t, a: NewAuthenticator(store, fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(), 0, 0, nil)}
+	compared, _ := c.countComparisons()
+	var got *catalog.Account
+	handler := c.a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = auth.TokenInfoFromContext(r.Context()).Extra["account"].(*catalog.Account)
+	}))
+	as := func(tok string) string {
+		got = nil
+		r := httptest.NewRequestWithContext(context.Background(), http.MethodPost, "/mcp", strings.NewReader("{}"))
+		r.Header.Set("Authorization", "Bearer "+tok)
+		handler.ServeHTTP(httptest.NewRecorder(), r)
+		if got == nil {
+			return ""
+		}
+		return got.Namespace
+	}
+	for _, ns := range []string{"team-a", "team-b"} {
+		before := compared.Load()
+		if acct := as("robot:" + keys[ns]); acct != ns {
+			t.Errorf("%s's key without a namespace acts as %q", ns, acct)
+		}
+		if n := compared.Load() - before; n != 1 {
+			t.Errorf("%s's key without a namespace cost %d comparisons, want 1", ns, n)
+		}
+		if acct := as(ns + "/robot:" + keys[ns]); acct != ns {
+			t.Errorf("%s's namespaced key acts as %q", ns, acct)
+		}
+	}
+	if acct := as("team-a/robot:" + keys["team-b"]); acct != "" {
+		t.Errorf("team-b's key named as team-a's acts as %q", acct)
+	}
+	if acct := as("robot:" + wrongKey()); acct != "" {
+		t.Errorf("a wrong key acts as %q", acct)
 	}
 }

@@ -233,7 +233,7 @@ func (s *Sessions) recordOAuth(ss *mcp.ServerSession, acct *catalog.Account, exp
 
 // known is true for an account of the catalog (an older snapshot's copy of it).
 func (s *Sessions) known(acct *catalog.Account) bool {
-	cur := s.store.Load().Accounts[acct.ServiceName]
+	cur := s.store.Load().Account(acct.Namespace, acct.ServiceName)
 	return cur != nil && cur.Namespace == acct.Namespace && cur.Name == acct.Name
 }
 
@@ -281,7 +281,7 @@ func (s *Sessions) current(e *sessionEntry) *catalog.Account {
 		}
 		return e.oauth
 	}
-	acct := s.store.Load().Accounts[e.service]
+	acct := s.store.Load().Account(e.namespace, e.service)
 	if e.locked.Load() || acct == nil || acct.Namespace != e.namespace || acct.Name != e.name || !acct.Active || !acct.Ready {
 		return nil
 	}

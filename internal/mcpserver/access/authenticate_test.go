@@ -250,7 +250,15 @@ func newCluster(t *testing.T, withID bool) *cluster {
 			"sleepy": {Namespace: "default", Name: "sleepy", ServiceName: "sleepy", Active: false, Ready: true},
 		}})
 	c.a = NewAuthenticator(store, c.reader, 0, 0, nil)
+	c.a.failures = frozenGuesses()
 	return c
+}
+
+// frozenGuesses is a failed-attempt limiter whose clock stands still: no attempt is
+// earned back while a test runs, however slowly.
+func frozenGuesses() *guesses {
+	clock := &fakeClock{t: time.Unix(1_000_000, 0)}
+	return newGuesses(failedAuthPerSec, failedAuthBurst, maxFailureBuckets, clock.now)
 }
 
 // newKey makes a key and its Secret (with the key's id when withID).
@@ -451,6 +459,7 @@ func TestATokenOfASharedServiceNameReachesOnlyItsOwnAccount(t *testing.T) {
 		Workflows: map[string]*catalog.Workflow{}, Accounts: map[string]*catalog.Account{"robot": claimants[0]},
 		Shared: map[string][]*catalog.Account{"robot": claimants}})
 	c := &cluster{t: t, a: NewAuthenticator(store, fake.NewClientBuilder().WithScheme(scheme).WithObjects(objs...).Build(), 0, 0, nil)}
+	c.a.failures = frozenGuesses()
 	compared, _ := c.countComparisons()
 	var got *catalog.Account
 	handler := c.a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

@@ -392,8 +392,11 @@ func TestAWrongKeyFloodAfterANewKeyNeverRefusesTheRealKey(t *testing.T) {
 	defer mu.Unlock()
 	g.Expect(codes[http.StatusOK]).To(BeZero(), "a wrong key got in")
 	g.Expect(codes[http.StatusTooManyRequests]).To(BeNumerically(">", flooders), "the flood was hundreds of requests")
+	// A refusal the API server cannot confirm in time (a loaded machine) is 503, a
+	// refusal too.
 	for code := range codes {
-		g.Expect(code).To(BeElementOf(http.StatusUnauthorized, http.StatusTooManyRequests), "the flood's answers: %v", codes)
+		g.Expect(code).To(BeElementOf(http.StatusUnauthorized, http.StatusTooManyRequests, http.StatusServiceUnavailable),
+			"the flood's answers: %v", codes)
 	}
 	// The address's first 10 attempts, one a second that it earns back, and the new
 	// key's verifications (one a change to the account or its Secret).

@@ -201,7 +201,11 @@ func TestCreateAndRefusalAreTracedAndAudited(t *testing.T) {
 
 	// A refusal: Kubernetes RBAC does not let a tenant create in another namespace.
 	tn := newTenant(t, metav1alpha1.Permissions{Namespaces: []string{"*"}})
+	// The token is <namespace>/<service>:<key>; the tenant's service is its account's name.
 	tnName, _, _ := strings.Cut(tn.token, ":")
+	if _, service, ok := strings.Cut(tnName, "/"); ok {
+		tnName = service
+	}
 	planted := unique("planted")
 	other := connect(t, url, tn.token, nil)
 	res = callTool(t, other, "sandbar_entity_create", map[string]any{"class": "zorp/SpaceBoot",

@@ -198,6 +198,8 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 			return nil, err
 		}
 		authn.ConfirmRefusalsWith(probe.answers)
+		// A key Secret the cache has not seen yet (or not as it is now) is read past it.
+		authn.ReadRefusedKeysFrom(cl.APIReader)
 	}
 	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: opts.Telemetry.Authentication(authn.Middleware), Ready: s.isReady})
 	if err != nil {

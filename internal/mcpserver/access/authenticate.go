@@ -42,6 +42,8 @@ import (
 	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -134,6 +136,8 @@ type Authenticator struct {
 	// confirm, when set, says whether the Kubernetes API server answers now: a
 	// refusal stands only then (ConfirmRefusalsWith).
 	confirm func(context.Context) error
+	// api, when set, reads a refused key's Secret past the cache (ReadRefusedKeysFrom).
+	api client.Reader
 }
 
 // NoAuthAccount is the account of every request in no-auth mode: allowed every tool
@@ -170,6 +174,10 @@ type authFailure struct {
 	// unavailable is true when the refusal could not be confirmed: the cache it was
 	// read from may be behind.
 	unavailable bool
+	// secret is the key Secret the refusal was read from (no name: none was read),
+	// and secretRV its resource version in the cache ("": not in the cache).
+	secret   client.ObjectKey
+	secretRV string
 }
 
 // dummyHash is compared with the key of a token whose service is unknown or
@@ -211,6 +219,36 @@ func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64,
 // failed attempt counts all the same. Call it before serving.
 func (a *Authenticator) ConfirmRefusalsWith(confirm func(context.Context) error) {
 	a.confirm = confirm
+}
+
+// ReadRefusedKeysFrom makes the refusal of a key stand only when api, the API server
+// read past the cache, has its account's key Secret as the cache does: the cache is
+// behind a Secret just written (a key issued, a replica just started whose Secrets
+// are not all listed yet), and a key it does not know yet gets 503 with Retry-After,
+// not 401. Refusals are bounded by the client's failed attempts, and so are these
+// reads (of the Secret's metadata only). Call it before serving.
+func (a *Authenticator) ReadRefusedKeysFrom(api client.Reader) {
+	a.api = api
+}
+
+// confirmSecret answers an error when the refused key's Secret is not, in the API
+// server, as the cache had it.
+func (a *Authenticator) confirmSecret(ctx context.Context, f *authFailure) error {
+	if a.api == nil || f.secret.Name == "" {
+		return nil
+	}
+	var meta metav1.PartialObjectMetadata
+	meta.SetGroupVersionKind(corev1.SchemeGroupVersion.WithKind("Secret"))
+	err := a.api.Get(ctx, f.secret, &meta)
+	switch {
+	case apierrors.IsNotFound(err) && f.secretRV == "":
+		return nil
+	case err != nil:
+		return fmt.Errorf("reading the key Secret: %w", err)
+	case meta.ResourceVersion != f.secretRV:
+		return errors.New("the cache is behind the key Secret")
+	}
+	return nil
 }
 
 // readOnly reads an object from the cache without a copy, for reading only.
@@ -301,6 +339,7 @@ func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Accoun
 	hash, why := dummyHash, ""
 	var id []byte
 	var accountRV, secretRV, secretName string
+	var secretKey client.ObjectKey
 	switch {
 	case acct == nil:
 		why = "unknown service name"
@@ -314,12 +353,15 @@ func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Accoun
 		// cache's own objects do, not copies of them.
 		var sa metav1alpha1.ServiceAccount
 		var secret corev1.Secret
-		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa, readOnly...); err != nil {
+		err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa, readOnly...)
+		if err == nil {
+			secretKey = client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}
+		}
+		if err != nil {
 			why = "reading account: " + err.Error()
 		} else if sa.Spec.Active != nil && !*sa.Spec.Active {
 			why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
-		} else if err := a.reader.Get(ctx, client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}, &secret,
-			readOnly...); err != nil {
+		} else if err := a.reader.Get(ctx, secretKey, &secret, readOnly...); err != nil {
 			why = "reading the key Secret: " + err.Error()
 		} else {
 			hash, accountRV, secretRV, secretName = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion, secret.Name
@@ -370,9 +412,9 @@ func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Accoun
 	}
 	switch {
 	case why != "":
-		return nil, &authFailure{reason: why}
+		return nil, &authFailure{reason: why, secret: secretKey, secretRV: secretRV}
 	case !v.ok:
-		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(token.Service)}
+		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(token.Service), secret: secretKey, secretRV: secretRV}
 	}
 	if v.info != nil && v.acct == acct {
 		return v.info, nil
@@ -599,7 +641,11 @@ func (a *Authenticator) check(r *http.Request) (*auth.TokenInfo, *authFailure) {
 		failure.limited = true
 	}
 	if failure != nil && !failure.limited {
-		if err := a.current(ctx); err != nil {
+		err := a.current(ctx)
+		if err == nil {
+			err = a.confirmSecret(ctx, failure)
+		}
+		if err != nil {
 			failure.unavailable = true
 			failure.reason += "; not confirmed: " + err.Error()
 		}

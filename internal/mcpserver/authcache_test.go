@@ -1,0 +1,71 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+)
+
+// lagging is a cache that has not seen one Secret yet, as a replica's just started,
+// or one that is behind a key just issued, has not.
+type lagging struct {
+	client.Client
+	hidden client.ObjectKey
+}
+
+func (l lagging) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if key == l.hidden {
+		return apierrors.NewNotFound(schema.GroupResource{Resource: "secrets"}, key.Name)
+	}
+	return l.Client.Get(ctx, key, obj, opts...)
+}
+
+// A key whose Secret the replica's cache has not seen yet, while the API server
+// answers, is not called invalid: the refusal is checked against the Secret in the
+// API server, and the answer is 503 with Retry-After, so the client tries again
+// once the cache has it. A key that is wrong against the Secret as the API server
+// has it is still 401.
+func TestAKeyTheCacheHasNotSeenIsUnavailableNotInvalid(t *testing.T) {
+	g := NewWithT(t)
+	sa, tok := newAccount(t, unique("lagging"), metav1alpha1.Permissions{})
+	cluster := managerCluster
+	cluster.Client = lagging{Client: managerCluster.Client, hidden: client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}}
+	url, err := startServerWith(context.Background(), store, mcpserver.Options{}, cluster)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	status, h, body := rawCall(t, url, map[string]string{"Authorization": "Bearer " + tok}, initializeBody)
+	g.Expect(status).To(Equal(http.StatusServiceUnavailable), body)
+	g.Expect(h.Get("Retry-After")).NotTo(BeEmpty())
+
+	_, other := newAccount(t, unique("seen"), metav1alpha1.Permissions{})
+	wrong := other[:len(other)-4] + "AAAA"
+	status, _, body = rawCall(t, url, map[string]string{"Authorization": "Bearer " + wrong}, initializeBody)
+	g.Expect(status).To(Equal(http.StatusUnauthorized), body)
+
+	status, _, body = rawCall(t, mcpURL, map[string]string{"Authorization": "Bearer " + tok}, initializeBody)
+	g.Expect(status).To(Equal(http.StatusOK), "the key, where the cache has its Secret: %s", body)
+}

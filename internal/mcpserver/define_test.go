@@ -483,3 +483,51 @@ func TestDefinePropertyCannotRewriteAnotherOwnersClass(t *testing.T) {
 	g.Eventually(func() string { return schemaOf(mine, "sandbar_class_"+prefix+"_Meter") }).WithTimeout(timeout).WithPolling(poll).
 		Should(ContainSubstring(`"maximum":5`))
 }
+
+// An account cannot rewrite, through a Class of its own, the subclasses another
+// owner made of it: a change to a parent changes every subclass's slots, create
+// tool and instance API, which only their owners may change. Defined again as it
+// is, the parent is taken; a Class no other owner inherits from still changes.
+func TestDefineClassCannotRewriteAnotherOwnersSubclass(t *testing.T) {
+	g := NewWithT(t)
+	_, authorTok := newAccount(t, unique("author"), metamodelAuthor)
+	user, userTok := newAccount(t, unique("user"), metamodelAuthor)
+	mine, theirs := connect(t, mcpURL, authorTok, nil), connect(t, mcpURL, userTok, nil)
+	prefix := unique("c")
+	width, depth := prefix+".width", prefix+".depth"
+	base, sub, alone := prefix+".base", prefix+".sub", prefix+".alone"
+	deleteMetamodelAfter(t, []string{sub, base, alone}, []string{width, depth})
+
+	integer := map[string]any{"range": "integer", "description": "A count."}
+	for _, p := range []string{width, depth} {
+		answer(t, callTool(t, mine, defineProperty, map[string]any{"name": p, "spec": integer}))
+	}
+	baseSpec := map[string]any{"prefix": prefix, "kind": "Base", "abstract": true, "slots": []any{slot(width, false)}}
+	answer(t, callTool(t, mine, defineClass, map[string]any{"name": base, "spec": baseSpec}))
+	out := answer(t, callTool(t, theirs, defineClass, map[string]any{"name": sub,
+		"spec": map[string]any{"prefix": prefix, "kind": "Sub", "parents": []any{base}, "slots": []any{slot(depth, false)}}}))
+	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
+	baseBefore, _ := classNamed(t, base)
+	subBefore, _ := classNamed(t, sub)
+
+	for _, dry := range []bool{false, true} {
+		msg := refused(t, callTool(t, mine, defineClass, map[string]any{"name": base, "dryRun": dry,
+			"spec": map[string]any{"prefix": prefix, "kind": "Base", "abstract": true, "slots": []any{slot(width, true)}}}))
+		g.Expect(msg).To(And(HavePrefix("forbidden: the Class "+base+" is inherited by classes of other owners"),
+			ContainSubstring(sub+" (the account default/"+user.Name+")"), ContainSubstring("Nothing was written")), "dryRun %v", dry)
+	}
+	classUnchanged(t, baseBefore)
+	classUnchanged(t, subBefore)
+
+	out = answer(t, callTool(t, mine, defineClass, map[string]any{"name": base, "spec": baseSpec}))
+	g.Expect(out).To(HaveKeyWithValue("created", false))
+	classUnchanged(t, baseBefore)
+
+	aloneSpec := map[string]any{"prefix": prefix, "kind": "Alone", "slots": []any{slot(width, false)}}
+	answer(t, callTool(t, mine, defineClass, map[string]any{"name": alone, "spec": aloneSpec}))
+	aloneSpec["slots"] = []any{slot(width, false), slot(depth, false)}
+	out = answer(t, callTool(t, mine, defineClass, map[string]any{"name": alone, "spec": aloneSpec}))
+	g.Expect(out).To(HaveKeyWithValue("created", false))
+	changed, _ := classNamed(t, alone)
+	g.Expect(changed.Spec.Slots).To(HaveLen(2))
+}

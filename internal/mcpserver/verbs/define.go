@@ -26,6 +26,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -101,9 +102,34 @@ const othersShown = 10
 // instance API, which only its owner may change. Ownership of the Property alone
 // guards it from other accounts, not the classes that use it from its author.
 func mayReshape(name string, mm metamodel, me string) error {
+	others := otherOwners(mm, mm.classesUsing(name), me)
+	if len(others) == 0 {
+		return nil
+	}
+	return tool.Fail("forbidden: the Property %s is used by classes of other owners: %s; a change to it would change their create tools and instance APIs, "+
+		"which only their owners may change. Nothing was written. Define a new Property for your own classes and use it in place of this one, "+
+		"or ask those owners (or a cluster admin) to change it", name, strings.Join(others, ", "))
+}
+
+// mayReshapeClass refuses to change a Class that a Class of another owner inherits
+// from, for the reason mayReshape refuses a shared Property: the subclass's slots,
+// create tool and instance API would change with it.
+func mayReshapeClass(name string, mm metamodel, me string) error {
+	others := otherOwners(mm, mm.subclassesOf(name), me)
+	if len(others) == 0 {
+		return nil
+	}
+	return tool.Fail("forbidden: the Class %s is inherited by classes of other owners: %s; a change to it would change their create tools and instance APIs, "+
+		"which only their owners may change. Nothing was written. Define a new Class for your own subclasses to inherit from, "+
+		"or ask those owners (or a cluster admin) to change it", name, strings.Join(others, ", "))
+}
+
+// otherOwners names the classes of names that another owner than me made, with
+// their owners, at most othersShown and how many more.
+func otherOwners(mm metamodel, names []string, me string) []string {
 	var others []string
 	n := 0
-	for _, cl := range mm.classesUsing(name) {
+	for _, cl := range names {
 		owner := mm.classes[cl].GetAnnotations()[metav1alpha1.AnnotationDefinedBy]
 		if owner == me {
 			continue
@@ -117,15 +143,10 @@ func mayReshape(name string, mm metamodel, me string) error {
 			others = append(others, cl+" (the account "+owner+")")
 		}
 	}
-	if n == 0 {
-		return nil
-	}
 	if n > othersShown {
 		others = append(others, fmt.Sprintf("and %d more", n-othersShown))
 	}
-	return tool.Fail("forbidden: the Property %s is used by classes of other owners: %s; a change to it would change their create tools and instance APIs, "+
-		"which only their owners may change. Nothing was written. Define a new Property for your own classes and use it in place of this one, "+
-		"or ask those owners (or a cluster admin) to change it", name, strings.Join(others, ", "))
+	return others
 }
 
 // write creates obj, or updates it when it exists, as the account: with dryRun the
@@ -173,17 +194,37 @@ func (m metamodel) Property(name string) (*metav1alpha1.Property, bool) {
 // classesUsing is the names of the classes that have the property as a slot, of
 // their own or inherited from an ancestor, sorted.
 func (m metamodel) classesUsing(property string) []string {
-	children := map[string][]string{}
 	var next []string
 	for name, cl := range m.classes {
-		for _, p := range cl.Spec.Parents {
-			children[p] = append(children[p], name)
-		}
 		for _, s := range cl.Spec.Slots {
 			if s.Property == property {
 				next = append(next, name)
 				break
 			}
+		}
+	}
+	return m.withDescendants(next)
+}
+
+// subclassesOf is the names of the classes that inherit from a class, directly or
+// not, sorted (the class itself only through a cycle).
+func (m metamodel) subclassesOf(class string) []string {
+	var next []string
+	for name, cl := range m.classes {
+		if slices.Contains(cl.Spec.Parents, class) {
+			next = append(next, name)
+		}
+	}
+	return m.withDescendants(next)
+}
+
+// withDescendants is the classes named and every class that inherits from one of
+// them, sorted.
+func (m metamodel) withDescendants(next []string) []string {
+	children := map[string][]string{}
+	for name, cl := range m.classes {
+		for _, p := range cl.Spec.Parents {
+			children[p] = append(children[p], name)
 		}
 	}
 	seen := map[string]bool{}
@@ -321,6 +362,11 @@ func (e *Env) defineClass(ctx context.Context, c *tool.Call, in defineClassArgs)
 	mm, err := e.metamodel(ctx)
 	if err != nil {
 		return nil, err
+	}
+	if exists && !reflect.DeepEqual(dry.Spec, existing.Spec) {
+		if err := mayReshapeClass(in.Name, mm, me); err != nil {
+			return nil, err
+		}
 	}
 	mm.classes[in.Name] = dry
 	resolved := catalog.ResolveClass(dry, mm)

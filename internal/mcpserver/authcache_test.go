@@ -18,6 +18,7 @@ package mcpserver_test
 
 import (
 	"context"
+	"maps"
 	"net/http"
 	"testing"
 
@@ -27,6 +28,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 )
 
@@ -68,4 +70,27 @@ func TestAKeyTheCacheHasNotSeenIsUnavailableNotInvalid(t *testing.T) {
 
 	status, _, body = rawCall(t, mcpURL, map[string]string{"Authorization": "Bearer " + tok}, initializeBody)
 	g.Expect(status).To(Equal(http.StatusOK), "the key, where the cache has its Secret: %s", body)
+}
+
+// A namespaced token of an account the replica's catalog does not have yet (a
+// replica just started, an account just created), while the API server has it, is
+// not called invalid either: 503 with Retry-After. A service name the namespace has
+// no account for is 401.
+func TestATokenOfAnAccountTheCatalogHasNotSeenIsUnavailableNotInvalid(t *testing.T) {
+	g := NewWithT(t)
+	sa, tok := newAccount(t, unique("unseen"), metav1alpha1.Permissions{})
+	// A catalog as it was before the account: the suite's, without it.
+	snap := *store.Load()
+	snap.Accounts = maps.Clone(snap.Accounts)
+	delete(snap.Accounts, sa.Spec.ServiceName)
+	behind := catalog.NewStore()
+	behind.Publish(&snap)
+	url := serveStore(t, behind, mcpserver.Options{})
+
+	status, h, body := rawCall(t, url, map[string]string{"Authorization": "Bearer " + tok}, initializeBody)
+	g.Expect(status).To(Equal(http.StatusServiceUnavailable), body)
+	g.Expect(h.Get("Retry-After")).NotTo(BeEmpty())
+
+	status, _, body = rawCall(t, url, map[string]string{"Authorization": "Bearer " + sa.Namespace + "/" + unique("nobody") + ":AAAAAAAAAAAAAAAAAAAAAAAA"}, initializeBody)
+	g.Expect(status).To(Equal(http.StatusUnauthorized), body)
 }

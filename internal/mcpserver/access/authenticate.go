@@ -178,6 +178,9 @@ type authFailure struct {
 	// and secretRV its resource version in the cache ("": not in the cache).
 	secret   client.ObjectKey
 	secretRV string
+	// unknown is the namespace and service of a namespaced token whose account the
+	// catalog does not have.
+	unknown *apikey.Token
 }
 
 // dummyHash is compared with the key of a token whose service is unknown or
@@ -234,6 +237,9 @@ func (a *Authenticator) ReadRefusedKeysFrom(api client.Reader) {
 // confirmSecret answers an error when the refused key's Secret is not, in the API
 // server, as the cache had it.
 func (a *Authenticator) confirmSecret(ctx context.Context, f *authFailure) error {
+	if a.api != nil && f.unknown != nil {
+		return a.confirmUnknown(ctx, f.unknown)
+	}
 	if a.api == nil || f.secret.Name == "" {
 		return nil
 	}
@@ -247,6 +253,22 @@ func (a *Authenticator) confirmSecret(ctx context.Context, f *authFailure) error
 		return fmt.Errorf("reading the key Secret: %w", err)
 	case meta.ResourceVersion != f.secretRV:
 		return errors.New("the cache is behind the key Secret")
+	}
+	return nil
+}
+
+// confirmUnknown answers an error when the API server has an account of the
+// token's namespace and service that the catalog does not: the catalog is behind
+// (a replica just started, an account just created).
+func (a *Authenticator) confirmUnknown(ctx context.Context, t *apikey.Token) error {
+	var list metav1alpha1.ServiceAccountList
+	if err := a.api.List(ctx, &list, client.InNamespace(t.Namespace)); err != nil {
+		return fmt.Errorf("listing the namespace's accounts: %w", err)
+	}
+	for i := range list.Items {
+		if list.Items[i].Spec.ServiceName == t.Service {
+			return errors.New("the catalog is behind the account")
+		}
 	}
 	return nil
 }
@@ -287,7 +309,12 @@ func tokenInfo(acct *catalog.Account, key keyRef) *auth.TokenInfo {
 func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, at *attempt) (*auth.TokenInfo, *authFailure) {
 	snap := a.store.Load()
 	if token.Namespace != "" {
-		return a.authenticateAs(ctx, snap.Account(token.Namespace, token.Service), token, at, false)
+		acct := snap.Account(token.Namespace, token.Service)
+		info, failure := a.authenticateAs(ctx, acct, token, at, false)
+		if acct == nil && failure != nil {
+			failure.unknown = &apikey.Token{Namespace: token.Namespace, Service: token.Service}
+		}
+		return info, failure
 	}
 	claimants := snap.Shared[token.Service]
 	if len(claimants) == 0 {

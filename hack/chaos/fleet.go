@@ -63,6 +63,7 @@ type life struct {
 type sample struct {
 	at         time.Time
 	rssMiB     float64
+	heapMiB    float64
 	goroutines float64
 }
 
@@ -117,7 +118,7 @@ func (f *fleet) start(r *replica) error {
 		"--metrics-bind-address="+r.metricsAddr, "--metrics-secure=false",
 		"--leader-elect", "--leader-election-namespace="+namespace,
 		"--mcp-call-timeout="+f.cfg.callTimeout.String(), "--mcp-token-key-file="+f.tokenKey,
-		"--mcp-session-timeout=2m", "--mcp-rate-limit=200", "--mcp-rate-burst=400", "--audit-log=off")
+		"--mcp-session-timeout="+sessionTimeout.String(), "--mcp-rate-limit=200", "--mcp-rate-burst=400", "--audit-log=off")
 	cmd.Env = append(os.Environ(), "KUBECONFIG="+f.kubeconfig)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	if err := cmd.Start(); err != nil {
@@ -286,6 +287,8 @@ func (f *fleet) sample() {
 		}
 		if code, body := get("http://" + r.metricsAddr + "/metrics"); code == http.StatusOK {
 			s.goroutines, _ = metric(body, "go_goroutines")
+			heap, _ := metric(body, "go_memstats_heap_inuse_bytes")
+			s.heapMiB = heap / (1 << 20)
 		}
 		if s.rssMiB == 0 || s.goroutines == 0 {
 			continue // not up yet, or just ended

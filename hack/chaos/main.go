@@ -56,8 +56,6 @@ type config struct {
 	pauseEvery, pauseFor time.Duration
 	killEvery            time.Duration
 	sample               time.Duration
-	maxRSSSlope          float64
-	maxGorSlope          float64
 }
 
 func main() {
@@ -74,8 +72,6 @@ func main() {
 	flag.DurationVar(&c.pauseFor, "pause-for", 8*time.Second, "How long each pause lasts (SIGCONT after it); past the replicas' --leader-elect-renew-deadline (10 s) the leader steps down and exits by design.")
 	flag.DurationVar(&c.killEvery, "kill-every", 2*time.Minute, "How often the leader is killed (SIGKILL) and started again.")
 	flag.DurationVar(&c.sample, "sample", 10*time.Second, "How often the replicas' RSS and goroutines are sampled.")
-	flag.Float64Var(&c.maxRSSSlope, "max-rss-slope", 2, "Steepest RSS slope (MiB a minute) over the second half of a replica's life that counts as flat.")
-	flag.Float64Var(&c.maxGorSlope, "max-goroutine-slope", 20, "Steepest goroutine slope (a minute) over the second half of a replica's life that counts as flat.")
 	flag.Parse()
 	code, err := run(c)
 	if err != nil {

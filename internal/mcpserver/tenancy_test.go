@@ -329,7 +329,8 @@ func TestAServiceNameClaimedFirstInAnotherNamespaceLocksNoOneOut(t *testing.T) {
 	claimantTok, err := apikey.Issue(ctx, k8s, claimant.Namespace, claimant.Name)
 	g.Expect(err).NotTo(HaveOccurred())
 	// Creation times have seconds: the claimant's is older by at least one.
-	time.Sleep(1100 * time.Millisecond)
+	g.Eventually(func() bool { return time.Now().Unix() > claimant.CreationTimestamp.Unix() }).
+		WithTimeout(5 * time.Second).WithPolling(20 * time.Millisecond).Should(BeTrue())
 	victim := newTeam()
 	victimTok, err := apikey.Issue(ctx, k8s, victim.Namespace, victim.Name)
 	g.Expect(err).NotTo(HaveOccurred())

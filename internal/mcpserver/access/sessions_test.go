@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
@@ -68,11 +69,8 @@ func TestASessionsEntryLastsUntilTheSessionEnds(t *testing.T) {
 		t.Fatalf("after a request claiming the stateless revision the session's account is %v, want %v", got, acct)
 	}
 	_ = cs.Close()
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Account(ss) != nil {
-		if time.Now().After(deadline) {
-			t.Fatal("the entry of a session that ended is still kept")
-		}
-		time.Sleep(10 * time.Millisecond)
+	gone := func(context.Context) (bool, error) { return s.Account(ss) == nil, nil }
+	if err := wait.PollUntilContextTimeout(context.Background(), 10*time.Millisecond, 5*time.Second, true, gone); err != nil {
+		t.Fatal("the entry of a session that ended is still kept")
 	}
 }

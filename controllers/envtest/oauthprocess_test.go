@@ -38,24 +38,7 @@ import (
 func TestATenantCannotPlantOrChangeAPersonsProcess(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := uniq("people")
-	g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	t.Cleanup(func() {
-		_ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	})
-	processPolicyIn(t, ns)
-	tenant := "tenant-" + ns
-	create(t,
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "processes"}, Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{metav1alpha1.GroupVersion.Group}, Resources: []string{"workflowprocesses"},
-			Verbs: []string{"get", "list", "create", "update", "patch"}}}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "processes"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "processes"},
-			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: tenant}}})
-	cfg := rest.CopyConfig(restConfig)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: tenant}
-	as, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
-	g.Expect(err).NotTo(HaveOccurred())
+	as, ns := tenantWithProcessPolicy(t, "people", []string{"workflowprocesses"}, "get", "list", "create", "update", "patch")
 
 	// A person's process, as a manager makes it.
 	theirs := process(uniq("p"), "order.fulfillment", nil)
@@ -86,4 +69,30 @@ func updateSpecAs(c client.Client, key client.ObjectKey, mutate func(*metav1alph
 	}
 	mutate(&p)
 	return c.Update(context.Background(), &p)
+}
+
+// tenantWithProcessPolicy makes a namespace with the shipped admission policy on
+// processes bound to it, and answers a client that acts as a tenant user whose Role
+// there grants verbs on resources (of meta.sandbar.dev).
+func tenantWithProcessPolicy(t *testing.T, base string, resources []string, verbs ...string) (client.Client, string) {
+	t.Helper()
+	g := NewWithT(t)
+	ns := uniq(base)
+	g.Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
+	t.Cleanup(func() {
+		_ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
+	})
+	processPolicyIn(t, ns)
+	tenant := "tenant-" + ns
+	create(t,
+		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "processes"}, Rules: []rbacv1.PolicyRule{{
+			APIGroups: []string{metav1alpha1.GroupVersion.Group}, Resources: resources, Verbs: verbs}}},
+		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "processes"},
+			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "processes"},
+			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: tenant}}})
+	cfg := rest.CopyConfig(restConfig)
+	cfg.Impersonate = rest.ImpersonationConfig{UserName: tenant}
+	as, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
+	g.Expect(err).NotTo(HaveOccurred())
+	return as, ns
 }

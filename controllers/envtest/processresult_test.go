@@ -22,11 +22,7 @@ import (
 	"testing"
 
 	. "github.com/onsi/gomega"
-	corev1 "k8s.io/api/core/v1"
-	rbacv1 "k8s.io/api/rbac/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/rest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -39,24 +35,7 @@ import (
 func TestATenantCannotRewriteAProcesssResult(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := uniq("results")
-	g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	t.Cleanup(func() {
-		_ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	})
-	processPolicyIn(t, ns)
-	tenant := "tenant-" + ns
-	create(t,
-		&rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "processes"}, Rules: []rbacv1.PolicyRule{{
-			APIGroups: []string{metav1alpha1.GroupVersion.Group}, Resources: []string{"workflowprocesses", "workflowprocesses/status"},
-			Verbs: []string{"get", "list", "update", "patch"}}}},
-		&rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "processes"},
-			RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: "processes"},
-			Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: tenant}}})
-	cfg := rest.CopyConfig(restConfig)
-	cfg.Impersonate = rest.ImpersonationConfig{UserName: tenant}
-	as, err := client.New(cfg, client.Options{Scheme: k8s.Scheme()})
-	g.Expect(err).NotTo(HaveOccurred())
+	as, ns := tenantWithProcessPolicy(t, "results", []string{"workflowprocesses", "workflowprocesses/status"}, "get", "list", "update", "patch")
 
 	// The policy takes effect once the API server has loaded it: until a change of
 	// input to a probe is refused.

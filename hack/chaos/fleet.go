@@ -42,8 +42,8 @@ import (
 
 // replica is one manager process, started again after each kill on the same ports.
 type replica struct {
-	index                           int
-	mcpAddr, probeAddr, metricsAddr string
+	index                                      int
+	mcpAddr, probeAddr, metricsAddr, pprofAddr string
 
 	// Of the running process (guarded by fleet.mu).
 	cmd     *exec.Cmd
@@ -65,6 +65,7 @@ type sample struct {
 	rssMiB     float64
 	heapMiB    float64
 	goroutines float64
+	leads      bool
 }
 
 // fleet is the manager replicas.
@@ -90,7 +91,7 @@ func freePort() (string, error) {
 // add makes replica i and starts it.
 func (f *fleet) add(i int) error {
 	r := &replica{index: i}
-	for _, addr := range []*string{&r.mcpAddr, &r.probeAddr, &r.metricsAddr} {
+	for _, addr := range []*string{&r.mcpAddr, &r.probeAddr, &r.metricsAddr, &r.pprofAddr} {
 		a, err := freePort()
 		if err != nil {
 			return err
@@ -115,7 +116,7 @@ func (f *fleet) start(r *replica) error {
 	}
 	cmd := exec.Command(f.cfg.manager,
 		"--mcp-bind-address="+r.mcpAddr, "--health-probe-bind-address="+r.probeAddr,
-		"--metrics-bind-address="+r.metricsAddr, "--metrics-secure=false",
+		"--metrics-bind-address="+r.metricsAddr, "--metrics-secure=false", "--pprof-bind-address="+r.pprofAddr,
 		"--leader-elect", "--leader-election-namespace="+namespace,
 		"--mcp-call-timeout="+f.cfg.callTimeout.String(), "--mcp-token-key-file="+f.tokenKey,
 		"--mcp-session-timeout="+sessionTimeout.String(), "--mcp-rate-limit=200", "--mcp-rate-burst=400", "--audit-log=off")
@@ -289,6 +290,8 @@ func (f *fleet) sample() {
 			s.goroutines, _ = metric(body, "go_goroutines")
 			heap, _ := metric(body, "go_memstats_heap_inuse_bytes")
 			s.heapMiB = heap / (1 << 20)
+			lead, _ := metric(body, "leader_election_master_status")
+			s.leads = lead == 1
 		}
 		if s.rssMiB == 0 || s.goroutines == 0 {
 			continue // not up yet, or just ended

@@ -25,6 +25,8 @@ import (
 	"io"
 	"math/rand/v2"
 	"net/http"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -44,7 +46,7 @@ const (
 	// sessionTimeout is the replicas' --mcp-session-timeout.
 	sessionTimeout = 2 * time.Minute
 	// goroutineSlack and heapSlackMiB are what a replica may hold, once idle, above
-	// its level when it started.
+	// the level of its role (leader or follower) before the load.
 	goroutineSlack    = 50
 	heapSlackMiB      = 16
 	sessionRevision   = "2025-11-25"
@@ -69,11 +71,13 @@ type chaos struct {
 	created map[string]string
 	pauses  int
 	paused  time.Duration
+	// before is what a leader and a follower held before the load (by leads).
+	before map[bool]sample
 }
 
 func newRun(c config, f *fleet, k8s client.Client, tokens []string, apiserver int) *chaos {
 	return &chaos{cfg: c, fleet: f, k8s: k8s, tokens: tokens, apiserver: apiserver,
-		outcomes: map[string]int{}, created: map[string]string{}}
+		outcomes: map[string]int{}, created: map[string]string{}, before: map[bool]sample{}}
 }
 
 // note counts an outcome, and an answer that came past its deadline.
@@ -94,6 +98,10 @@ func (r *chaos) do(ctx context.Context) int {
 	var wg sync.WaitGroup
 	fmt.Printf(">> %d clients of both revisions, %.0f%% hostile calls, for %s; the API server paused %s every %s; the leader killed every %s\n",
 		r.cfg.workers, r.cfg.hostile*100, r.cfg.duration, r.cfg.pauseFor, r.cfg.pauseEvery, r.cfg.killEvery)
+	if err := r.baseline(ctx); err != nil {
+		fmt.Println("FAIL:", err)
+		return 1
+	}
 	fmt.Printf("%8s %9s %8s %8s\n", "time", "calls", "late", "kills")
 	wg.Go(func() { r.sampler(work, start) })
 	wg.Go(func() { r.pauser(work) })
@@ -133,8 +141,39 @@ func tick(ctx context.Context, every time.Duration, f func()) {
 	}
 }
 
-func (r *chaos) sampler(ctx context.Context, start time.Time) {
+// baseline waits until a replica leads, and samples every replica before the
+// load: what a leader and a follower hold when idle. A leader runs the controllers
+// (their workers, queues and watches: about 100 goroutines more than a follower),
+// so a replica's level once idle is compared with that of the role it has then.
+func (r *chaos) baseline(ctx context.Context) error {
+	deadline := time.Now().Add(time.Minute)
+	for r.fleet.leader() == nil {
+		if time.Now().After(deadline) || ctx.Err() != nil {
+			return errors.New("no replica leads a minute after all were ready")
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
 	r.fleet.sample()
+	r.fleet.mu.Lock()
+	defer r.fleet.mu.Unlock()
+	for _, rep := range r.fleet.replicas {
+		if l := rep.lives[len(rep.lives)-1]; len(l.samples) > 0 {
+			s := l.samples[0]
+			if _, ok := r.before[s.leads]; !ok {
+				r.before[s.leads] = s
+			}
+		}
+	}
+	if len(r.before) < 2 {
+		return errors.New("the replicas were not one leader and one follower before the load")
+	}
+	return nil
+}
+
+func (r *chaos) sampler(ctx context.Context, start time.Time) {
 	tick(ctx, r.cfg.sample, func() {
 		r.fleet.sample()
 		r.mu.Lock()
@@ -462,17 +501,25 @@ func (r *chaos) report(ctx context.Context, took time.Duration) int {
 			rssSlope := slope(half, func(s sample) float64 { return s.rssMiB })
 			gorSlope := slope(half, func(s sample) float64 { return s.goroutines })
 			span := last.at.Sub(first.at)
-			fmt.Printf("  replica %d life %d (%s, %s): RSS %.1f %.1f %.1f (%+.2f/min); goroutines %.0f %.0f %.0f (%+.1f/min)\n",
-				rep.index, n+1, span.Truncate(time.Second), endOf(l), first.rssMiB, last.rssMiB, maxRSS, rssSlope,
+			fmt.Printf("  replica %d life %d (%s, %s; %s): RSS %.1f %.1f %.1f (%+.2f/min); goroutines %.0f %.0f %.0f (%+.1f/min)\n",
+				rep.index, n+1, span.Truncate(time.Second), endOf(l), roles(l.samples), first.rssMiB, last.rssMiB, maxRSS, rssSlope,
 				first.goroutines, last.goroutines, maxGor, gorSlope)
 			if l.ended.IsZero() {
-				// Alive at the end: the last sample is the idle one.
-				if last.goroutines > first.goroutines+goroutineSlack || last.heapMiB > first.heapMiB+heapSlackMiB {
-					fail("replica %d life %d holds more once idle than before the load: goroutines %.0f (from %.0f), heap in use %.1f MiB (from %.1f)",
-						rep.index, n+1, last.goroutines, first.goroutines, last.heapMiB, first.heapMiB)
+				// Alive at the end: the last sample is the idle one, and its stacks are kept.
+				if code, body := get("http://" + rep.pprofAddr + "/debug/pprof/goroutine?debug=1"); code == http.StatusOK {
+					path := filepath.Join(r.cfg.dir, fmt.Sprintf("goroutines-replica-%d.txt", rep.index))
+					if err := os.WriteFile(path, []byte(body), 0o600); err == nil {
+						fmt.Printf("    its goroutines once idle: %s\n", path)
+					}
+				}
+				// It is compared with what its role held before the load.
+				base, role := r.before[last.leads], roleOf(last)
+				if last.goroutines > base.goroutines+goroutineSlack || last.heapMiB > base.heapMiB+heapSlackMiB {
+					fail("replica %d life %d holds more once idle than a %s before the load: goroutines %.0f (from %.0f), heap in use %.1f MiB (from %.1f)",
+						rep.index, n+1, role, last.goroutines, base.goroutines, last.heapMiB, base.heapMiB)
 				} else {
-					fmt.Printf("    idle again: goroutines %.0f (from %.0f), heap in use %.1f MiB (from %.1f)\n",
-						last.goroutines, first.goroutines, last.heapMiB, first.heapMiB)
+					fmt.Printf("    idle again: goroutines %.0f (a %s before the load: %.0f), heap in use %.1f MiB (%.1f)\n",
+						last.goroutines, role, base.goroutines, last.heapMiB, base.heapMiB)
 				}
 			}
 		}
@@ -573,4 +620,21 @@ func (f *fleet) accepting(ctx context.Context, tokens []string, timeout time.Dur
 		}
 	}
 	return nil
+}
+
+// roles says whether a life led at its first and its last sample: a replica that
+// becomes leader starts the controllers, and their workers and watches.
+func roles(samples []sample) string {
+	first, last := roleOf(samples[0]), roleOf(samples[len(samples)-1])
+	if first == last {
+		return first
+	}
+	return first + ", then " + last
+}
+
+func roleOf(s sample) string {
+	if s.leads {
+		return "leader"
+	}
+	return "follower"
 }

@@ -34,11 +34,11 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/mcptest"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
-	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
 // panicTool is the served name of a verb that panics, in a verb table of the tests'.
@@ -72,7 +72,7 @@ func TestAPanickingVerbAnswersAnInternalErrorAndTheServerGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	e, err := start(func(o *mcpserver.Options) {
+	e, err := mcptest.Start(func(o *mcpserver.Options) {
 		o.Telemetry = tel
 		o.Verbs = func(env *verbs.Env) []*tool.Def {
 			return append(env.All(), tool.Verb(tool.Spec{Group: "test", Name: "panic", Title: "Panic", ReadOnly: true,
@@ -85,33 +85,33 @@ func TestAPanickingVerbAnswersAnInternalErrorAndTheServerGoesOn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(e.stop)
+	t.Cleanup(e.Stop)
 	before := testutil.ToFloat64(contain.Panics.WithLabelValues("mcp"))
 
 	// Raw JSON-RPC, as each revision's client sends it.
-	for _, v := range []int{variantSession, variantStateless} {
-		id := e.ids.Add(1)
+	for _, v := range []int{mcptest.VariantSession, mcptest.VariantStateless} {
+		id := e.NextID()
 		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": "tools/call",
-			"params": params(v, map[string]any{"name": panicTool, "arguments": map[string]any{}})})
-		rec := e.post(v, body)
-		msgs, err := messages(rec)
+			"params": mcptest.Params(v, map[string]any{"name": panicTool, "arguments": map[string]any{}})})
+		rec := e.Post(v, body)
+		msgs, err := mcptest.Messages(rec)
 		if err != nil || rec.Code != http.StatusOK {
 			t.Fatalf("variant %d: HTTP %d: %v", v, rec.Code, err)
 		}
-		answer := answerOf(t, panicTool, rec, msgs)
-		code, msg := errorOf(answer)
+		answer := mcptest.AnswerOf(t, panicTool, rec, msgs)
+		code, msg := mcptest.ErrorOf(answer)
 		if code != jsonrpc.CodeInternalError || !strings.Contains(msg, "goes on serving") {
 			t.Fatalf("variant %d: the answer to a panicking call is %d %q, not -32603", v, code, msg)
 		}
 		if string(answer.ID) != jsonNumber(id) {
 			t.Errorf("variant %d: the error answers id %s, not the request's %d", v, answer.ID, id)
 		}
-		e.callOK(t, v, "sandbar_schema_classes")
+		e.CallOK(t, v, "sandbar_schema_classes")
 	}
 
 	// Through the go-sdk client, at both revisions: the call fails, the next succeeds.
-	for _, revision := range []string{sessionRevision, stateless} {
-		cs := e.client(t, revision)
+	for _, revision := range []string{mcptest.SessionRevision, mcptest.StatelessRevision} {
+		cs := e.Client(t, revision)
 		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: panicTool, Arguments: map[string]any{}})
 		if err == nil || !strings.Contains(err.Error(), "internal error") {
 			t.Fatalf("%s: a panicking call answers %v, not an internal error", revision, err)
@@ -140,53 +140,7 @@ func TestAPanickingVerbAnswersAnInternalErrorAndTheServerGoesOn(t *testing.T) {
 	}
 }
 
-// meta2026 is what a request of the stateless revision carries in params._meta.
-var meta2026 = map[string]any{"io.modelcontextprotocol/protocolVersion": stateless,
-	"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
-
-// params are a request's params as a client of variant v sends them.
-func params(v int, p map[string]any) map[string]any {
-	if v == variantStateless {
-		p["_meta"] = meta2026
-	}
-	return p
-}
-
 func jsonNumber(n int64) string { b, _ := json.Marshal(n); return string(b) }
-
-// callOK calls a tool as a client of variant v and fails the test unless it answers
-// a result that is not an error.
-func (e *edge) callOK(t *testing.T, v int, name string) {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": e.ids.Add(1), "method": "tools/call",
-		"params": params(v, map[string]any{"name": name, "arguments": map[string]any{}})})
-	rec := e.post(v, body)
-	msgs, err := messages(rec)
-	if err != nil {
-		t.Fatalf("%s: HTTP %d: %v", name, rec.Code, err)
-	}
-	answer := answerOf(t, name, rec, msgs)
-	var res struct {
-		IsError bool `json:"isError"`
-	}
-	if code, msg := errorOf(answer); code != 0 || json.Unmarshal(answer.Result, &res) != nil || res.IsError {
-		t.Fatalf("variant %d: %s answers %d %q %s", v, name, code, msg, answer.Result)
-	}
-}
-
-// client is a go-sdk client of the server at a revision, with the account's token.
-func (e *edge) client(t *testing.T, revision string) *mcp.ClientSession {
-	t.Helper()
-	c := mcp.NewClient(&mcp.Implementation{Name: "sandbar-test", Version: "1"}, nil)
-	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
-		Endpoint: e.url, HTTPClient: &http.Client{Transport: testenv.Bearer{Token: e.token}}, MaxRetries: -1,
-	}, &mcp.ClientSessionOptions{ProtocolVersion: revision})
-	if err != nil {
-		t.Fatalf("connecting at %s: %v", revision, err)
-	}
-	t.Cleanup(func() { _ = cs.Close() })
-	return cs
-}
 
 // A token site is a request that takes back a token the server handed out.
 type tokenSite struct {
@@ -202,7 +156,7 @@ type tokenSite struct {
 }
 
 // account is the sample account's part of a token's scope.
-var account = []any{home, "claude", ""}
+var account = []any{mcptest.Home, "claude", ""}
 
 func toolScope(name string, query ...any) string {
 	return seal.Scope(append(append([]any{name}, account...), query...)...)
@@ -223,11 +177,11 @@ func callWith(name string, args map[string]any) (string, map[string]any) {
 
 // tokenSites are every request that takes a token back, the verbs' and the protocol's.
 var tokenSites = []tokenSite{
-	{"entity.find continue", "entity-find", toolScope("sandbar_entity_find", "zorp/SpaceBoot", home, nil, "", ""),
+	{"entity.find continue", "entity-find", toolScope("sandbar_entity_find", "zorp/SpaceBoot", mcptest.Home, nil, "", ""),
 		func(tok string) (string, map[string]any) {
 			return callWith("sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "continue": tok})
 		}, false},
-	{"class.instances continue", "entity-find", toolScope("sandbar_class_instances", "zorp/SpaceBoot", home, nil, "", ""),
+	{"class.instances continue", "entity-find", toolScope("sandbar_class_instances", "zorp/SpaceBoot", mcptest.Home, nil, "", ""),
 		func(tok string) (string, map[string]any) {
 			return callWith("sandbar_class_instances", map[string]any{"class": "zorp/SpaceBoot", "continue": tok})
 		}, false},
@@ -256,32 +210,29 @@ var tokenSites = []tokenSite{
 // variants are the revisions whose clients make the site's request.
 func (s tokenSite) variants() []int {
 	if s.sessions {
-		return []int{variantSession}
+		return []int{mcptest.VariantSession}
 	}
-	return []int{variantSession, variantStateless}
+	return []int{mcptest.VariantSession, mcptest.VariantStateless}
 }
 
 // send makes a site's request with a token, as a client of variant v, and returns
 // its answer: a JSON-RPC error, or a result (isError or not).
-func (e *edge) send(t *testing.T, v int, site tokenSite, token string) message {
+func send(t *testing.T, e *mcptest.Server, v int, site tokenSite, token string) mcptest.Message {
 	t.Helper()
 	method, params := site.request(token)
-	if v == variantStateless {
-		params["_meta"] = meta2026
-	}
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": e.ids.Add(1), "method": method, "params": params})
-	rec := e.post(v, body)
-	msgs, err := messages(rec)
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": e.NextID(), "method": method, "params": mcptest.Params(v, params)})
+	rec := e.Post(v, body)
+	msgs, err := mcptest.Messages(rec)
 	if err != nil || !designed[rec.Code] {
 		t.Fatalf("%s: HTTP %d: %v", site.name, rec.Code, err)
 	}
-	return answerOf(t, site.name, rec, msgs)
+	return mcptest.AnswerOf(t, site.name, rec, msgs)
 }
 
 // refusal is the message of a refused token: the JSON-RPC error's, or the text of
 // an isError result ("" when the request was answered).
-func refusal(m message) (int64, string) {
-	if code, msg := errorOf(m); code != 0 {
+func refusal(m mcptest.Message) (int64, string) {
+	if code, msg := mcptest.ErrorOf(m); code != 0 {
 		return code, msg
 	}
 	var res struct {
@@ -302,7 +253,7 @@ func refusal(m message) (int64, string) {
 // revisions; the process lives on, and the same request without the token is
 // answered. entity.find's {"c":-1} ended the manager before.
 func TestForgedTokensAreRefusedAtEverySite(t *testing.T) {
-	e := server(t)
+	e := mcptest.Shared(t)
 	other, _ := seal.New([]byte("another replica's key, not this server's at all"))
 	b64 := func(s string) string { return base64.RawURLEncoding.EncodeToString([]byte(s)) }
 	for _, site := range tokenSites {
@@ -319,7 +270,7 @@ func TestForgedTokensAreRefusedAtEverySite(t *testing.T) {
 		for what, token := range forged {
 			for _, v := range site.variants() {
 				t.Run(site.name+"/"+what, func(t *testing.T) {
-					answer := e.send(t, v, site, token)
+					answer := send(t, e, v, site, token)
 					code, msg := refusal(answer)
 					if msg == "" {
 						t.Fatalf("variant %d: the token was taken: %s", v, answer.Result)
@@ -333,15 +284,15 @@ func TestForgedTokensAreRefusedAtEverySite(t *testing.T) {
 				})
 			}
 		}
-		if _, msg := refusal(e.send(t, variantSession, site, "")); msg != "" {
+		if _, msg := refusal(send(t, e, mcptest.VariantSession, site, "")); msg != "" {
 			t.Errorf("%s: without a token: %s", site.name, msg)
 		}
 	}
-	e.checkHome(t)
+	e.CheckHome(t)
 }
 
 func mustSealer(t testing.TB) *seal.Sealer {
-	s, err := seal.New(tokenKey)
+	s, err := seal.New(mcptest.TokenKey)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -368,16 +319,16 @@ func FuzzSealedPositions(f *testing.F) {
 		if !json.Valid(position) {
 			return // the server seals only JSON
 		}
-		e := server(t)
+		e := mcptest.Shared(t)
 		site := tokenSites[int(index)%len(tokenSites)]
 		token := mustSealer(t).Seal(site.kind, site.scope, json.RawMessage(position))
-		v := variantSession
+		v := mcptest.VariantSession
 		if statelessRevision && !site.sessions {
-			v = variantStateless
+			v = mcptest.VariantStateless
 		}
-		if code, msg := errorOf(e.send(t, v, site, token)); code == jsonrpc.CodeInternalError {
+		if code, msg := mcptest.ErrorOf(send(t, e, v, site, token)); code == jsonrpc.CodeInternalError {
 			t.Fatalf("%s with %s: internal error: %s", site.name, position, msg)
 		}
-		e.checkHome(t)
+		e.CheckHome(t)
 	})
 }

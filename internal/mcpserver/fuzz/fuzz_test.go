@@ -19,11 +19,12 @@ package fuzz
 import (
 	"encoding/json"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/mcptest"
 )
 
 // designed are the HTTP statuses /mcp answers a POST with: an answer (200), a
@@ -60,18 +61,18 @@ func FuzzJSONRPC(f *testing.F) {
 		`{"jsonrpc":"1.0","id":1,"method":"tools/list"}`,
 		`{`, `[]`, `null`, ``, `"x"`,
 	} {
-		for v := range variants {
+		for v := range mcptest.Variants {
 			f.Add(uint8(v), []byte(seed))
 		}
 	}
 	f.Fuzz(func(t *testing.T, variant uint8, body []byte) {
-		e := server(t)
-		v := int(variant) % variants
-		rec := e.post(v, body)
+		e := mcptest.Shared(t)
+		v := int(variant) % mcptest.Variants
+		rec := e.Post(v, body)
 		if !designed[rec.Code] {
 			t.Fatalf("variant %d: HTTP %d, which /mcp is not designed to answer: %s", v, rec.Code, rec.Body)
 		}
-		if v == variantAnonymous && rec.Code != http.StatusUnauthorized {
+		if v == mcptest.VariantAnonymous && rec.Code != http.StatusUnauthorized {
 			t.Fatalf("a request without a token: HTTP %d, not 401", rec.Code)
 		}
 		if rec.Code == http.StatusUnauthorized {
@@ -79,10 +80,10 @@ func FuzzJSONRPC(f *testing.F) {
 			if !json.Valid(rec.Body.Bytes()) {
 				t.Fatalf("variant %d: HTTP 401 with a body that is not JSON: %q", v, rec.Body)
 			}
-		} else if _, err := messages(rec); err != nil {
+		} else if _, err := mcptest.Messages(rec); err != nil {
 			t.Fatalf("variant %d: HTTP %d: %v", v, rec.Code, err)
 		}
-		e.checkHome(t)
+		e.CheckHome(t)
 	})
 }
 
@@ -114,17 +115,17 @@ func FuzzToolArguments(f *testing.F) {
 		if !json.Valid(args) {
 			return // the body would not be JSON: FuzzJSONRPC's part
 		}
-		e := server(t)
-		name := e.tools[int(index)%len(e.tools)]
-		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": e.ids.Add(1), "method": "tools/call",
+		e := mcptest.Shared(t)
+		name := e.Tools[int(index)%len(e.Tools)]
+		body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": e.NextID(), "method": "tools/call",
 			"params": map[string]any{"name": name, "arguments": json.RawMessage(args)}})
-		rec := e.post(variantSession, body)
-		msgs, err := messages(rec)
+		rec := e.Post(mcptest.VariantSession, body)
+		msgs, err := mcptest.Messages(rec)
 		if err != nil {
 			t.Fatalf("%s: HTTP %d: %v", name, rec.Code, err)
 		}
-		answer := answerOf(t, name+string(args), rec, msgs)
-		if code, msg := errorOf(answer); code != 0 {
+		answer := mcptest.AnswerOf(t, name+string(args), rec, msgs)
+		if code, msg := mcptest.ErrorOf(answer); code != 0 {
 			if code == jsonrpc.CodeInternalError {
 				t.Fatalf("%s(%s): internal error: %s", name, args, msg)
 			}
@@ -133,7 +134,7 @@ func FuzzToolArguments(f *testing.F) {
 				t.Fatalf("%s(%s): arguments that are an object get JSON-RPC error %d %q, not a result", name, args, code, msg)
 			}
 		}
-		e.checkHome(t)
+		e.CheckHome(t)
 	})
 }
 
@@ -151,67 +152,53 @@ func FuzzResourceURI(f *testing.F) {
 		f.Add(uri, true)
 	}
 	f.Fuzz(func(t *testing.T, uri string, statelessRevision bool) {
-		e := server(t)
-		v := variantSession
-		params := map[string]any{"uri": uri}
+		e := mcptest.Shared(t)
+		v := mcptest.VariantSession
 		if statelessRevision {
-			v = variantStateless
-			params["_meta"] = map[string]any{"io.modelcontextprotocol/protocolVersion": stateless,
-				"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+			v = mcptest.VariantStateless
 		}
-		body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": e.ids.Add(1), "method": "resources/read", "params": params})
+		body, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": e.NextID(), "method": "resources/read",
+			"params": mcptest.Params(v, map[string]any{"uri": uri})})
 		if err != nil {
 			return
 		}
-		rec := e.post(v, body)
-		msgs, err := messages(rec)
+		rec := e.Post(v, body)
+		msgs, err := mcptest.Messages(rec)
 		if err != nil {
 			t.Fatalf("%q: HTTP %d: %v", uri, rec.Code, err)
 		}
-		answer := answerOf(t, uri, rec, msgs)
-		if code, msg := errorOf(answer); code == jsonrpc.CodeInternalError {
+		answer := mcptest.AnswerOf(t, uri, rec, msgs)
+		if code, msg := mcptest.ErrorOf(answer); code == jsonrpc.CodeInternalError {
 			t.Fatalf("%q: internal error: %s", uri, msg)
 		}
-		e.checkHome(t)
+		e.CheckHome(t)
 	})
-}
-
-// answerOf is the response among an answer's messages (notifications may precede it).
-func answerOf(t *testing.T, what string, rec *httptest.ResponseRecorder, msgs []message) message {
-	t.Helper()
-	for _, m := range msgs {
-		if m.Method == "" {
-			return m
-		}
-	}
-	t.Fatalf("%s: no JSON-RPC response: HTTP %d %s", what, rec.Code, rec.Header().Get("Content-Type"))
-	return message{}
 }
 
 // A tasks/* request without params (or with null) is answered: the SDK hands such a
 // request of a custom method to the middleware as a nil pointer whose methods
 // panic, which ended the manager (found by FuzzJSONRPC).
 func TestTasksRequestWithoutParamsIsAnswered(t *testing.T) {
-	e := server(t)
+	e := mcptest.Shared(t)
 	for _, method := range []string{"tasks/get", "tasks/update", "tasks/result", "tasks/list", "tasks/cancel"} {
 		// Bytes after the message do not change what the SDK reads.
 		for _, rest := range []string{`}`, `,"params":null}`, `}:`} {
-			for _, v := range []int{variantSession, variantStateless} {
-				body := []byte(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(e.ids.Add(1), 10) + `,"method":"` + method + `"` + rest)
-				rec := e.post(v, body)
-				msgs, err := messages(rec)
+			for _, v := range []int{mcptest.VariantSession, mcptest.VariantStateless} {
+				body := []byte(`{"jsonrpc":"2.0","id":` + strconv.FormatInt(e.NextID(), 10) + `,"method":"` + method + `"` + rest)
+				rec := e.Post(v, body)
+				msgs, err := mcptest.Messages(rec)
 				if err != nil || !designed[rec.Code] {
 					t.Fatalf("%s: HTTP %d: %v", body, rec.Code, err)
 				}
-				if code, msg := errorOf(answerOf(t, string(body), rec, msgs)); code == jsonrpc.CodeInternalError {
+				if code, msg := mcptest.ErrorOf(mcptest.AnswerOf(t, string(body), rec, msgs)); code == jsonrpc.CodeInternalError {
 					t.Fatalf("%s: internal error %s", body, msg)
 				}
 			}
 		}
 	}
 	// Batches too.
-	rec := e.post(variantSession, []byte(`[{"jsonrpc":"2.0","id":1,"method":"tasks/list"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`))
-	if _, err := messages(rec); err != nil || !designed[rec.Code] {
+	rec := e.Post(mcptest.VariantSession, []byte(`[{"jsonrpc":"2.0","id":1,"method":"tasks/list"},{"jsonrpc":"2.0","id":2,"method":"ping"}]`))
+	if _, err := mcptest.Messages(rec); err != nil || !designed[rec.Code] {
 		t.Fatalf("a batch: HTTP %d: %v", rec.Code, err)
 	}
 }

@@ -14,11 +14,18 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package fuzz feeds the MCP server's protocol edge with generated input: raw
-// JSON-RPC bodies, tool arguments and resource URIs through the handler the manager
-// serves at /mcp. It has no control plane: the server runs over controller-runtime's
-// fake client holding the samples, so every fuzz worker process starts in a moment.
-package fuzz
+// Package mcptest runs the MCP server the manager serves (mcpserver.New: the
+// HTTP handler with authentication, the session registry, the SDK's Streamable HTTP
+// handlers of both revisions, every tool, resource and prompt) over
+// controller-runtime's fake client holding config/samples, with the statuses the
+// reconcilers would give them. It needs no control plane, so the tests that use it
+// run in `make test-unit`: the fuzz targets, and a test per verb.
+//
+// The fake cluster has no RBAC (every SubjectAccessReview is allowed: what an
+// account may touch is decided by the server alone), runs no workflows (a process
+// fails as it is created), and records every write outside the sample account's
+// namespace (CheckHome).
+package mcptest
 
 import (
 	"bytes"
@@ -38,6 +45,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/meta/testrestmapper"
@@ -62,28 +70,31 @@ import (
 )
 
 const (
-	// home is the namespace of the sample account "claude", the only one it may act in.
-	home = "default"
-	// elsewhere holds an instance the account must never touch.
-	elsewhere = "elsewhere"
-	// sessionRevision is the newest session-based revision, stateless the newest.
-	sessionRevision = "2025-11-25"
-	stateless       = "2026-07-28"
+	// Home is the namespace of the sample account "claude", the only one it may act in.
+	Home = "default"
+	// Elsewhere holds an instance the account must never touch.
+	Elsewhere = "elsewhere"
+	// SessionRevision is the newest session-based revision, StatelessRevision the newest.
+	SessionRevision   = "2025-11-25"
+	StatelessRevision = "2026-07-28"
 )
 
-// edge is one MCP server over a fake cluster, made once per process (each fuzz
-// worker is a process of its own) and shared by the targets of the process.
-type edge struct {
-	handler http.Handler
-	// url is where the server listens (loopback), for a real MCP client; stop ends it.
-	url     string
-	stop    func()
-	cluster client.Client
-	token   string
-	// session is an initialized session of the 2025-11-25 revision.
-	session string
-	// tools are the names tools/list gives the account, sorted.
-	tools []string
+// Server is one MCP server over a fake cluster, serving the sample account
+// "claude" of namespace default.
+type Server struct {
+	// Handler is the server's HTTP handler, for calls without the network.
+	Handler http.Handler
+	// URL is where the server listens (loopback), for a real MCP client.
+	URL string
+	// Cluster is the fake cluster, for a test to read what a call wrote.
+	Cluster client.Client
+	// Token is the sample account's API key (account "claude" of namespace default).
+	Token string
+	// Session is an initialized session of the 2025-11-25 revision.
+	Session string
+	// Tools are the names tools/list gives the account, sorted.
+	Tools []string
+	stop  func()
 	// ids number the requests the targets make: the session refuses an id in flight.
 	ids atomic.Int64
 
@@ -93,29 +104,37 @@ type edge struct {
 }
 
 var (
-	shared    *edge
+	shared    *Server
 	sharedErr error
 	once      sync.Once
 )
 
-// server starts the shared server, or fails the test with why it could not.
-func server(tb testing.TB) *edge {
+// Shared is a server made once per process (each fuzz worker is a process of its
+// own) for the tests that share it; it fails the test with why it could not start.
+func Shared(tb testing.TB) *Server {
 	tb.Helper()
-	once.Do(func() { shared, sharedErr = start(nil) })
+	once.Do(func() { shared, sharedErr = Start(nil) })
 	if sharedErr != nil {
 		tb.Fatal(sharedErr)
 	}
 	return shared
 }
 
-// tokenKey seals the server's cursors and continue tokens, so that the targets can
-// seal positions of their own choosing and reach the code that uses an opened one.
-var tokenKey = []byte("the fuzz server's token key, 32 bytes or more")
+// TokenKey seals the server's cursors and continue tokens, so that a test can
+// seal positions of its own choosing and reach the code that uses an opened one.
+var TokenKey = []byte("the fuzz server's token key, 32 bytes or more")
 
-// start builds the catalog of the samples, a fake cluster holding them, and the
+// Stop ends the server's background work (the listener of URL with it).
+func (s *Server) Stop() { s.stop() }
+
+// NextID is a JSON-RPC request id not used before on this server: the session
+// refuses an id in flight.
+func (s *Server) NextID() int64 { return s.ids.Add(1) }
+
+// Start builds the catalog of the samples, a fake cluster holding them, and the
 // server the manager would run (with the options configure changes), then opens a
 // session.
-func start(configure func(*mcpserver.Options)) (*edge, error) {
+func Start(configure func(*mcpserver.Options)) (*Server, error) {
 	scheme := controllers.NewScheme()
 	objs, in, err := samples(scheme)
 	if err != nil {
@@ -133,14 +152,14 @@ func start(configure func(*mcpserver.Options)) (*edge, error) {
 	if boot := snap.Classes["zorp.spaceboot"]; boot != nil && boot.InstanceAPI != nil {
 		u := &unstructured.Unstructured{}
 		u.SetGroupVersionKind(boot.GVK())
-		u.SetNamespace(elsewhere)
+		u.SetNamespace(Elsewhere)
 		u.SetName("untouchable")
 		u.Object["spec"] = map[string]any{"name": "untouchable", "price": int64(1)}
 		objs = append(objs, u)
 	}
 
-	e := &edge{}
-	e.ids.Store(100)
+	s := &Server{}
+	s.ids.Store(100)
 	builder := fake.NewClientBuilder().WithScheme(scheme)
 	// The API server selects instances by metadata.name; the fake client does so
 	// through an index.
@@ -156,12 +175,12 @@ func start(configure func(*mcpserver.Options)) (*edge, error) {
 		WithObjects(objs...).
 		WithStatusSubresource(&metav1alpha1.Class{}, &metav1alpha1.Property{}, &metav1alpha1.WorkflowDefinition{},
 			&metav1alpha1.ServiceAccount{}, &metav1alpha1.WorkflowProcess{}).
-		WithInterceptorFuncs(e.interceptor()).
+		WithInterceptorFuncs(s.interceptor()).
 		Build()
-	e.cluster = cl
+	s.Cluster = cl
 
 	ctx := context.Background()
-	if e.token, err = apikey.Issue(ctx, cl, home, "claude"); err != nil {
+	if s.Token, err = apikey.Issue(ctx, cl, Home, "claude"); err != nil {
 		return nil, fmt.Errorf("issuing a key: %w", err)
 	}
 	store := catalog.NewStore()
@@ -176,7 +195,7 @@ func start(configure func(*mcpserver.Options)) (*edge, error) {
 		// no workflows.
 		CallTimeout: time.Second,
 		RequestLog:  "off",
-		TokenKey:    tokenKey,
+		TokenKey:    TokenKey,
 	}
 	if configure != nil {
 		configure(&opts)
@@ -205,14 +224,14 @@ func start(configure func(*mcpserver.Options)) (*edge, error) {
 	// directly, without the network.
 	serveCtx, stop := context.WithCancel(context.Background())
 	go func() { _ = srv.Serve(serveCtx, ln) }()
-	e.handler, e.url, e.stop = srv.Handler(), "http://"+ln.Addr().String()+"/mcp", stop
-	if err := e.ready(); err != nil {
+	s.Handler, s.URL, s.stop = srv.Handler(), "http://"+ln.Addr().String()+"/mcp", stop
+	if err := s.ready(); err != nil {
 		return nil, err
 	}
-	if err := e.initialize(); err != nil {
+	if err := s.initialize(); err != nil {
 		return nil, err
 	}
-	return e, nil
+	return s, nil
 }
 
 // samples reads config/samples into typed objects, with the status the reconcilers
@@ -260,12 +279,12 @@ func samples(scheme *runtime.Scheme) ([]client.Object, catalog.Inputs, error) {
 // interceptor answers SubjectAccessReviews (the fake cluster has no RBAC: the
 // server's own checks are what is fuzzed) and records every write outside the
 // account's namespace.
-func (e *edge) interceptor() interceptor.Funcs {
+func (s *Server) interceptor() interceptor.Funcs {
 	record := func(verb string, obj client.Object) {
-		if ns := obj.GetNamespace(); ns != "" && ns != home {
-			e.mu.Lock()
-			e.strays = append(e.strays, fmt.Sprintf("%s %T %s/%s", verb, obj, ns, obj.GetName()))
-			e.mu.Unlock()
+		if ns := obj.GetNamespace(); ns != "" && ns != Home {
+			s.mu.Lock()
+			s.strays = append(s.strays, fmt.Sprintf("%s %T %s/%s", verb, obj, ns, obj.GetName()))
+			s.mu.Unlock()
 		}
 	}
 	return interceptor.Funcs{
@@ -296,9 +315,9 @@ func (e *edge) interceptor() interceptor.Funcs {
 			return c.Patch(ctx, obj, patch, opts...)
 		},
 		Apply: func(ctx context.Context, c client.WithWatch, obj runtime.ApplyConfiguration, opts ...client.ApplyOption) error {
-			e.mu.Lock()
-			e.strays = append(e.strays, fmt.Sprintf("apply %T", obj))
-			e.mu.Unlock()
+			s.mu.Lock()
+			s.strays = append(s.strays, fmt.Sprintf("apply %T", obj))
+			s.mu.Unlock()
 			return c.Apply(ctx, obj, opts...)
 		},
 		Delete: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteOption) error {
@@ -308,7 +327,7 @@ func (e *edge) interceptor() interceptor.Funcs {
 		DeleteAllOf: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.DeleteAllOfOption) error {
 			o := &client.DeleteAllOfOptions{}
 			o.ApplyOptions(opts)
-			if o.Namespace != home {
+			if o.Namespace != Home {
 				record("delete all of", obj)
 			}
 			return c.DeleteAllOf(ctx, obj, opts...)
@@ -328,23 +347,23 @@ func (e *edge) interceptor() interceptor.Funcs {
 	}
 }
 
-// checkHome fails the test when the server wrote outside the account's namespace,
+// CheckHome fails the test when the server wrote outside the account's namespace,
 // or the instance there changed.
-func (e *edge) checkHome(t *testing.T) {
+func (s *Server) CheckHome(t testing.TB) {
 	t.Helper()
-	e.mu.Lock()
-	strays := slices.Clone(e.strays)
-	e.mu.Unlock()
+	s.mu.Lock()
+	strays := slices.Clone(s.strays)
+	s.mu.Unlock()
 	if len(strays) > 0 {
-		t.Fatalf("the server wrote outside namespace %s: %v", home, strays)
+		t.Fatalf("the server wrote outside namespace %s: %v", Home, strays)
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(schema.GroupVersionKind{Group: "zorp.sandbar.dev", Version: "v1", Kind: "SpaceBoot"})
-	if err := e.cluster.Get(context.Background(), client.ObjectKey{Namespace: elsewhere, Name: "untouchable"}, u); err != nil {
-		t.Fatalf("the instance in namespace %s: %v", elsewhere, err)
+	if err := s.Cluster.Get(context.Background(), client.ObjectKey{Namespace: Elsewhere, Name: "untouchable"}, u); err != nil {
+		t.Fatalf("the instance in namespace %s: %v", Elsewhere, err)
 	}
 	if u.GetResourceVersion() != "999" {
-		t.Fatalf("the instance in namespace %s changed: resourceVersion %s", elsewhere, u.GetResourceVersion())
+		t.Fatalf("the instance in namespace %s changed: resourceVersion %s", Elsewhere, u.GetResourceVersion())
 	}
 }
 
@@ -382,11 +401,11 @@ func (i *informers) IndexField(ctx context.Context, obj client.Object, field str
 }
 
 // ready waits until the server serves the catalog.
-func (e *edge) ready() error {
+func (s *Server) ready() error {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		rec := httptest.NewRecorder()
-		e.handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+		s.Handler.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
 		if rec.Code == http.StatusOK {
 			return nil
 		}
@@ -398,21 +417,21 @@ func (e *edge) ready() error {
 }
 
 // initialize opens the session of the 2025-11-25 revision and lists the tools.
-func (e *edge) initialize() error {
-	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + sessionRevision +
+func (s *Server) initialize() error {
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + SessionRevision +
 		`","capabilities":{},"clientInfo":{"name":"fuzz","version":"1"}}}`
-	rec := e.post(variantSession, []byte(init))
+	rec := s.Post(VariantSession, []byte(init))
 	if rec.Code != http.StatusOK {
 		return fmt.Errorf("initialize: %d %s", rec.Code, rec.Body)
 	}
-	e.session = rec.Header().Get("Mcp-Session-Id")
-	if e.session == "" {
+	s.Session = rec.Header().Get("Mcp-Session-Id")
+	if s.Session == "" {
 		return errors.New("initialize: no session id")
 	}
-	if rec := e.post(variantSession, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); rec.Code != http.StatusAccepted {
+	if rec := s.Post(VariantSession, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)); rec.Code != http.StatusAccepted {
 		return fmt.Errorf("notifications/initialized: %d %s", rec.Code, rec.Body)
 	}
-	msgs, err := messages(e.post(variantSession, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)))
+	msgs, err := Messages(s.Post(VariantSession, []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`)))
 	if err != nil || len(msgs) == 0 {
 		return fmt.Errorf("tools/list: %v", err)
 	}
@@ -425,10 +444,10 @@ func (e *edge) initialize() error {
 		return fmt.Errorf("tools/list: %w", err)
 	}
 	for _, t := range list.Tools {
-		e.tools = append(e.tools, t.Name)
+		s.Tools = append(s.Tools, t.Name)
 	}
-	sort.Strings(e.tools)
-	if len(e.tools) == 0 {
+	sort.Strings(s.Tools)
+	if len(s.Tools) == 0 {
 		return errors.New("tools/list: no tools")
 	}
 	return nil
@@ -436,36 +455,36 @@ func (e *edge) initialize() error {
 
 // How a body is sent.
 const (
-	// variantSession: in the session opened by initialize, 2025-11-25.
-	variantSession = iota
-	// variantStateless: 2026-07-28, with the Mcp-Method and Mcp-Name headers the
+	// VariantSession: in the session opened by initialize, 2025-11-25.
+	VariantSession = iota
+	// VariantStateless: 2026-07-28, with the Mcp-Method and Mcp-Name headers the
 	// body's method and name ask for.
-	variantStateless
-	// variantRaw: 2026-07-28 headers, but no Mcp-Method: the body alone.
-	variantRaw
-	// variantAnonymous: no token.
-	variantAnonymous
-	variants
+	VariantStateless
+	// VariantRaw: 2026-07-28 headers, but no Mcp-Method: the body alone.
+	VariantRaw
+	// VariantAnonymous: no token.
+	VariantAnonymous
+	Variants
 )
 
-// post sends a body to /mcp through the whole chain, as a client of the variant.
-func (e *edge) post(variant int, body []byte) *httptest.ResponseRecorder {
+// Post sends a body to /mcp through the whole chain, as a client of the variant.
+func (s *Server) Post(variant int, body []byte) *httptest.ResponseRecorder {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "http://127.0.0.1/mcp", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
-	if variant != variantAnonymous {
-		req.Header.Set("Authorization", "Bearer "+e.token)
+	if variant != VariantAnonymous {
+		req.Header.Set("Authorization", "Bearer "+s.Token)
 	}
 	switch variant {
-	case variantSession:
-		req.Header.Set("Mcp-Protocol-Version", sessionRevision)
-		if e.session != "" {
-			req.Header.Set("Mcp-Session-Id", e.session)
+	case VariantSession:
+		req.Header.Set("Mcp-Protocol-Version", SessionRevision)
+		if s.Session != "" {
+			req.Header.Set("Mcp-Session-Id", s.Session)
 		}
-	case variantStateless:
-		req.Header.Set("Mcp-Protocol-Version", stateless)
+	case VariantStateless:
+		req.Header.Set("Mcp-Protocol-Version", StatelessRevision)
 		var head struct {
 			Method string `json:"method"`
 			Params struct {
@@ -479,16 +498,16 @@ func (e *edge) post(variant int, body []byte) *httptest.ResponseRecorder {
 				req.Header.Set("Mcp-Name", n)
 			}
 		}
-	case variantRaw, variantAnonymous:
-		req.Header.Set("Mcp-Protocol-Version", stateless)
+	case VariantRaw, VariantAnonymous:
+		req.Header.Set("Mcp-Protocol-Version", StatelessRevision)
 	}
 	rec := httptest.NewRecorder()
-	e.handler.ServeHTTP(rec, req)
+	s.Handler.ServeHTTP(rec, req)
 	return rec
 }
 
-// message is one JSON-RPC message of an answer.
-type message struct {
+// Message is one JSON-RPC Message of an answer.
+type Message struct {
 	JSONRPC string           `json:"jsonrpc"`
 	ID      json.RawMessage  `json:"id"`
 	Method  string           `json:"method"`
@@ -502,11 +521,11 @@ type rpcError struct {
 	Message *string `json:"message"`
 }
 
-// messages reads the JSON-RPC messages of an answer: one JSON object (or a batch),
+// Messages reads the JSON-RPC Messages of an answer: one JSON object (or a batch),
 // or the data of each event of a stream. It fails on anything that is not valid
-// JSON-RPC: a message with neither method, result nor error, an error without code
-// or message.
-func messages(rec *httptest.ResponseRecorder) ([]message, error) {
+// JSON-RPC: a Message with neither method, result nor error, an error without code
+// or Message.
+func Messages(rec *httptest.ResponseRecorder) ([]Message, error) {
 	ct := rec.Header().Get("Content-Type")
 	body := rec.Body.Bytes()
 	var raws [][]byte
@@ -523,7 +542,7 @@ func messages(rec *httptest.ResponseRecorder) ([]message, error) {
 	default:
 		return nil, nil
 	}
-	var out []message
+	var out []Message
 	for _, raw := range raws {
 		if !json.Valid(raw) {
 			return nil, fmt.Errorf("not JSON: %q in %q", raw, body)
@@ -537,9 +556,9 @@ func messages(rec *httptest.ResponseRecorder) ([]message, error) {
 			batch = []json.RawMessage{raw}
 		}
 		for _, r := range batch {
-			var m message
+			var m Message
 			if err := json.Unmarshal(r, &m); err != nil {
-				return nil, fmt.Errorf("not a JSON-RPC message: %q: %w", r, err)
+				return nil, fmt.Errorf("not a JSON-RPC Message: %q: %w", r, err)
 			}
 			if m.JSONRPC != "2.0" {
 				return nil, fmt.Errorf("not JSON-RPC 2.0: %q", r)
@@ -550,7 +569,7 @@ func messages(rec *httptest.ResponseRecorder) ([]message, error) {
 			if m.Error != nil {
 				var e rpcError
 				if err := json.Unmarshal(*m.Error, &e); err != nil || e.Code == nil || e.Message == nil || *e.Message == "" {
-					return nil, fmt.Errorf("an error without code or message: %q", r)
+					return nil, fmt.Errorf("an error without code or Message: %q", r)
 				}
 			}
 			out = append(out, m)
@@ -559,8 +578,8 @@ func messages(rec *httptest.ResponseRecorder) ([]message, error) {
 	return out, nil
 }
 
-// errorOf is the code and message of a message's error.
-func errorOf(m message) (int64, string) {
+// ErrorOf is the code and Message of a Message's error.
+func ErrorOf(m Message) (int64, string) {
 	if m.Error == nil {
 		return 0, ""
 	}
@@ -570,4 +589,62 @@ func errorOf(m message) (int64, string) {
 		return 0, ""
 	}
 	return *e.Code, *e.Message
+}
+
+// meta2026 is what a request of the StatelessRevision revision carries in Params._meta.
+var meta2026 = map[string]any{"io.modelcontextprotocol/protocolVersion": StatelessRevision,
+	"io.modelcontextprotocol/clientCapabilities": map[string]any{}}
+
+// Params are a request's Params as a client of variant v sends them.
+func Params(v int, p map[string]any) map[string]any {
+	if v == VariantStateless {
+		p["_meta"] = meta2026
+	}
+	return p
+}
+
+// CallOK calls a tool as a client of variant v and fails the test unless it answers
+// a result that is not an error.
+func (s *Server) CallOK(t testing.TB, v int, name string) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.ids.Add(1), "method": "tools/call",
+		"params": Params(v, map[string]any{"name": name, "arguments": map[string]any{}})})
+	rec := s.Post(v, body)
+	msgs, err := Messages(rec)
+	if err != nil {
+		t.Fatalf("%s: HTTP %d: %v", name, rec.Code, err)
+	}
+	answer := AnswerOf(t, name, rec, msgs)
+	var res struct {
+		IsError bool `json:"isError"`
+	}
+	if code, msg := ErrorOf(answer); code != 0 || json.Unmarshal(answer.Result, &res) != nil || res.IsError {
+		t.Fatalf("variant %d: %s answers %d %q %s", v, name, code, msg, answer.Result)
+	}
+}
+
+// Client is a go-sdk client of the server at a revision, with the account's token.
+func (s *Server) Client(t testing.TB, revision string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "sandbar-test", Version: "1"}, nil)
+	cs, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{
+		Endpoint: s.URL, HTTPClient: &http.Client{Transport: testenv.Bearer{Token: s.Token}}, MaxRetries: -1,
+	}, &mcp.ClientSessionOptions{ProtocolVersion: revision})
+	if err != nil {
+		t.Fatalf("connecting at %s: %v", revision, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// AnswerOf is the response among an answer's Messages (notifications may precede it).
+func AnswerOf(t testing.TB, what string, rec *httptest.ResponseRecorder, msgs []Message) Message {
+	t.Helper()
+	for _, m := range msgs {
+		if m.Method == "" {
+			return m
+		}
+	}
+	t.Fatalf("%s: no JSON-RPC response: HTTP %d %s", what, rec.Code, rec.Header().Get("Content-Type"))
+	return Message{}
 }

@@ -34,9 +34,6 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
 
-// Formats are the codecs there are.
-var Formats = []metav1alpha1.CodecFormat{metav1alpha1.CodecJSON, metav1alpha1.CodecMarkdown}
-
 // MIMEType of a format.
 func MIMEType(f metav1alpha1.CodecFormat) string {
 	if f == metav1alpha1.CodecMarkdown {

@@ -298,14 +298,6 @@ func (s *Service) unfollow(acct *catalog.Account) {
 	q.total--
 }
 
-// Followers is how many followers run now, for the account and in all.
-func (s *Service) Followers(acct *catalog.Account) (mine, all int) {
-	q := s.quota
-	q.fmu.Lock()
-	defer q.fmu.Unlock()
-	return q.followers[accountKey(acct)], q.total
-}
-
 // TooManyFollowersError is a wait refused because the account, or the server,
 // follows as many processes as it may.
 type TooManyFollowersError struct{ ID string }

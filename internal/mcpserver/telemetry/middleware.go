@@ -136,7 +136,6 @@ func serve(next mcp.MethodHandler, c *call, method string, req mcp.Request) (res
 // begin reads a request, and starts its span when tracing.
 func (t *Telemetry) begin(ctx context.Context, method string, req mcp.Request, served *tool.Table, sessions *sessionClock) call {
 	c := call{start: time.Now(), r: t.describe(method, req, served)}
-	ctx = context.WithValue(ctx, requestIDKey{}, c.r.id)
 	ctx, c.subject = tool.WithSubject(ctx)
 	if t.tracing {
 		ctx = t.propagator.Extract(ctx, c.r.carrier)

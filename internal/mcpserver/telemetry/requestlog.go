@@ -17,7 +17,6 @@ limitations under the License.
 package telemetry
 
 import (
-	"context"
 	"fmt"
 	"reflect"
 	"sync/atomic"
@@ -167,13 +166,4 @@ func stampResult(method string, res mcp.Result, id string) {
 	}
 	meta[MetaRequestID] = id
 	res.SetMeta(meta)
-}
-
-// requestIDKey carries a request's id in its context.
-type requestIDKey struct{}
-
-// RequestID is the id of the MCP request whose context ctx is ("" outside one).
-func RequestID(ctx context.Context) string {
-	id, _ := ctx.Value(requestIDKey{}).(string)
-	return id
 }

@@ -54,19 +54,23 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/events"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/controllers"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/identity"
+	"github.com/sandbar-dev/sandbar/internal/instanceapi"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 const (
@@ -95,6 +99,8 @@ type Server struct {
 	// Tools are the names tools/list gives the account, sorted.
 	Tools []string
 	stop  func()
+	// workflows runs processes (Config.RunWorkflows).
+	workflows *controllers.WorkflowProcessReconciler
 	// ids number the requests the targets make: the session refuses an id in flight.
 	ids atomic.Int64
 
@@ -124,6 +130,22 @@ func Shared(tb testing.TB) *Server {
 // seal positions of its own choosing and reach the code that uses an opened one.
 var TokenKey = []byte("the fuzz server's token key, 32 bytes or more")
 
+// reconcile runs the process reconciler on p until a reconcile changes nothing, at
+// most a hundred times (a built-in job runs in chunks), and reads p back.
+func (s *Server) reconcile(ctx context.Context, p *metav1alpha1.WorkflowProcess) error {
+	req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(p)}
+	for range 100 {
+		before := p.ResourceVersion
+		if _, err := s.workflows.Reconcile(ctx, req); err != nil {
+			return fmt.Errorf("reconciling process %s: %w", req.NamespacedName, err)
+		}
+		if err := s.Cluster.Get(ctx, req.NamespacedName, p); err != nil || p.ResourceVersion == before {
+			return client.IgnoreNotFound(err)
+		}
+	}
+	return nil
+}
+
 // Stop ends the server's background work (the listener of URL with it).
 func (s *Server) Stop() { s.stop() }
 
@@ -135,6 +157,24 @@ func (s *Server) NextID() int64 { return s.ids.Add(1) }
 // server the manager would run (with the options configure changes), then opens a
 // session.
 func Start(configure func(*mcpserver.Options)) (*Server, error) {
+	return StartWith(Config{Server: configure})
+}
+
+// Config is how StartWith makes a server.
+type Config struct {
+	// Server changes the server's options.
+	Server func(*mcpserver.Options)
+	// RunWorkflows runs the manager's WorkflowProcessReconciler on a process each
+	// time one is created, until it asks for no more: a process starts in its
+	// workflow's initial state and a built-in job runs to its end, as the controller
+	// would do it. Without it, a process fails as it is created, so that a call that
+	// waits for one answers at once (what the fuzz targets want).
+	RunWorkflows bool
+}
+
+// StartWith is Start with the choices of c.
+func StartWith(c Config) (*Server, error) {
+	configure := c.Server
 	scheme := controllers.NewScheme()
 	objs, in, err := samples(scheme)
 	if err != nil {
@@ -161,13 +201,22 @@ func Start(configure func(*mcpserver.Options)) (*Server, error) {
 	s := &Server{}
 	s.ids.Store(100)
 	builder := fake.NewClientBuilder().WithScheme(scheme)
-	// The API server selects instances by metadata.name; the fake client does so
-	// through an index.
+	// The API server selects instances by metadata.name and by the selectable
+	// fields of their CRD; the fake client does so through indexes.
 	for _, c := range snap.Classes {
 		if c.InstanceAPI != nil {
 			u := &unstructured.Unstructured{}
 			u.SetGroupVersionKind(c.GVK())
 			builder = builder.WithIndex(u, "metadata.name", func(o client.Object) []string { return []string{o.GetName()} })
+			for _, f := range instanceapi.SelectableSlots(c) {
+				builder = builder.WithIndex(u, "spec."+f, func(o client.Object) []string {
+					v, ok, _ := unstructured.NestedFieldNoCopy(o.(*unstructured.Unstructured).Object, "spec", f)
+					if !ok {
+						return nil
+					}
+					return []string{fmt.Sprint(v)}
+				})
+			}
 		}
 	}
 	cl := builder.
@@ -185,6 +234,18 @@ func Start(configure func(*mcpserver.Options)) (*Server, error) {
 	}
 	store := catalog.NewStore()
 	store.Publish(snap)
+	conn := identity.Connection{
+		Config:  &rest.Config{Host: "https://cluster.invalid"},
+		Options: client.Options{Scheme: scheme},
+		// The fake cluster stands for every identity: what an account may do is
+		// then decided by the server alone.
+		NewClient: func(*rest.Config, client.Options) (client.Client, error) { return cl, nil },
+		Manager:   cl,
+	}
+	if c.RunWorkflows {
+		s.workflows = &controllers.WorkflowProcessReconciler{Client: cl, Recorder: &events.FakeRecorder{}, Store: store,
+			Identities: identity.New(conn, nil), Results: &builtin.ResultStore{Client: cl, Reader: cl}}
+	}
 	opts := mcpserver.Options{
 		BindAddress:  "127.0.0.1:0",
 		ToolSurface:  mcpserver.SurfaceBoth,
@@ -201,17 +262,10 @@ func Start(configure func(*mcpserver.Options)) (*Server, error) {
 		configure(&opts)
 	}
 	srv, err := mcpserver.New(opts, store, mcpserver.Cluster{
-		Client:    cl,
-		APIReader: cl,
-		Informers: &informers{fake: &informertest.FakeInformers{Scheme: scheme}},
-		Connection: identity.Connection{
-			Config:  &rest.Config{Host: "https://cluster.invalid"},
-			Options: client.Options{Scheme: scheme},
-			// The fake cluster stands for every identity: what an account may do is
-			// then decided by the server alone, which is what the targets check.
-			NewClient: func(*rest.Config, client.Options) (client.Client, error) { return cl, nil },
-			Manager:   cl,
-		},
+		Client:     cl,
+		APIReader:  cl,
+		Informers:  &informers{fake: &informertest.FakeInformers{Scheme: scheme}},
+		Connection: conn,
 	})
 	if err != nil {
 		return nil, err
@@ -235,8 +289,8 @@ func Start(configure func(*mcpserver.Options)) (*Server, error) {
 }
 
 // samples reads config/samples into typed objects, with the status the reconcilers
-// would give them (every class resolved and served, the account ready), and the
-// catalog inputs they make.
+// would give them (every class resolved and served, the account ready), adds the
+// built-in workflows' definitions, and answers the catalog inputs they make.
 func samples(scheme *runtime.Scheme) ([]client.Object, catalog.Inputs, error) {
 	var objs []client.Object
 	var in catalog.Inputs
@@ -273,6 +327,11 @@ func samples(scheme *runtime.Scheme) ([]client.Object, catalog.Inputs, error) {
 			objs = append(objs, o.(client.Object))
 		}
 	}
+	// The built-in workflows' definitions, which the manager keeps in the cluster.
+	for _, wd := range builtin.Definitions() {
+		objs = append(objs, wd)
+		in.Workflows = append(in.Workflows, *wd)
+	}
 	return objs, in, nil
 }
 
@@ -296,6 +355,9 @@ func (s *Server) interceptor() interceptor.Funcs {
 			record("create", obj)
 			if err := c.Create(ctx, obj, opts...); err != nil {
 				return err
+			}
+			if p, ok := obj.(*metav1alpha1.WorkflowProcess); ok && s.workflows != nil {
+				return s.reconcile(ctx, p)
 			}
 			// No controller runs workflows here: a process ends as it starts, so that a
 			// tool that waits for one answers at once.

@@ -94,8 +94,10 @@ type Server struct {
 	Cluster client.Client
 	// Token is the sample account's API key (account "claude" of namespace default).
 	Token string
-	// Session is an initialized session of the 2025-11-25 revision.
-	Session string
+	// Session is an initialized session of the 2025-11-25 revision, and
+	// Initialized the server's answer to its initialize.
+	Session     string
+	Initialized json.RawMessage
 	// Tools are the names tools/list gives the account, sorted.
 	Tools []string
 	stop  func()
@@ -487,6 +489,9 @@ func (s *Server) initialize() error {
 		return fmt.Errorf("initialize: %d %s", rec.Code, rec.Body)
 	}
 	s.Session = rec.Header().Get("Mcp-Session-Id")
+	if msgs, err := Messages(rec); err == nil && len(msgs) > 0 {
+		s.Initialized = msgs[len(msgs)-1].Result
+	}
 	if s.Session == "" {
 		return errors.New("initialize: no session id")
 	}

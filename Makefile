@@ -26,6 +26,12 @@ GO_TEST_FLAGS ?= -count=1 -race -timeout 20m
 # server, durability, e2e), Helm and npm packages (e2e), controller-gen (api).
 # test-unit runs every other package.
 SUITE_PACKAGES = api/v1alpha1 controllers/envtest internal/mcpserver internal/durability internal/e2e
+# REPEAT_PACKAGES run twice in one process (-count=2), in `make test` and `make
+# test-repeat`: the MCP packages tested over the fake cluster (every verb, the Tasks
+# adapter, prompts, processes, the fuzz seeds) and the controllers with their
+# control-plane suite. A test that leans on what an earlier run left fails there.
+REPEAT_PACKAGES = controllers controllers/envtest internal/mcpserver/verbs internal/mcpserver/fuzz \
+	internal/mcpserver/tasks internal/mcpserver/prompts internal/mcpserver/process
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMG ?= ghcr.io/sandbar-dev/sandbar:$(VERSION)
 # The manager as the tests, `make dev` and the image build it.
@@ -66,12 +72,25 @@ vet: ## Run go vet.
 	go vet ./...
 
 .PHONY: test
-test: lint controller-gen helm helm4 envtest-assets ts-client conformance ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with Helm 3 and 4, conformance.
-	CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test $(GO_TEST_FLAGS) ./...
+test: lint controller-gen helm helm4 envtest-assets ts-client conformance ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with Helm 3 and 4, conformance; REPEAT_PACKAGES twice.
+	@# The repeated packages run beside the rest, one at a time: internal/mcpserver's
+	@# suite is the longest, and they fit in the time it takes.
+	@KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test -count=2 -race -p 1 -timeout 20m $(addprefix ./,$(REPEAT_PACKAGES)) > $(LOCALBIN)/test-repeat.log 2>&1 & repeat=$$!; \
+	CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" \
+		go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -x -E "$$(go list -m)/($(shell echo $(REPEAT_PACKAGES) | tr ' ' '|'))"); once=$$?; \
+	wait $$repeat; twice=$$?; echo "== twice (-count=2): $(REPEAT_PACKAGES)"; cat $(LOCALBIN)/test-repeat.log; \
+	test $$once -eq 0 && test $$twice -eq 0
+
+# UNIT_PACKAGES are the packages whose tests need only Go.
+UNIT_PACKAGES = $$(go list ./... | grep -v -x -E "$$(go list -m)/($(shell echo $(SUITE_PACKAGES) | tr ' ' '|'))")
 
 .PHONY: test-unit
-test-unit: ## Run the tests that need only Go (no control plane, Helm or npm): under a minute.
-	go test -count=1 $$(go list ./... | grep -v -x -E "$$(go list -m)/($(shell echo $(SUITE_PACKAGES) | tr ' ' '|'))")
+test-unit: ## Run the tests that need only Go (no control plane, Helm or npm), with the race detector: every verb through a real MCP client over a fake cluster, the fuzz seeds, the pure packages.
+	go test -count=1 -race $(UNIT_PACKAGES)
+
+.PHONY: test-repeat
+test-repeat: envtest-assets ## Run the MCP and controllers tests twice in one process (-count=2, with the race detector): a test that leans on what an earlier run left behind fails.
+	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test -count=2 -race $(addprefix ./,$(REPEAT_PACKAGES))
 
 .PHONY: lint
 lint: golangci-lint ## gofmt, go vet, golangci-lint (.golangci.yml), and a check that go mod tidy changes nothing.

@@ -28,10 +28,10 @@ GO_TEST_FLAGS ?= -count=1 -race -timeout 20m
 SUITE_PACKAGES = api/v1alpha1 controllers/envtest internal/mcpserver internal/durability internal/e2e
 # REPEAT_PACKAGES run twice in one process (-count=2), in `make test` and `make
 # test-repeat`: the MCP packages tested over the fake cluster (every verb, the Tasks
-# adapter, prompts, processes, the fuzz seeds) and the controllers with their
+# adapter, prompts, processes, resources, the fuzz seeds) and the controllers with their
 # control-plane suite. A test that leans on what an earlier run left fails there.
 REPEAT_PACKAGES = controllers controllers/envtest internal/mcpserver/verbs internal/mcpserver/fuzz \
-	internal/mcpserver/tasks internal/mcpserver/prompts internal/mcpserver/process
+	internal/mcpserver/tasks internal/mcpserver/prompts internal/mcpserver/process internal/mcpserver/resources
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMG ?= ghcr.io/sandbar-dev/sandbar:$(VERSION)
 # The manager as the tests, `make dev` and the image build it.

@@ -349,6 +349,12 @@ func (s *Server) interceptor() interceptor.Funcs {
 		}
 	}
 	return interceptor.Funcs{
+		List: func(ctx context.Context, c client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if meta, ok := list.(*metav1.PartialObjectMetadataList); ok {
+				return listMetadata(ctx, c, meta, opts...)
+			}
+			return c.List(ctx, list, opts...)
+		},
 		Create: func(ctx context.Context, c client.WithWatch, obj client.Object, opts ...client.CreateOption) error {
 			if sar, ok := obj.(*authorizationv1.SubjectAccessReview); ok {
 				sar.Status.Allowed = true
@@ -409,6 +415,36 @@ func (s *Server) interceptor() interceptor.Funcs {
 			return c.SubResource(sub).Patch(ctx, obj, patch, opts...)
 		},
 	}
+}
+
+// listMetadata lists the metadata of instances of a class, which the fake client
+// keeps as unstructured objects and cannot convert to PartialObjectMetadata itself
+// (the API server serves any kind so); kinds of the scheme it lists as they are.
+func listMetadata(ctx context.Context, c client.WithWatch, meta *metav1.PartialObjectMetadataList, opts ...client.ListOption) error {
+	gvk := meta.GroupVersionKind()
+	if typed, err := c.Scheme().New(gvk.GroupVersion().WithKind(strings.TrimSuffix(gvk.Kind, "List"))); err == nil {
+		if _, ok := typed.(runtime.Unstructured); !ok {
+			return c.List(ctx, meta, opts...)
+		}
+	}
+	u := &unstructured.UnstructuredList{}
+	u.SetGroupVersionKind(gvk)
+	if err := c.List(ctx, u, opts...); err != nil {
+		return err
+	}
+	meta.Items = make([]metav1.PartialObjectMetadata, 0, len(u.Items))
+	for _, it := range u.Items {
+		var om metav1.ObjectMeta
+		if m, ok := it.Object["metadata"].(map[string]any); ok {
+			if err := runtime.DefaultUnstructuredConverter.FromUnstructured(m, &om); err != nil {
+				return err
+			}
+		}
+		meta.Items = append(meta.Items, metav1.PartialObjectMetadata{TypeMeta: metav1.TypeMeta{APIVersion: it.GetAPIVersion(), Kind: it.GetKind()}, ObjectMeta: om})
+	}
+	meta.SetResourceVersion(u.GetResourceVersion())
+	meta.SetContinue(u.GetContinue())
+	return nil
 }
 
 // CheckHome fails the test when the server wrote outside the account's namespace,

@@ -197,6 +197,20 @@ func rpcAs(t *testing.T, url, token, method string, params any) (map[string]any,
 	post(1, "initialize", map[string]any{"protocolVersion": "2025-11-25", "capabilities": map[string]any{},
 		"clientInfo": map[string]any{"name": "durability", "version": "1"}})
 	post(0, "notifications/initialized", nil)
+	// The session ends with the call, as a client's does: a poll of many calls must
+	// not hold the account's sessions (--max-sessions-per-account) open.
+	defer func() {
+		if sid == "" {
+			return
+		}
+		req, _ := http.NewRequest(http.MethodDelete, url, nil)
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("MCP-Protocol-Version", "2025-11-25")
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_ = resp.Body.Close()
+		}
+	}()
 	return post(2, method, params)
 }
 

@@ -41,8 +41,8 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 )
 
-// maxReviews is the most SubjectAccessReviews one MCP request may ask (README,
-// "Tenancy").
+// maxReviews is the most SubjectAccessReviews one MCP request may ask
+// (docs/tenancy.md, "Tenancy").
 const maxReviews = 32
 
 // reviewsPerRequest is the manager's histogram of the SubjectAccessReviews each MCP

@@ -75,8 +75,8 @@ vet: ## Run go vet.
 test: lint controller-gen helm helm4 envtest-assets ts-client conformance ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with Helm 3 and 4, conformance; then REPEAT_PACKAGES twice.
 	CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" \
 		go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -x -E "$$(go list -m)/($(shell echo $(REPEAT_PACKAGES) | tr ' ' '|'))")
-	@# After the rest, not beside it: on two cores the two runs slowed each other past
-	@# the deadlines the tests hold the manager to (a key's 2 s to authenticate).
+	@# After the rest, not beside it: on two cores the two runs slow each other, and
+	@# the control-plane suites' waits are sized for one run at a time.
 	$(MAKE) --no-print-directory test-repeat
 
 # UNIT_PACKAGES are the packages whose tests need only Go.

@@ -235,7 +235,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	transport := capture(mcptransport.PlainJSON(s.lists.Direct(
 		mcptransport.Coalesce(held, mcptransport.PrimeHold), toollist.DirectOptions{
 			Around: tel.Middleware(&s.served), Limit: opts.MaxRequestBytes, Session: s.liveSession, SessionTimeout: opts.SessionTimeout,
-			Calls: map[string]toollist.Call{
+			Methods: map[string]toollist.Method{
 				"ping":      {Request: pingRequest, Serve: pong},
 				"tasks/get": {Request: tasks.GetRequest, Serve: taskAdapter.Get},
 			},

@@ -58,16 +58,16 @@ type DirectOptions struct {
 	// SessionTimeout is the time after which the handler behind closes a session
 	// that has had no request (0: never).
 	SessionTimeout time.Duration
-	// Calls are the other methods of a session that Direct answers under the same
+	// Methods are the other methods of a session that Direct answers under the same
 	// conditions as its tools/list (ping, tasks/get), by name.
-	Calls map[string]Call
+	Methods map[string]Method
 	// Receiving is the server's receiving middleware, the first the outermost, as
-	// it was added to the SDK's server: what a request of Calls goes through.
+	// it was added to the SDK's server: what a request of Methods goes through.
 	Receiving []mcp.Middleware
 }
 
-// Call is a method that Direct answers without the SDK's transport.
-type Call struct {
+// Method is a method that Direct answers without the SDK's transport.
+type Method struct {
 	// Request is the request the SDK would hand its receiving middleware for the
 	// params (nil or the "params" of the message): nil when it does not make one,
 	// and the SDK is left to answer.
@@ -92,7 +92,7 @@ type Call struct {
 //     the session's idle timer (which only requests the SDK serves reset) never
 //     ends a session in use, only a session the SDK served a request of within half
 //     the timeout is answered so; the next list goes to the SDK.
-//   - a request of o.Calls from such a session, as the same conditions allow: it
+//   - a request of o.Methods from such a session, as the same conditions allow: it
 //     goes through o.Receiving, the server's whole receiving middleware, to the
 //     server's own handler, as the SDK would have it go. What is left out is the SDK's transport:
 //     its decoding the message again and again (each time with a buffer of 32 KiB),
@@ -109,8 +109,8 @@ func (c *Cache) Direct(next http.Handler, o DirectOptions) http.Handler {
 	serve := o.Around(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 		return req.(*directRequest).answer, nil
 	})
-	calls := make(map[string]call, len(o.Calls))
-	for method, c := range o.Calls {
+	calls := make(map[string]call, len(o.Methods))
+	for method, c := range o.Methods {
 		h := c.Serve
 		for _, m := range slices.Backward(o.Receiving) {
 			h = m(h)
@@ -263,7 +263,7 @@ func answer(w http.ResponseWriter, r *http.Request, id json.RawMessage, body []b
 	return true
 }
 
-// call is a Call with its handler behind the receiving middleware.
+// call is a Method with its handler behind the receiving middleware.
 type call struct {
 	request func(ss *mcp.ServerSession, params json.RawMessage, extra *mcp.RequestExtra) mcp.Request
 	serve   mcp.MethodHandler

@@ -361,104 +361,141 @@ type findCursor struct {
 	After    string `json:"a,omitempty"`
 }
 
-func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (any, error) {
-	cl, err := class(c, in.Class)
-	if err != nil {
+// findQuery is an entity.find call made ready to run: its class and the concrete
+// classes it spans, namespace, client, page size, filters, and where its continue
+// token says to start.
+type findQuery struct {
+	in      findArgs
+	cl      *catalog.Class
+	classes []*catalog.Class
+	ns      string
+	kc      client.Client
+	limit   int64
+	scope   string
+	cur     findCursor
+	sel     labels.Selector
+}
+
+// findQueryOf checks a call's arguments and opens its continue token.
+func (e *Env) findQueryOf(c *tool.Call, in findArgs) (*findQuery, error) {
+	q := &findQuery{in: in, limit: orDefault(in.Limit, defaultFindLimit)}
+	var err error
+	if q.cl, err = class(c, in.Class); err != nil {
 		return nil, err
 	}
-	ns, err := access.Namespace(c.Account, in.Namespace)
-	if err != nil {
+	if q.ns, err = access.Namespace(c.Account, in.Namespace); err != nil {
 		return nil, err
 	}
-	kc, err := e.as(c)
-	if err != nil {
+	if q.kc, err = e.as(c); err != nil {
 		return nil, err
 	}
-	limit := orDefault(in.Limit, defaultFindLimit)
 	// The continue token is bound to the query: the class, the namespace and every
 	// filter (not the limit or the format, which may change from page to page).
-	scope := c.Scope(cl.Ident(), ns, in.Where, in.Name, in.LabelSelector)
-	var cur findCursor
+	q.scope = c.Scope(q.cl.Ident(), q.ns, in.Where, in.Name, in.LabelSelector)
 	if in.Continue != "" {
-		if err := c.Tokens().Open(findKind, scope, in.Continue, &cur); err != nil {
+		if err := c.Tokens().Open(findKind, q.scope, in.Continue, &q.cur); err != nil {
 			return nil, badContinue()
 		}
 	}
-	var sel labels.Selector
 	if in.LabelSelector != "" {
-		if sel, err = labels.Parse(in.LabelSelector); err != nil {
+		if q.sel, err = labels.Parse(in.LabelSelector); err != nil {
 			return nil, tool.Fail("labelSelector %q: %v", in.LabelSelector, err)
 		}
 	}
 	for field, v := range in.Where {
-		if _, ok := cl.Slot(field); !ok {
-			return nil, tool.Fail("where: %q is not a slot of %s; its slots are: %s", field, cl.Ident(), catalog.SlotList(cl))
+		if _, ok := q.cl.Slot(field); !ok {
+			return nil, tool.Fail("where: %q is not a slot of %s; its slots are: %s", field, q.cl.Ident(), catalog.SlotList(q.cl))
 		}
 		if v == nil {
 			return nil, tool.Fail("where: %q needs a value", field)
 		}
 	}
-
 	// The query spans the class and its concrete subclasses.
-	var classes []*catalog.Class
-	for _, n := range append([]string{cl.Name}, c.Snap.Subclasses(cl.Name)...) {
+	for _, n := range append([]string{q.cl.Name}, c.Snap.Subclasses(q.cl.Name)...) {
 		if k := c.Snap.Classes[n]; k.Servable() {
-			classes = append(classes, k)
+			q.classes = append(q.classes, k)
 		}
 	}
 	// The classes of the query may have changed since the token was made: a position
 	// past them ends the query, and none is before the first.
-	if cur.Class < 0 {
+	if q.cur.Class < 0 {
 		return nil, badContinue()
 	}
+	return q, nil
+}
 
-	// The API server filters by the slots every class of the query declares as
-	// selectable fields; the rest of a where clause is checked here: read large pages
-	// and go on until something matches, the list ends, or the bounds are reached.
-	serverWhere, scan := selectableWhere(classes, in.Where)
-	listLimit := limit
+// page lists one page of class k's instances from where the cursor is, with the
+// label selector, the name and the part of the where clause the API server checks.
+func (q *findQuery) page(ctx context.Context, k *catalog.Class, serverWhere map[string]string, listLimit int64) (*unstructured.UnstructuredList, error) {
+	list := &unstructured.UnstructuredList{}
+	list.SetGroupVersionKind(k.GVK().GroupVersion().WithKind(k.InstanceAPI.Kind + "List"))
+	opts := []client.ListOption{client.InNamespace(q.ns), client.Limit(listLimit), client.Continue(q.cur.Continue)}
+	if q.sel != nil {
+		opts = append(opts, client.MatchingLabelsSelector{Selector: q.sel})
+	}
+	fieldSet := client.MatchingFields{}
+	if q.in.Name != "" {
+		fieldSet["metadata.name"] = q.in.Name
+	}
+	for f, v := range serverWhere {
+		fieldSet["spec."+f] = v
+	}
+	if len(fieldSet) > 0 {
+		opts = append(opts, fieldSet)
+	}
+	return list, q.kc.List(ctx, list, opts...)
+}
+
+// view is an instance as find answers it: its attributes, or its Markdown source.
+func (q *findQuery) view(k *catalog.Class, u *unstructured.Unstructured) (map[string]any, error) {
+	v := EntityView(k, u)
+	if q.in.Format == string(metav1alpha1.CodecMarkdown) {
+		md, err := codec.EncodeMarkdown(k, u.GetName(), v["attributes"].(map[string]any))
+		if err != nil {
+			return nil, err
+		}
+		delete(v, "attributes")
+		v["source"] = md
+	}
+	return v, nil
+}
+
+// find answers a page of the instances of a class and its concrete subclasses that
+// match. The API server filters by the slots every class of the query declares as
+// selectable fields; the rest of a where clause is checked here: it reads large
+// pages and goes on until something matches, the list ends, or the bounds (pages,
+// time) are reached, and says how far it scanned.
+func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (any, error) {
+	q, err := e.findQueryOf(c, in)
+	if err != nil {
+		return nil, err
+	}
+	serverWhere, scan := selectableWhere(q.classes, in.Where)
+	listLimit := q.limit
 	if scan {
-		listLimit = max(limit, findScanPage)
+		listLimit = max(q.limit, findScanPage)
 	}
 	stopAt := time.Now().Add(findScanTime)
 	if d, ok := ctx.Deadline(); ok && d.Add(-findScanMargin).Before(stopAt) {
 		stopAt = d.Add(-findScanMargin)
 	}
-	items := []map[string]any{}
-	size := 0
-	next := ""
-	pages, scanned := 0, 0
-	bounded := false
+	items, size, next := []map[string]any{}, 0, ""
+	pages, scanned, bounded := 0, 0, false
+	cur := &q.cur
 scan:
-	for ; cur.Class < len(classes); cur.Class, cur.Continue, cur.After = cur.Class+1, "", "" {
-		k := classes[cur.Class]
+	for ; cur.Class < len(q.classes); cur.Class, cur.Continue, cur.After = cur.Class+1, "", "" {
+		k := q.classes[cur.Class]
 		for {
 			if pages == maxFindPages || (pages > 0 && time.Now().After(stopAt)) {
-				next, bounded = c.Tokens().Seal(findKind, scope, cur), true
+				next, bounded = c.Tokens().Seal(findKind, q.scope, *cur), true
 				break scan
 			}
 			pages++
-			list := &unstructured.UnstructuredList{}
-			list.SetGroupVersionKind(k.GVK().GroupVersion().WithKind(k.InstanceAPI.Kind + "List"))
-			opts := []client.ListOption{client.InNamespace(ns), client.Limit(listLimit), client.Continue(cur.Continue)}
-			if sel != nil {
-				opts = append(opts, client.MatchingLabelsSelector{Selector: sel})
-			}
-			fieldSet := client.MatchingFields{}
-			if in.Name != "" {
-				fieldSet["metadata.name"] = in.Name
-			}
-			for f, v := range serverWhere {
-				fieldSet["spec."+f] = v
-			}
-			if len(fieldSet) > 0 {
-				opts = append(opts, fieldSet)
-			}
-			err := kc.List(ctx, list, opts...)
+			list, err := q.page(ctx, k, serverWhere, listLimit)
 			if err != nil && len(serverWhere) > 0 && apierrors.IsBadRequest(err) {
 				// An API server without field selectors for custom resources
 				// (before Kubernetes 1.31): check the whole clause here.
-				serverWhere, listLimit = nil, max(limit, findScanPage)
+				serverWhere, listLimit = nil, max(q.limit, findScanPage)
 				pages--
 				continue
 			}
@@ -478,19 +515,14 @@ scan:
 					cur.After = u.GetName()
 					continue
 				}
-				v := EntityView(k, u)
-				if in.Format == string(metav1alpha1.CodecMarkdown) {
-					md, err := codec.EncodeMarkdown(k, u.GetName(), v["attributes"].(map[string]any))
-					if err != nil {
-						return nil, err
-					}
-					delete(v, "attributes")
-					v["source"] = md
+				v, err := q.view(k, u)
+				if err != nil {
+					return nil, err
 				}
 				n := itemBytes(v)
-				if int64(len(items)) == limit || (size+n > byteBudget(c, maxFindBytes) && len(items) > 0) {
+				if int64(len(items)) == q.limit || (size+n > byteBudget(c, maxFindBytes) && len(items) > 0) {
 					// The next call reads this page again and skips what it returned.
-					next = c.Tokens().Seal(findKind, scope, cur)
+					next = c.Tokens().Seal(findKind, q.scope, *cur)
 					break scan
 				}
 				items = append(items, v)
@@ -504,7 +536,7 @@ scan:
 			}
 		}
 	}
-	out := map[string]any{"class": cl.Ident(), "namespace": ns, "items": items, "count": len(items), "scanned": scanned}
+	out := map[string]any{"class": q.cl.Ident(), "namespace": q.ns, "items": items, "count": len(items), "scanned": scanned}
 	if next != "" {
 		out["continue"] = next
 		if bounded && len(items) == 0 {

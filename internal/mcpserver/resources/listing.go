@@ -39,6 +39,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
 )
 
 // The instances of resources/list. A walk (a client paging from the first page of
@@ -369,4 +370,91 @@ func (s *Service) chunk(ctx context.Context, walk string, cl *catalog.Class, ns,
 	slices.Sort(ch.keys)
 	s.chunks.put(ch, time.Now())
 	return ch, nil
+}
+
+// listKind is the kind of resources/list's cursor.
+const listKind = "resources-list"
+
+// cursorScope binds a cursor of resources/list to the account that listed.
+func cursorScope(acct *catalog.Account) string {
+	if acct == nil {
+		return seal.Scope()
+	}
+	return seal.Scope(acct.Namespace, acct.Name, acct.User)
+}
+
+func (s *Service) encode(acct *catalog.Account, c listCursor) string {
+	return s.tokens.Seal(listKind, cursorScope(acct), c)
+}
+
+// decodeCursor opens a cursor of resources/list that the server sealed for acct.
+func (s *Service) decodeCursor(acct *catalog.Account, cursor string) (listCursor, error) {
+	if cursor == "" {
+		empty := ""
+		return listCursor{Meta: &empty}, nil
+	}
+	var c listCursor
+	if err := s.tokens.Open(listKind, cursorScope(acct), cursor, &c); err != nil || (c.Meta == nil && c.Class == "") {
+		return c, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+			Message: "invalid cursor: pass the nextCursor of the previous page, or none to start again"}
+	}
+	return c, nil
+}
+
+func (s *Service) list(ctx context.Context, next mcp.MethodHandler, req *mcp.ListResourcesRequest) (mcp.Result, error) {
+	var params mcp.ListResourcesParams
+	if req.Params != nil {
+		params = *req.Params
+	}
+	acct := access.AccountOf(req.GetExtra())
+	cur, err := s.decodeCursor(acct, params.Cursor)
+	if err != nil {
+		return nil, err
+	}
+	// The SDK's answer carries the metamodel's page and what every answer has (its
+	// cache hints); on a page of instances only the latter is kept.
+	sdkParams := params
+	sdkParams.Cursor = ""
+	if cur.Meta != nil {
+		sdkParams.Cursor = *cur.Meta
+	}
+	res, err := next(ctx, "resources/list", &mcp.ListResourcesRequest{Session: req.Session, Params: &sdkParams, Extra: req.Extra})
+	if err != nil {
+		return res, err
+	}
+	sdk := res.(*mcp.ListResourcesResult)
+	out := *sdk
+	out.Resources, out.NextCursor = []*mcp.Resource{}, ""
+	if cur.Meta != nil {
+		out.Resources = s.metaOf(acct, sdk)
+		if sdk.NextCursor != "" {
+			out.NextCursor = s.encode(acct, listCursor{Meta: &sdk.NextCursor})
+			return &out, nil
+		}
+		cur = listCursor{}
+	}
+	items, nextCur, err := s.listInstances(ctx, acct, cur)
+	if err != nil {
+		return nil, err
+	}
+	out.Resources = append(out.Resources, items...)
+	if nextCur != nil {
+		out.NextCursor = s.encode(acct, *nextCur)
+	}
+	return &out, nil
+}
+
+// metaOf are the metamodel objects of the SDK's page, if the caller may read the
+// metamodel.
+func (s *Service) metaOf(acct *catalog.Account, res *mcp.ListResourcesResult) []*mcp.Resource {
+	out := []*mcp.Resource{}
+	if !s.guard.May(acct, access.MetamodelVerb) {
+		return out
+	}
+	for _, r := range res.Resources {
+		if ref, err := ParseURI(r.URI); err == nil && !ref.IsInstance() {
+			out = append(out, r)
+		}
+	}
+	return out
 }

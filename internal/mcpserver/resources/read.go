@@ -1,0 +1,164 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package resources
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/codec"
+	"github.com/sandbar-dev/sandbar/internal/identity"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
+)
+
+// invalidURI is -32602 for a URI that is not one of Sandbar's, with the URI in the
+// error's data, as a resource that is not found has it.
+func invalidURI(uri string, err error) error {
+	data, merr := json.Marshal(map[string]string{"uri": uri})
+	if merr != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error(), Data: data}
+}
+
+// parseForCaller is -32602 for a malformed URI and -32002 (not found) for anything the
+// caller may not see, so that other namespaces do not show through.
+func parseForCaller(uri string, acct *catalog.Account) (ResourceRef, error) {
+	ref, err := ParseURI(uri)
+	if err != nil {
+		return ref, invalidURI(uri, err)
+	}
+	if ref.IsInstance() && !access.NamespaceAllowed(acct, ref.Namespace) {
+		return ref, mcp.ResourceNotFoundError(uri)
+	}
+	return ref, nil
+}
+
+func (s *Service) readInstance(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	acct := access.AccountOf(req.GetExtra())
+	ref, err := parseForCaller(uri, acct)
+	if err != nil {
+		return nil, err
+	}
+	if !s.guard.May(acct, access.InstancesVerb) {
+		return nil, s.guard.Refusal("reading instances", access.InstancesVerb)
+	}
+	cl := s.store.Load().FindClass(ref.Prefix + "/" + ref.Kind)
+	if cl == nil || !cl.Servable() {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	kc, err := s.ids.Client(acct)
+	if err != nil {
+		return nil, access.RPCError(err)
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(cl.GVK())
+	if err := kc.Get(ctx, client.ObjectKey{Namespace: ref.Namespace, Name: ref.Name}, u); err != nil {
+		if client.IgnoreNotFound(err) == nil {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		return nil, access.RPCError(err)
+	}
+	view := verbs.EntityView(cl, u)
+	format := cl.Codec.Format
+	if ref.Format != "" {
+		format = metav1alpha1.CodecFormat(ref.Format)
+	}
+	if format == metav1alpha1.CodecMarkdown {
+		md, err := codec.EncodeMarkdown(cl, u.GetName(), view["attributes"].(map[string]any))
+		if err != nil {
+			return nil, err
+		}
+		return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: codec.MIMEType(format), Text: md}}}, nil
+	}
+	return jsonContents(uri, view)
+}
+
+func (s *Service) readMeta(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	acct := access.AccountOf(req.GetExtra())
+	ref, err := parseForCaller(uri, acct)
+	if err != nil {
+		return nil, err
+	}
+	if !s.guard.May(acct, access.MetamodelVerb) {
+		return nil, s.guard.Refusal("reading the metamodel", access.MetamodelVerb)
+	}
+	snap := s.store.Load()
+	var v any
+	switch ref.MetaKind {
+	case MetaClass:
+		if cl, ok := snap.Classes[ref.Name]; ok {
+			v = verbs.ClassView(snap, cl)
+		}
+	case MetaProperty:
+		if p, ok := snap.Properties[ref.Name]; ok {
+			v = verbs.PropertyView(p)
+		}
+	case MetaWorkflow:
+		if w, ok := snap.Workflows[ref.Name]; ok {
+			v = verbs.WorkflowView(w)
+		}
+	}
+	if v == nil {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	return jsonContents(uri, v)
+}
+
+func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: mimeJSON, Text: string(b)}}}, nil
+}
+
+// mayGet is nil when the caller's identity may get the instance ns/name of cl: asked
+// of the class at the cluster scope first for an account that may use every
+// namespace, then in the namespace, and only then of the instance by name (a grant by
+// resourceNames). Each answer is kept a few seconds, so the URIs of one class and
+// namespace cost one review however many they are, and those of one class one review
+// for an identity that may get it cluster-wide.
+func (s *Service) mayGet(ctx context.Context, acct *catalog.Account, cl *catalog.Class, ns, name string) error {
+	if slices.Contains(access.Namespaces(acct), "*") {
+		if err := s.may(ctx, acct, "get", cl, "", ""); err == nil || !apierrors.IsForbidden(err) {
+			return err
+		}
+	}
+	if err := s.may(ctx, acct, "get", cl, ns, ""); err == nil || !apierrors.IsForbidden(err) {
+		return err
+	}
+	return s.may(ctx, acct, "get", cl, ns, name)
+}
+
+// may asks whether the caller's Kubernetes identity may do verb on the instances of
+// a class in a namespace.
+func (s *Service) may(ctx context.Context, acct *catalog.Account, verb string, cl *catalog.Class, ns, name string) error {
+	return s.ids.Can(ctx, acct, identity.Access{Verb: verb, Group: cl.InstanceAPI.Group, Resource: cl.InstanceAPI.Plural, Namespace: ns, Name: name})
+}

@@ -380,20 +380,20 @@ func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Accoun
 		// cache's own objects do, not copies of them.
 		var sa metav1alpha1.ServiceAccount
 		var secret corev1.Secret
-		err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa, readOnly...)
-		if err == nil {
-			secretKey = client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}
-		}
-		if err != nil {
+		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa, readOnly...); err != nil {
 			why = "reading account: " + err.Error()
 		} else if sa.Spec.Active != nil && !*sa.Spec.Active {
 			why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
-		} else if err := a.reader.Get(ctx, secretKey, &secret, readOnly...); err != nil {
-			why = "reading the key Secret: " + err.Error()
 		} else {
-			hash, accountRV, secretRV, secretName = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion, secret.Name
-			if id = secret.Data[apikey.IDKey(&sa)]; !apikey.ValidID(id) {
-				id = nil
+			// A refusal read from this Secret is confirmed against it (confirmSecret).
+			secretKey = client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}
+			if err := a.reader.Get(ctx, secretKey, &secret, readOnly...); err != nil {
+				why = "reading the key Secret: " + err.Error()
+			} else {
+				hash, accountRV, secretRV, secretName = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion, secret.Name
+				if id = secret.Data[apikey.IDKey(&sa)]; !apikey.ValidID(id) {
+					id = nil
+				}
 			}
 		}
 	}

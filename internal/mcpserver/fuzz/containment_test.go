@@ -220,13 +220,11 @@ func (s tokenSite) variants() []int {
 func send(t *testing.T, e *mcptest.Server, v int, site tokenSite, token string) mcptest.Message {
 	t.Helper()
 	method, params := site.request(token)
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": e.NextID(), "method": method, "params": mcptest.Params(v, params)})
-	rec := e.Post(v, body)
-	msgs, err := mcptest.Messages(rec)
-	if err != nil || !designed[rec.Code] {
-		t.Fatalf("%s: HTTP %d: %v", site.name, rec.Code, err)
+	answer, status := e.Request(t, v, method, params)
+	if !designed[status] {
+		t.Fatalf("%s: HTTP %d", site.name, status)
 	}
-	return mcptest.AnswerOf(t, site.name, rec, msgs)
+	return answer
 }
 
 // refusal is the message of a refused token: the JSON-RPC error's, or the text of

@@ -112,10 +112,21 @@ type Server struct {
 }
 
 var (
-	shared    *Server
-	sharedErr error
-	once      sync.Once
+	shared, running       *Server
+	sharedErr, runningErr error
+	once, runningOnce     sync.Once
 )
+
+// Running is a server made once per process whose fake cluster runs workflows
+// (Config.RunWorkflows), for the tests that share it.
+func Running(tb testing.TB) *Server {
+	tb.Helper()
+	runningOnce.Do(func() { running, runningErr = StartWith(Config{RunWorkflows: true}) })
+	if runningErr != nil {
+		tb.Fatal(runningErr)
+	}
+	return running
+}
 
 // Shared is a server made once per process (each fuzz worker is a process of its
 // own) for the tests that share it; it fails the test with why it could not start.
@@ -710,20 +721,27 @@ func Params(v int, p map[string]any) map[string]any {
 // a result that is not an error.
 func (s *Server) CallOK(t testing.TB, v int, name string) {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.ids.Add(1), "method": "tools/call",
-		"params": Params(v, map[string]any{"name": name, "arguments": map[string]any{}})})
-	rec := s.Post(v, body)
-	msgs, err := Messages(rec)
-	if err != nil {
-		t.Fatalf("%s: HTTP %d: %v", name, rec.Code, err)
-	}
-	answer := AnswerOf(t, name, rec, msgs)
+	answer, _ := s.Request(t, v, "tools/call", map[string]any{"name": name, "arguments": map[string]any{}})
 	var res struct {
 		IsError bool `json:"isError"`
 	}
 	if code, msg := ErrorOf(answer); code != 0 || json.Unmarshal(answer.Result, &res) != nil || res.IsError {
 		t.Fatalf("variant %d: %s answers %d %q %s", v, name, code, msg, answer.Result)
 	}
+}
+
+// Request sends a JSON-RPC request as a client of variant v (with a fresh id, and
+// the params a client of the variant sends) and answers its response and the HTTP
+// status; it fails the test on an answer that is not JSON-RPC or has no response.
+func (s *Server) Request(t testing.TB, v int, method string, params map[string]any) (Message, int) {
+	t.Helper()
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.NextID(), "method": method, "params": Params(v, params)})
+	rec := s.Post(v, body)
+	msgs, err := Messages(rec)
+	if err != nil {
+		t.Fatalf("%s: HTTP %d: %v", method, rec.Code, err)
+	}
+	return AnswerOf(t, method, rec, msgs), rec.Code
 }
 
 // Client is a go-sdk client of the server at a revision, with the account's token.

@@ -18,7 +18,6 @@ package tasks_test
 
 import (
 	"encoding/json"
-	"sync"
 	"testing"
 
 	. "github.com/onsi/gomega"
@@ -26,21 +25,9 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/mcptest"
 )
 
-var (
-	shared     *mcptest.Server
-	sharedErr  error
-	sharedOnce sync.Once
-)
-
 // server is the MCP server over a fake cluster that runs workflows: a built-in job
 // ends within the call that starts it.
-func server(t *testing.T) *mcptest.Server {
-	sharedOnce.Do(func() { shared, sharedErr = mcptest.StartWith(mcptest.Config{RunWorkflows: true}) })
-	if sharedErr != nil {
-		t.Fatal(sharedErr)
-	}
-	return shared
-}
+func server(t *testing.T) *mcptest.Server { return mcptest.Running(t) }
 
 // answer is a JSON-RPC answer: its result, or its error's code and message.
 type answer struct {
@@ -53,13 +40,7 @@ type answer struct {
 // speaks the Tasks methods (the go-sdk client does not send them).
 func call(t *testing.T, s *mcptest.Server, method string, params map[string]any) answer {
 	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": s.NextID(), "method": method, "params": params})
-	rec := s.Post(mcptest.VariantSession, body)
-	msgs, err := mcptest.Messages(rec)
-	if err != nil {
-		t.Fatalf("%s: HTTP %d: %v", method, rec.Code, err)
-	}
-	m := mcptest.AnswerOf(t, method, rec, msgs)
+	m, _ := s.Request(t, mcptest.VariantSession, method, params)
 	code, msg := mcptest.ErrorOf(m)
 	return answer{result: m.Result, code: code, message: msg}
 }

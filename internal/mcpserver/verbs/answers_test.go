@@ -22,7 +22,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 
@@ -61,22 +60,11 @@ type fixture struct {
 	task string
 }
 
-var (
-	running     *mcptest.Server
-	runningErr  error
-	runningOnce sync.Once
-	runs        atomic.Int64
-)
+var runs atomic.Int64
 
 // server is the MCP server over a fake cluster that runs workflows, shared by the
 // rows of this process.
-func server(t *testing.T) *mcptest.Server {
-	runningOnce.Do(func() { running, runningErr = mcptest.StartWith(mcptest.Config{RunWorkflows: true}) })
-	if runningErr != nil {
-		t.Fatal(runningErr)
-	}
-	return running
-}
+func server(t *testing.T) *mcptest.Server { return mcptest.Running(t) }
 
 // Every verb answers, through a go-sdk client of each revision, what a model would
 // read, and writes what it should; a verb without a row fails the test. These run

@@ -34,12 +34,51 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )
 
-// MIMEType of a format.
-func MIMEType(f metav1alpha1.CodecFormat) string {
-	if f == metav1alpha1.CodecMarkdown {
-		return "text/markdown"
+// Format is one way to write an instance as text.
+type Format struct {
+	Name     metav1alpha1.CodecFormat
+	MIMEType string
+	// Description says what a document of the format looks like, for a model.
+	Description string
+}
+
+// Formats is every format, in the order tools list them: the one list that tool
+// enums, resource URIs and the codec listing read.
+var Formats = []Format{
+	{Name: metav1alpha1.CodecJSON, MIMEType: "application/json",
+		Description: "The attributes as a JSON object, or {\"metadata\": {...}, \"spec\": {...}}."},
+	{Name: metav1alpha1.CodecMarkdown, MIMEType: "text/markdown",
+		Description: "YAML front matter between --- lines with metadata and the slot values, then a \"# <field>\" section " +
+			"for each of the class's section slots (see spec.codec.sections in sandbar_class_describe)."},
+}
+
+// FormatNames are the names of Formats, for a tool argument's enum.
+func FormatNames() []string {
+	names := make([]string, len(Formats))
+	for i, f := range Formats {
+		names[i] = string(f.Name)
 	}
-	return "application/json"
+	return names
+}
+
+// ParseFormat reads a format's name; ok is false for a name not in Formats.
+func ParseFormat(name string) (f metav1alpha1.CodecFormat, ok bool) {
+	for _, f := range Formats {
+		if string(f.Name) == name {
+			return f.Name, true
+		}
+	}
+	return "", false
+}
+
+// MIMEType of a format (JSON's for one not in Formats).
+func MIMEType(f metav1alpha1.CodecFormat) string {
+	for _, known := range Formats {
+		if known.Name == f {
+			return known.MIMEType
+		}
+	}
+	return Formats[0].MIMEType
 }
 
 // SourceError is a problem in a source document, with where it is.

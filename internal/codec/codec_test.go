@@ -17,8 +17,14 @@ limitations under the License.
 package codec
 
 import (
+	"os"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	"sigs.k8s.io/yaml"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -117,5 +123,31 @@ func TestJSON(t *testing.T) {
 	}
 	if doc, err := DecodeJSON(out); err != nil || doc.Attributes["title"] != "T" || doc.Metadata["name"] != "a" {
 		t.Errorf("JSON round trip: %+v, %v", doc, err)
+	}
+}
+
+// The formats tools offer are the formats a Class may declare: the CRD's enum of
+// spec.codec.format.
+func TestFormatsAreTheClassCRDsEnum(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "..", "config", "crd", "bases", "meta.sandbar.dev_classes.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var crd apiextensionsv1.CustomResourceDefinition
+	if err := yaml.Unmarshal(raw, &crd); err != nil {
+		t.Fatal(err)
+	}
+	format := crd.Spec.Versions[0].Schema.OpenAPIV3Schema.Properties["spec"].Properties["codec"].Properties["format"]
+	var enum []string
+	for _, v := range format.Enum {
+		enum = append(enum, strings.Trim(string(v.Raw), `"`))
+	}
+	if got := FormatNames(); !slices.Equal(got, enum) {
+		t.Errorf("codec.Formats are %v, the Class CRD's spec.codec.format enum %v", got, enum)
+	}
+	for _, name := range enum {
+		if f, ok := ParseFormat(name); !ok || MIMEType(f) == "" {
+			t.Errorf("%s: not parsed, or no MIME type", name)
+		}
 	}
 }

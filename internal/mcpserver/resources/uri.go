@@ -20,6 +20,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/sandbar-dev/sandbar/internal/codec"
 )
 
 // Resource URIs. Every instance and every metamodel object has one:
@@ -94,7 +96,7 @@ func ParseURI(uri string) (ResourceRef, error) {
 	format := ""
 	if hasQuery {
 		f, ok := strings.CutPrefix(query, "format=")
-		if !ok || (f != "json" && f != "markdown") {
+		if _, known := codec.ParseFormat(f); !ok || !known {
 			return ResourceRef{}, fmt.Errorf("%q: the only query is ?format=json or ?format=markdown", uri)
 		}
 		format = f

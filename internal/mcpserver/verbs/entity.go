@@ -96,7 +96,7 @@ type findArgs struct {
 	Format        string         `json:"format,omitempty" jsonschema:"markdown gives each instance as a Markdown document (source) instead of attributes."`
 }
 
-var findConstraints = []tool.Constraint{tool.Between("limit", 1, maxFindLimit), tool.OneOf("format", "json", "markdown")}
+var findConstraints = []tool.Constraint{tool.Between("limit", 1, maxFindLimit), tool.OneOf("format", codec.FormatNames()...)}
 
 type updateArgs struct {
 	Class           string         `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
@@ -115,7 +115,7 @@ type deleteArgs struct {
 }
 
 func (e *Env) entityVerbs() []*tool.Def {
-	formats := tool.OneOf("format", "json", "markdown")
+	formats := tool.OneOf("format", codec.FormatNames()...)
 	return []*tool.Def{
 		tool.Verb(tool.Spec{Group: "entity", Name: "create", Title: "Create an instance",
 			Description: "Create an instance of a class: {class, attributes: {slot: value}, metadata?: {name, namespace, labels, idempotencyKey}}, or {class, format: \"json\", source: \"<JSON text>\"}. Missing or wrong slots are reported by name with the expected type. " + idempotencyNote},
@@ -195,7 +195,7 @@ func (e *Env) create(ctx context.Context, c *tool.Call, in createArgs, dryRun bo
 			doc, err = codec.DecodeMarkdown(cl, in.Source)
 		}
 		if err != nil {
-			return nil, tool.Fail("source (%s): %v", orDefault(in.Format, "json"), err)
+			return nil, tool.Fail("source (%s): %v", orDefault(in.Format, string(metav1alpha1.CodecJSON)), err)
 		}
 		attrs = doc.Attributes
 		if md == nil && doc.Metadata != nil {

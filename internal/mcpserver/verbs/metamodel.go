@@ -22,6 +22,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
@@ -303,10 +304,10 @@ func listCodecs(snap *catalog.Snapshot) any {
 		cl := snap.Classes[name]
 		byFormat[cl.Codec.Format] = append(byFormat[cl.Codec.Format], cl.Ident())
 	}
-	return map[string]any{"codecs": []map[string]any{
-		{"format": "json", "mimeType": "application/json", "classes": nonNil(byFormat[metav1alpha1.CodecJSON]),
-			"description": "The attributes as a JSON object, or {\"metadata\": {...}, \"spec\": {...}}."},
-		{"format": "markdown", "mimeType": "text/markdown", "classes": nonNil(byFormat[metav1alpha1.CodecMarkdown]),
-			"description": "YAML front matter between --- lines with metadata and the slot values, then a \"# <field>\" section for each of the class's section slots (see spec.codec.sections in sandbar_class_describe)."},
-	}}
+	codecs := make([]map[string]any, 0, len(codec.Formats))
+	for _, f := range codec.Formats {
+		codecs = append(codecs, map[string]any{"format": f.Name, "mimeType": f.MIMEType, "classes": nonNil(byFormat[f.Name]),
+			"description": f.Description})
+	}
+	return map[string]any{"codecs": codecs}
 }

@@ -17,8 +17,9 @@ limitations under the License.
 package verbs
 
 import (
-	"github.com/google/jsonschema-go/jsonschema"
 	"sort"
+
+	"github.com/google/jsonschema-go/jsonschema"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 )

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
@@ -39,13 +40,6 @@ type importArgs struct {
 
 // maxImportItems bounds one import: the bundle is kept in the process's spec.
 const maxImportItems = 5000
-
-// builtinVerbs are the verbs that start each built-in workflow, by canonical name.
-var builtinVerbs = map[string]string{
-	builtin.Validate: "sandbar.validation.start",
-	builtin.Export:   "sandbar.project.export",
-	builtin.Import:   "sandbar.project.import",
-}
 
 func (e *Env) validationVerbs() []*tool.Def {
 	start := func(group, name, title, desc string) *tool.Def {
@@ -124,7 +118,7 @@ func (e *Env) projectVerbs() []*tool.Def {
 		tool.Verb(tool.Spec{Group: "project", Name: "export", Title: "Export instances", ReadOnly: true, LongRunning: true,
 			Description: "Export the instances of a class (and its subclasses), or of every class, as a bundle, as a task: {class?, format?: json|markdown}."},
 			func(ctx context.Context, c *tool.Call, in builtin.ExportInput) (any, error) {
-				input := builtin.ExportInput{Format: orDefault(in.Format, "json")}
+				input := builtin.ExportInput{Format: orDefault(in.Format, string(metav1alpha1.CodecJSON))}
 				if in.Class != "" {
 					cl, err := class(c, in.Class)
 					if err != nil {
@@ -133,11 +127,11 @@ func (e *Env) projectVerbs() []*tool.Def {
 					input.Class = cl.Ident()
 				}
 				return e.started(ctx, c, builtin.Export, input, nil)
-			}, tool.OneOf("format", "json", "markdown")).Patch(enum("class", classes(false))),
+			}, tool.OneOf("format", codec.FormatNames()...)).Patch(enum("class", classes(false))),
 		tool.Verb(tool.Spec{Group: "project", Name: "import", Title: "Import instances", LongRunning: true,
 			Description: "Import a bundle (as sandbar_project_export makes it), creating missing instances and updating changed ones, as a task: {bundle: {format?, items: [{class, name, attributes} or {class, source}]}}."},
 			func(ctx context.Context, c *tool.Call, in importArgs) (any, error) {
 				return e.started(ctx, c, builtin.Import, builtin.ImportInput{Bundle: &in.Bundle}, nil)
-			}, tool.Nested("bundle", tool.MaxItems("items", maxImportItems), tool.OneOf("format", "json", "markdown"))),
+			}, tool.Nested("bundle", tool.MaxItems("items", maxImportItems), tool.OneOf("format", codec.FormatNames()...))),
 	}
 }

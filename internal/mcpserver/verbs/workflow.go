@@ -83,9 +83,9 @@ func (e *Env) workflowVerbs() []*tool.Def {
 		tool.Verb(tool.Spec{Group: "workflow", Name: "start-process", Title: "Start a process", LongRunning: true,
 			Description: "Start a process of a workflow, as a task: {workflow, subject?: {class, name}, input?}. It starts in the initial state; move it with sandbar_workflow_transition. The built-in sandbar.* workflows start with their own tools."},
 			func(ctx context.Context, c *tool.Call, in startArgs) (any, error) {
-				if builtin.IsBuiltin(in.Workflow) {
+				if job, ok := builtin.Lookup(in.Workflow); ok {
 					return nil, tool.Fail("%s is a built-in workflow: start it with %s, which its own permissions govern",
-						in.Workflow, tool.Encode(e.Style, builtinVerbs[in.Workflow]))
+						in.Workflow, tool.Encode(e.Style, job.StartedBy))
 				}
 				w, ok := c.Snap.Workflows[in.Workflow]
 				if !ok || w.Problem != nil {

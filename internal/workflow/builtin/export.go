@@ -44,7 +44,7 @@ type ExportInput struct {
 // exportPage is how many instances one step of an export reads and stores.
 const exportPage = 500
 
-var exportJob = newJob(Export,
+var exportJob = newJob(Export, "sandbar.project.export",
 	"Exports the instances of a class, or of all classes, as a bundle in json or markdown.",
 	export,
 	func(r Result) string {

@@ -57,7 +57,7 @@ type BundleItem struct {
 // importOutcomes are what importing an item can do, each counted in the result.
 var importOutcomes = []string{"created", "updated", "unchanged", "failed"}
 
-var importJob = newJob(Import,
+var importJob = newJob(Import, "sandbar.project.import",
 	"Imports a bundle: creates missing instances and updates changed ones, reporting created, updated and failed counts.",
 	importBundle,
 	func(r Result) string {

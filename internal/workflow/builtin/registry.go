@@ -54,6 +54,10 @@ type Job struct {
 	Name string
 	// Description is its WorkflowDefinition's description.
 	Description string
+	// StartedBy is the canonical name of the MCP verb that starts it (its own
+	// permission governs who may): the generic start-process verb refuses the job
+	// and names this one.
+	StartedBy string
 	// Input is the type a process's spec.input is decoded into (ValidateInput, ...).
 	Input reflect.Type
 	// Step does one chunk, from the run's cursor, with the input as spec.input holds
@@ -65,9 +69,10 @@ type Job struct {
 }
 
 // newJob declares a job whose step takes its input as the type In.
-func newJob[In any](name, description string, step func(context.Context, Env, In, *Run) (bool, error), summary func(Result) string) Job {
+func newJob[In any](name, startedBy, description string, step func(context.Context, Env, In, *Run) (bool, error), summary func(Result) string) Job {
 	return Job{
 		Name:        name,
+		StartedBy:   startedBy,
 		Description: description,
 		Input:       reflect.TypeFor[In](),
 		Step: func(ctx context.Context, env Env, input []byte, run *Run) (bool, error) {

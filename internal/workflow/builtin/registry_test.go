@@ -43,6 +43,8 @@ func TestEveryJobIsDeclaredWhole(t *testing.T) {
 			t.Errorf("job %q: a name of its own is needed", j.Name)
 		case !builtin.Reserved(j.Name):
 			t.Errorf("job %s: its name must begin %q, which the admission policy relies on", j.Name, builtin.Prefix)
+		case j.StartedBy == "":
+			t.Errorf("job %s: the verb that starts it is not named", j.Name)
 		case j.Description == "":
 			t.Errorf("job %s has no description", j.Name)
 		case j.Input == nil || j.Input.Kind() != reflect.Struct:

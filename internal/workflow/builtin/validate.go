@@ -36,7 +36,7 @@ type ValidateInput struct {
 	Class string `json:"class,omitempty"`
 }
 
-var validateJob = newJob(Validate,
+var validateJob = newJob(Validate, "sandbar.validation.start",
 	"Validates every instance of a class and its subclasses against the class's current slots, and checks that every reference names an existing instance, recording each failure.",
 	validate,
 	func(r Result) string {

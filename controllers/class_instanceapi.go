@@ -116,8 +116,6 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 		return out, err
 	}
 	desired.Annotations = map[string]string{annotationSpecHash: hash}
-	log := ctrl.LoggerFrom(ctx)
-
 	if !found {
 		if err := r.Create(ctx, desired); err != nil {
 			if apierrors.IsAlreadyExists(err) {
@@ -127,51 +125,71 @@ func (r *ClassReconciler) reconcileInstanceAPI(ctx context.Context, class *metav
 		}
 		out.exists = true
 		r.created.Store(class.Name, time.Now())
-		log.Info("instance API created", "crd", desired.Name)
+		ctrl.LoggerFrom(ctx).Info("instance API created", "crd", desired.Name)
 		event(r.Recorder, class, desired, corev1.EventTypeNormal, "InstanceAPICreated", actionCreateInstanceAPI, "created the CRD "+desired.Name)
 		out.problem = establishing(out.names.CRDName)
 		return out, nil
 	}
 
 	if existing.Annotations[annotationSpecHash] != hash || existing.Labels[metav1alpha1.LabelClass] != class.Name {
-		if breaking := instanceapi.BreakingChanges(storedSchema(&existing), instanceapi.Schema(resolved)); len(breaking) > 0 &&
-			!class.Spec.InstanceAPI.AllowBreakingChanges {
-			out.problem = &catalog.Problem{Reason: metav1alpha1.ReasonBreakingChange, Message: fmt.Sprintf(
-				"refused a change that stored instances may not survive: %s; set spec.instanceAPI.allowBreakingChanges to apply it",
-				strings.Join(breaking, "; "))}
-			return out, nil
-		}
-		existing.Spec = desired.Spec
-		if existing.Labels == nil {
-			existing.Labels = map[string]string{}
-		}
-		for k, v := range desired.Labels {
-			existing.Labels[k] = v
-		}
-		if existing.Annotations == nil {
-			existing.Annotations = map[string]string{}
-		}
-		existing.Annotations[annotationSpecHash] = hash
-		if err := r.Update(ctx, &existing); err != nil {
+		problem, err := r.updateCRD(ctx, class, &existing, desired, hash, resolved)
+		if err != nil {
 			return r.applyFailed(out, resolved, err)
 		}
-		log.Info("instance API updated", "crd", existing.Name)
-		event(r.Recorder, class, &existing, corev1.EventTypeNormal, "InstanceAPIUpdated", actionUpdateInstanceAPI, "updated the CRD "+existing.Name)
+		if problem != nil {
+			out.problem = problem
+			return out, nil
+		}
 	}
+	return established(out, &existing), nil
+}
 
-	for _, c := range existing.Status.Conditions {
+// updateCRD brings an existing CRD to desired (its spec, labels and spec hash), unless
+// the change would break stored instances and the Class does not allow that: then it
+// answers the problem and writes nothing.
+func (r *ClassReconciler) updateCRD(ctx context.Context, class *metav1alpha1.Class, existing, desired *apiextensionsv1.CustomResourceDefinition,
+	hash string, resolved *catalog.Class) (*catalog.Problem, error) {
+	if breaking := instanceapi.BreakingChanges(storedSchema(existing), instanceapi.Schema(resolved)); len(breaking) > 0 &&
+		!class.Spec.InstanceAPI.AllowBreakingChanges {
+		return &catalog.Problem{Reason: metav1alpha1.ReasonBreakingChange, Message: fmt.Sprintf(
+			"refused a change that stored instances may not survive: %s; set spec.instanceAPI.allowBreakingChanges to apply it",
+			strings.Join(breaking, "; "))}, nil
+	}
+	existing.Spec = desired.Spec
+	if existing.Labels == nil {
+		existing.Labels = map[string]string{}
+	}
+	for k, v := range desired.Labels {
+		existing.Labels[k] = v
+	}
+	if existing.Annotations == nil {
+		existing.Annotations = map[string]string{}
+	}
+	existing.Annotations[annotationSpecHash] = hash
+	if err := r.Update(ctx, existing); err != nil {
+		return nil, err
+	}
+	ctrl.LoggerFrom(ctx).Info("instance API updated", "crd", existing.Name)
+	event(r.Recorder, class, existing, corev1.EventTypeNormal, "InstanceAPIUpdated", actionUpdateInstanceAPI, "updated the CRD "+existing.Name)
+	return nil, nil
+}
+
+// established reads a CRD's conditions into out: names the API server refused are a
+// conflict; until the CRD is Established, the instance API is establishing.
+func established(out instanceAPIOutcome, crd *apiextensionsv1.CustomResourceDefinition) instanceAPIOutcome {
+	for _, c := range crd.Status.Conditions {
 		switch {
 		case c.Type == apiextensionsv1.NamesAccepted && c.Status == apiextensionsv1.ConditionFalse:
 			out.conflict = &catalog.Problem{Reason: metav1alpha1.ReasonCRDConflict,
 				Message: fmt.Sprintf("the API server refused the names of %s: %s; change spec.kind or spec.instanceAPI.plural",
-					existing.Name, c.Message)}
-			return out, nil
+					crd.Name, c.Message)}
+			return out
 		case c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue:
-			return out, nil
+			return out
 		}
 	}
 	out.problem = establishing(out.names.CRDName)
-	return out, nil
+	return out
 }
 
 // youngerClaimant reports whether other claims the same instance API as class and is

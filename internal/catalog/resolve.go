@@ -263,17 +263,7 @@ func ResolveClass(c *metav1alpha1.Class, l Lookup) *Class { return resolveClass(
 // parent would have one too), and only c's own slots are looked up.
 func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 	bl, _ := l.(buildLookup)
-	var out *Class
-	if bl != nil {
-		out = bl.class()
-	} else {
-		out = new(Class)
-	}
-	out.Name, out.Prefix, out.Kind, out.Description = c.Name, c.Spec.Prefix, c.Spec.Kind, c.Spec.Description
-	out.Abstract, out.Parents, out.InstanceAPIOptions, out.Codec = c.Spec.Abstract, c.Spec.Parents, c.Spec.InstanceAPI, c.Spec.Codec
-	if out.Codec.Format == "" {
-		out.Codec.Format = metav1alpha1.CodecJSON
-	}
+	out := ownFields(c, bl)
 	if out.Problem = reservedPrefixProblem(c.Spec.Prefix); out.Problem != nil {
 		return out
 	}
@@ -328,73 +318,99 @@ func resolveClass(c *metav1alpha1.Class, l Lookup, parent *Class) *Class {
 	// In a build, one Property is one definition (its resolved one, which the
 	// parent's slots point to as well).
 	slots.oneDefinition = bl != nil && bl.resolves()
-	// inherited is how many slots come from the parent (the parent's own, shared),
-	// and requiredAgain whether the class requires one of them that the parent
-	// does not.
-	inherited, requiredAgain := 0, false
+	adder := slotAdder{out: out, index: slots, values: values, l: l, bl: bl}
 	if parent != nil {
 		out.Slots = append(out.Slots, parent.Slots...)
-		inherited = len(parent.Slots)
+		adder.inherited = len(parent.Slots)
 		for i, s := range out.Slots {
 			slots.add(s, i)
 		}
 	}
 	for _, k := range order {
 		for _, ref := range k.Spec.Slots {
-			// The Property is looked up first, then the slots scanned once for
-			// it or its field: a slot of the same Property has the same field, and
-			// no two slots share one.
-			slot, pp, ok := slotOf(ref.Property, l, bl)
-			if !ok {
-				out.Problem = &Problem{Reason: metav1alpha1.ReasonUnknownProperty,
-					Message: fmt.Sprintf("Property %q (a slot of %s) does not exist", ref.Property, k.Name)}
-				out.Slots = nil
+			if problem := adder.add(k.Name, ref); problem != nil {
+				out.Problem, out.Slots = problem, nil
 				return out
 			}
-			i, same := slots.find(out.Slots, slot.Definition)
-			if same {
-				if ref.Required && !out.Slots[i].Required {
-					if i < inherited {
-						// The parent's slot, which its other classes share: this
-						// class's is a copy.
-						again := values.next()
-						*again = *out.Slots[i]
-						out.Slots[i] = again
-						requiredAgain = true
-					}
-					out.Slots[i].Required = true
-				}
-				continue
-			}
-			if pp != nil {
-				out.Problem = &Problem{Reason: metav1alpha1.ReasonPropertyNotReady,
-					Message: fmt.Sprintf("Property %q (a slot of %s) is not usable: %s", ref.Property, k.Name, pp.Message)}
-				out.Slots = nil
-				return out
-			}
-			if slot.Field == ReservedField {
-				out.Problem = &Problem{Reason: metav1alpha1.ReasonReservedField, Message: fmt.Sprintf(
-					"Property %q uses the field %q, which create tools reserve for the instance's metadata; set its spec.field",
-					ref.Property, ReservedField)}
-				out.Slots = nil
-				return out
-			}
-			if i >= 0 {
-				out.Problem = &Problem{Reason: metav1alpha1.ReasonDuplicateField,
-					Message: fmt.Sprintf("Properties %q and %q both use the field %q", out.Slots[i].Property, ref.Property, slot.Field)}
-				out.Slots = nil
-				return out
-			}
-			// The class's slot points to the Property's definition: only whether
-			// it is required and where it comes from are the class's.
-			added := values.next()
-			*added = Slot{Definition: slot.Definition, Required: ref.Required, From: k.Name}
-			out.Slots = append(out.Slots, added)
-			slots.add(added, len(out.Slots)-1)
 		}
 	}
-	out.Required = requiredFields(out.Slots, parent, requiredAgain, bl)
+	out.Required = requiredFields(out.Slots, parent, adder.requiredAgain, bl)
 	return checkCodec(out)
+}
+
+// ownFields is the class with what it says of itself, before its ancestors and slots.
+func ownFields(c *metav1alpha1.Class, bl buildLookup) *Class {
+	var out *Class
+	if bl != nil {
+		out = bl.class()
+	} else {
+		out = new(Class)
+	}
+	out.Name, out.Prefix, out.Kind, out.Description = c.Name, c.Spec.Prefix, c.Spec.Kind, c.Spec.Description
+	out.Abstract, out.Parents, out.InstanceAPIOptions, out.Codec = c.Spec.Abstract, c.Spec.Parents, c.Spec.InstanceAPI, c.Spec.Codec
+	if out.Codec.Format == "" {
+		out.Codec.Format = metav1alpha1.CodecJSON
+	}
+	return out
+}
+
+// slotAdder adds a class's own slots to the list resolveClass makes.
+type slotAdder struct {
+	out    *Class
+	index  slotIndex
+	values *slotValues
+	// inherited is how many of out.Slots are the parent's (shared), and
+	// requiredAgain whether the class requires one of them that the parent does not.
+	inherited     int
+	requiredAgain bool
+	l             Lookup
+	bl            buildLookup
+}
+
+// add adds the slot ref that class from declares, or reports why the class cannot
+// have it.
+func (a *slotAdder) add(from string, ref metav1alpha1.SlotRef) *Problem {
+	out := a.out
+	// The Property is looked up first, then the slots scanned once for it or its
+	// field: a slot of the same Property has the same field, and no two slots share one.
+	slot, pp, ok := slotOf(ref.Property, a.l, a.bl)
+	if !ok {
+		return &Problem{Reason: metav1alpha1.ReasonUnknownProperty,
+			Message: fmt.Sprintf("Property %q (a slot of %s) does not exist", ref.Property, from)}
+	}
+	i, same := a.index.find(out.Slots, slot.Definition)
+	if same {
+		if ref.Required && !out.Slots[i].Required {
+			if i < a.inherited {
+				// The parent's slot, which its other classes share: this class's is a copy.
+				again := a.values.next()
+				*again = *out.Slots[i]
+				out.Slots[i] = again
+				a.requiredAgain = true
+			}
+			out.Slots[i].Required = true
+		}
+		return nil
+	}
+	switch {
+	case pp != nil:
+		return &Problem{Reason: metav1alpha1.ReasonPropertyNotReady,
+			Message: fmt.Sprintf("Property %q (a slot of %s) is not usable: %s", ref.Property, from, pp.Message)}
+	case slot.Field == ReservedField:
+		return &Problem{Reason: metav1alpha1.ReasonReservedField, Message: fmt.Sprintf(
+			"Property %q uses the field %q, which create tools reserve for the instance's metadata; set its spec.field",
+			ref.Property, ReservedField)}
+	case i >= 0:
+		return &Problem{Reason: metav1alpha1.ReasonDuplicateField,
+			Message: fmt.Sprintf("Properties %q and %q both use the field %q", out.Slots[i].Property, ref.Property, slot.Field)}
+	}
+	// The class's slot points to the Property's definition: only whether it is
+	// required and where it comes from are the class's.
+	added := a.values.next()
+	*added = Slot{Definition: slot.Definition, Required: ref.Required, From: from}
+	out.Slots = append(out.Slots, added)
+	a.index.add(added, len(out.Slots)-1)
+	return nil
 }
 
 // requiredFields are the fields of the required slots, in slot order. When the

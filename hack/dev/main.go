@@ -57,6 +57,32 @@ func tokenOrHint(token string) string {
 	return token
 }
 
+// banner is what make dev prints once the control plane is up: the kubeconfig, the
+// kubectl to use, the MCP URL, the sample account's token, the .mcp.json's path and
+// content.
+const banner = `
+Sandbar's local control plane is up. In another terminal:
+
+  export KUBECONFIG=%s
+  kubectl get sandbar                 # the metamodel, with Ready conditions
+  kubectl get spaceboots -A           # instances of a generated instance API
+  kubectl explain classes.spec
+
+(kubectl matching the API server's version: %s)
+
+MCP is served at %s. The token of the sample account default/claude
+(shown only now; make dev issues a new one each time):
+
+  export SANDBAR_TOKEN=%s
+
+A ready .mcp.json, written to %s (Claude Code reads it from this folder):
+
+%s
+
+Ctrl-C here stops the manager and the control plane.
+
+`
+
 func run() error {
 	var (
 		assets  = flag.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "Folder with kube-apiserver, etcd and kubectl.")
@@ -89,22 +115,8 @@ func run() error {
 		_ = env.Stop()
 	}()
 
-	user, err := env.AddUser(envtest.User{Name: "sandbar-dev", Groups: []string{"system:masters"}}, nil)
+	kubeconfig, kubeconfigData, err := writeKubeconfig(env, *dir)
 	if err != nil {
-		return err
-	}
-	kubeconfigData, err := user.KubeConfig()
-	if err != nil {
-		return err
-	}
-	if err := os.MkdirAll(*dir, 0o700); err != nil {
-		return err
-	}
-	kubeconfig, err := filepath.Abs(filepath.Join(*dir, "kubeconfig"))
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(kubeconfig, kubeconfigData, 0o600); err != nil {
 		return err
 	}
 	defer os.Remove(kubeconfig)
@@ -128,43 +140,61 @@ func run() error {
 		}
 	}
 	mcpURL := "http://" + *mcpAddr + "/mcp"
-	mcpJSON, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"sandbar": map[string]any{
-		"type":    "http",
-		"url":     mcpURL,
-		"headers": map[string]string{"Authorization": "Bearer ${SANDBAR_TOKEN:-disabled}"},
-	}}}, "", "  ")
+	mcpJSON, mcpFile, err := writeMCPJSON(root, mcpURL)
 	if err != nil {
-		return err
-	}
-	mcpFile := filepath.Join(root, ".mcp.json")
-	if err := os.WriteFile(mcpFile, append(mcpJSON, '\n'), 0o644); err != nil {
 		return err
 	}
 
 	kubectl := filepath.Join(*assets, "kubectl")
-	fmt.Printf(`
-Sandbar's local control plane is up. In another terminal:
+	fmt.Printf(banner, kubeconfig, kubectl, mcpURL, tokenOrHint(token), mcpFile, mcpJSON)
 
-  export KUBECONFIG=%s
-  kubectl get sandbar                 # the metamodel, with Ready conditions
-  kubectl get spaceboots -A           # instances of a generated instance API
-  kubectl explain classes.spec
+	return runManager(ctx, *manager, *mcpAddr, kubeconfig)
+}
 
-(kubectl matching the API server's version: %s)
+// writeKubeconfig writes a kubeconfig of a system:masters user of env into dir: its
+// path and content.
+func writeKubeconfig(env *envtest.Environment, dir string) (string, []byte, error) {
+	user, err := env.AddUser(envtest.User{Name: "sandbar-dev", Groups: []string{"system:masters"}}, nil)
+	if err != nil {
+		return "", nil, err
+	}
+	kubeconfigData, err := user.KubeConfig()
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", nil, err
+	}
+	kubeconfig, err := filepath.Abs(filepath.Join(dir, "kubeconfig"))
+	if err != nil {
+		return "", nil, err
+	}
+	if err := os.WriteFile(kubeconfig, kubeconfigData, 0o600); err != nil {
+		return "", nil, err
+	}
+	return kubeconfig, kubeconfigData, nil
+}
 
-MCP is served at %s. The token of the sample account default/claude
-(shown only now; make dev issues a new one each time):
+// writeMCPJSON writes a .mcp.json for the server at url into root: its content and path.
+func writeMCPJSON(root, url string) ([]byte, string, error) {
+	mcpJSON, err := json.MarshalIndent(map[string]any{"mcpServers": map[string]any{"sandbar": map[string]any{
+		"type":    "http",
+		"url":     url,
+		"headers": map[string]string{"Authorization": "Bearer ${SANDBAR_TOKEN:-disabled}"},
+	}}}, "", "  ")
+	if err != nil {
+		return nil, "", err
+	}
+	mcpFile := filepath.Join(root, ".mcp.json")
+	if err := os.WriteFile(mcpFile, append(mcpJSON, '\n'), 0o644); err != nil {
+		return nil, "", err
+	}
+	return mcpJSON, mcpFile, nil
+}
 
-  export SANDBAR_TOKEN=%s
-
-A ready .mcp.json, written to %s (Claude Code reads it from this folder):
-
-%s
-
-Ctrl-C here stops the manager and the control plane.
-
-`, kubeconfig, kubectl, mcpURL, tokenOrHint(token), mcpFile, mcpJSON)
-
+// runManager runs the manager against kubeconfig, serving MCP at mcpAddr, until ctx
+// ends (then it stops it: SIGTERM, and after 15 s SIGKILL) or the manager stops.
+func runManager(ctx context.Context, manager, mcpAddr, kubeconfig string) error {
 	// The key that seals the cursors and continue tokens the server hands clients,
 	// as the chart keeps one in a Secret for its replicas.
 	tokenKey := filepath.Join(filepath.Dir(kubeconfig), "token-key")
@@ -173,8 +203,8 @@ Ctrl-C here stops the manager and the control plane.
 	if err := os.WriteFile(tokenKey, []byte(hex.EncodeToString(key)), 0o600); err != nil {
 		return fmt.Errorf("writing the token key: %w", err)
 	}
-	cmd := exec.Command(*manager,
-		"--mcp-bind-address="+*mcpAddr, "--mcp-token-key-file="+tokenKey,
+	cmd := exec.Command(manager,
+		"--mcp-bind-address="+mcpAddr, "--mcp-token-key-file="+tokenKey,
 		"--health-probe-bind-address=127.0.0.1:8081",
 		// Plain HTTP on loopback: curl http://127.0.0.1:8082/metrics needs no token.
 		"--metrics-bind-address=127.0.0.1:8082", "--metrics-secure=false")

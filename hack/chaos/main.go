@@ -84,6 +84,9 @@ func main() {
 // namespace holds the accounts, their instances and processes.
 const namespace = "default"
 
+// run starts the control plane, the accounts and two manager replicas, then runs the
+// chaos. It is over 80 lines because each step defers the stop of what it started, so
+// the steps stay in one function, in order.
 func run(c config) (int, error) {
 	if c.assets == "" {
 		return 0, errors.New("no control plane binaries: pass --assets or set KUBEBUILDER_ASSETS (make chaos does)")

@@ -442,7 +442,8 @@ func classify(err error) string {
 	return "error: " + msg
 }
 
-// report prints the figures and the checks; 1 when a check fails.
+// report prints the figures and the checks; 1 when a check fails. It is over 80 lines
+// because it is the report's script, each check beside the figures it reads.
 func (r *chaos) report(ctx context.Context, took time.Duration) int {
 	code := 0
 	fail := func(format string, args ...any) {

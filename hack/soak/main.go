@@ -131,6 +131,9 @@ func wait(ctx context.Context, timeout time.Duration, what string, cond func() b
 	return nil
 }
 
+// run starts the control plane, the accounts and the manager, then runs the soak. It
+// is over 80 lines because each step defers the stop of what it started, so the
+// steps stay in one function, in order.
 func run(c config) (int, error) {
 	if c.assets == "" {
 		return 0, errors.New("no control plane binaries: pass --assets or set KUBEBUILDER_ASSETS (make soak does)")

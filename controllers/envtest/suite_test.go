@@ -27,6 +27,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -41,6 +42,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/controllers"
+	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
@@ -74,6 +76,8 @@ func TestMain(m *testing.M) {
 }
 
 func run(m *testing.M) int {
+	// Keys of the lowest bcrypt cost: the suite issues many (apikey.Cost).
+	apikey.Cost = bcrypt.MinCost
 	testenv.SetLogger()
 	env, err := testenv.Start()
 	if err != nil {

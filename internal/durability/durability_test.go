@@ -33,6 +33,7 @@ import (
 	"time"
 
 	. "github.com/onsi/gomega"
+	"golang.org/x/crypto/bcrypt"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/rest"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -60,6 +61,8 @@ const timeout = 60 * time.Second
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	// Keys of the lowest bcrypt cost: the suite issues many (apikey.Cost).
+	apikey.Cost = bcrypt.MinCost
 	testenv.SetLogger()
 	var err error
 	if env, err = testenv.Start(); err != nil {

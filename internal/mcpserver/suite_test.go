@@ -28,6 +28,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
+	"golang.org/x/crypto/bcrypt"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -81,6 +82,8 @@ const (
 func TestMain(m *testing.M) { os.Exit(run(m)) }
 
 func run(m *testing.M) int {
+	// Keys of the lowest bcrypt cost: the suite issues many (apikey.Cost).
+	apikey.Cost = bcrypt.MinCost
 	testenv.SetLogger()
 	env, err := testenv.Start()
 	if err != nil {
@@ -147,18 +150,28 @@ func run(m *testing.M) int {
 			return "", err
 		}
 		go func() { _ = srv.Serve(ctx, ln) }()
-		return "http://" + ln.Addr().String() + "/mcp", nil
+		// On a built catalog, traffic only once /readyz says the server serves it, as a
+		// load balancer sends it: before, it lists no tools. (A test of a catalog not
+		// built yet asks itself.)
+		base := "http://" + ln.Addr().String()
+		if _, built := st.Built(); built {
+			if err := waitFor(func() bool { return readyAt(base) }); err != nil {
+				return "", fmt.Errorf("the MCP server at %s is not ready: %w", base, err)
+			}
+		}
+		return base + "/mcp", nil
 	}
 	startServerIn = func(ctx context.Context, st *catalog.Store, opts mcpserver.Options) (string, error) {
 		return startServerWith(ctx, st, opts, managerCluster)
 	}
 	startServer = func(st *catalog.Store, opts mcpserver.Options) (string, error) { return startServerIn(ctx, st, opts) }
+	done := make(chan error, 1)
+	go func() { done <- mgr.Start(ctx) }()
+	// Once the manager runs, which builds the catalog the server waits for.
 	if mcpURL, err = startServer(store, mcpserver.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	done := make(chan error, 1)
-	go func() { done <- mgr.Start(ctx) }()
 
 	k8s, err = client.New(env.Config, client.Options{Scheme: mgr.GetScheme()})
 	if err != nil {
@@ -204,6 +217,16 @@ func serveStore(t testing.TB, st *catalog.Store, opts mcpserver.Options) string 
 		t.Fatal(err)
 	}
 	return url
+}
+
+// readyAt says whether the server at base answers /readyz with 200.
+func readyAt(base string) bool {
+	resp, err := http.Get(base + "/readyz")
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 func waitFor(cond func() bool) error {

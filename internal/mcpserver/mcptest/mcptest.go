@@ -46,6 +46,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"golang.org/x/crypto/bcrypt"
 	authorizationv1 "k8s.io/api/authorization/v1"
 	"k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/meta/testrestmapper"
@@ -72,6 +73,10 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
+
+// The keys this package issues are for tests: the lowest bcrypt cost (apikey.Cost).
+// Only tests import it.
+func init() { apikey.Cost = bcrypt.MinCost }
 
 const (
 	// Home is the namespace of the sample account "claude", the only one it may act in.
@@ -187,7 +192,6 @@ type Config struct {
 
 // StartWith is Start with the choices of c.
 func StartWith(c Config) (*Server, error) {
-	configure := c.Server
 	scheme := controllers.NewScheme()
 	objs, in, err := samples(scheme)
 	if err != nil {
@@ -213,6 +217,79 @@ func StartWith(c Config) (*Server, error) {
 
 	s := &Server{}
 	s.ids.Store(100)
+	cl := s.fakeCluster(scheme, snap, instances, objs)
+	s.Cluster = cl
+
+	ctx := context.Background()
+	if s.Token, err = apikey.Issue(ctx, cl, Home, "claude"); err != nil {
+		return nil, fmt.Errorf("issuing a key: %w", err)
+	}
+	store := catalog.NewStore()
+	store.Publish(snap)
+	conn := identity.Connection{
+		Config:  &rest.Config{Host: "https://cluster.invalid"},
+		Options: client.Options{Scheme: scheme},
+		// The fake cluster stands for every identity: what an account may do is
+		// then decided by the server alone.
+		NewClient: func(*rest.Config, client.Options) (client.Client, error) { return cl, nil },
+		Manager:   cl,
+	}
+	if c.RunWorkflows {
+		s.workflows = &controllers.WorkflowProcessReconciler{Client: cl, Recorder: &events.FakeRecorder{}, Store: store,
+			Identities: identity.New(conn, nil), Results: &builtin.ResultStore{Client: cl, Reader: cl}}
+	}
+	opts := options(c.Server)
+	srv, err := mcpserver.New(opts, store, mcpserver.Cluster{
+		Client:     cl,
+		APIReader:  cl,
+		Informers:  &informers{fake: &informertest.FakeInformers{Scheme: scheme}},
+		Connection: conn,
+	})
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	// Serve follows the catalog and the processes; the targets call the handler
+	// directly, without the network.
+	serveCtx, stop := context.WithCancel(context.Background())
+	go func() { _ = srv.Serve(serveCtx, ln) }()
+	s.Handler, s.URL, s.stop = srv.Handler(), "http://"+ln.Addr().String()+"/mcp", stop
+	if err := s.ready(); err != nil {
+		return nil, err
+	}
+	if err := s.initialize(); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// options are the server's options in a test (loopback, both tool surfaces, a call
+// timeout of a second), then as configure changes them.
+func options(configure func(*mcpserver.Options)) mcpserver.Options {
+	opts := mcpserver.Options{
+		BindAddress:  "127.0.0.1:0",
+		ToolSurface:  mcpserver.SurfaceBoth,
+		NameStyle:    mcpserver.StyleUnderscore,
+		ClientPrefix: mcpserver.DefaultClientPrefix,
+		Version:      "fuzz",
+		// A call that waits (for a task, a process) gives up soon: the fake cluster runs
+		// workflows only with Config.RunWorkflows.
+		CallTimeout: time.Second,
+		RequestLog:  "off",
+		TokenKey:    TokenKey,
+	}
+	if configure != nil {
+		configure(&opts)
+	}
+	return opts
+}
+
+// fakeCluster is the fake client holding objs, with the instance APIs of snap's
+// concrete classes as instances maps them, and the server's interceptor.
+func (s *Server) fakeCluster(scheme *runtime.Scheme, snap *catalog.Snapshot, instances meta.RESTMapper, objs []client.Object) client.WithWatch {
 	builder := fake.NewClientBuilder().WithScheme(scheme)
 	// The API server selects instances by metadata.name and by the selectable
 	// fields of their CRD; the fake client does so through indexes.
@@ -239,66 +316,7 @@ func StartWith(c Config) (*Server, error) {
 			&metav1alpha1.ServiceAccount{}, &metav1alpha1.WorkflowProcess{}).
 		WithInterceptorFuncs(s.interceptor()).
 		Build()
-	s.Cluster = cl
-
-	ctx := context.Background()
-	if s.Token, err = apikey.Issue(ctx, cl, Home, "claude"); err != nil {
-		return nil, fmt.Errorf("issuing a key: %w", err)
-	}
-	store := catalog.NewStore()
-	store.Publish(snap)
-	conn := identity.Connection{
-		Config:  &rest.Config{Host: "https://cluster.invalid"},
-		Options: client.Options{Scheme: scheme},
-		// The fake cluster stands for every identity: what an account may do is
-		// then decided by the server alone.
-		NewClient: func(*rest.Config, client.Options) (client.Client, error) { return cl, nil },
-		Manager:   cl,
-	}
-	if c.RunWorkflows {
-		s.workflows = &controllers.WorkflowProcessReconciler{Client: cl, Recorder: &events.FakeRecorder{}, Store: store,
-			Identities: identity.New(conn, nil), Results: &builtin.ResultStore{Client: cl, Reader: cl}}
-	}
-	opts := mcpserver.Options{
-		BindAddress:  "127.0.0.1:0",
-		ToolSurface:  mcpserver.SurfaceBoth,
-		NameStyle:    mcpserver.StyleUnderscore,
-		ClientPrefix: mcpserver.DefaultClientPrefix,
-		Version:      "fuzz",
-		// A call that waits (for a task, a process) gives up soon: the fake cluster runs
-		// no workflows.
-		CallTimeout: time.Second,
-		RequestLog:  "off",
-		TokenKey:    TokenKey,
-	}
-	if configure != nil {
-		configure(&opts)
-	}
-	srv, err := mcpserver.New(opts, store, mcpserver.Cluster{
-		Client:     cl,
-		APIReader:  cl,
-		Informers:  &informers{fake: &informertest.FakeInformers{Scheme: scheme}},
-		Connection: conn,
-	})
-	if err != nil {
-		return nil, err
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, err
-	}
-	// Serve follows the catalog and the processes; the targets call the handler
-	// directly, without the network.
-	serveCtx, stop := context.WithCancel(context.Background())
-	go func() { _ = srv.Serve(serveCtx, ln) }()
-	s.Handler, s.URL, s.stop = srv.Handler(), "http://"+ln.Addr().String()+"/mcp", stop
-	if err := s.ready(); err != nil {
-		return nil, err
-	}
-	if err := s.initialize(); err != nil {
-		return nil, err
-	}
-	return s, nil
+	return cl
 }
 
 // samples reads config/samples into typed objects, with the status the reconcilers

@@ -35,8 +35,10 @@ type verbRow struct {
 	errText string
 }
 
-// TestEveryVerbAnswers calls every operational verb the server lists, in an order
-// that lets writers feed readers, and checks each answer. A verb without a row
+// TestEveryVerbAnswers calls every operational verb the server lists against the
+// control plane (its admission, RBAC and watches; TestEveryVerb in package verbs
+// checks each verb's answer over a fake cluster, row by row, in make test-unit), in
+// an order that lets writers feed readers, and checks each answer. A verb without a row
 // fails the test, so a new verb comes with its check.
 func TestEveryVerbAnswers(t *testing.T) {
 	g := NewWithT(t)
@@ -291,21 +293,27 @@ func TestEveryVerbAnswers(t *testing.T) {
 	}
 	g.Expect(len(listed)).To(Equal(len(rows)), "every row names a listed verb once")
 
+	// One subtest per row, so a failure names its verb and the walk goes on; the rows
+	// are a walk (writers feed the readers after them), so one failure may bring
+	// others: read the first.
 	for _, row := range rows {
-		var args map[string]any
-		if row.args != nil {
-			args = row.args()
-		}
-		res := callTool(t, cs, row.verb, args)
-		if row.check == nil {
-			g.Expect(res.IsError).To(BeTrue(), "%s: %s", row.verb, text(res))
-			g.Expect(text(res)).To(ContainSubstring(row.errText), row.verb)
-			continue
-		}
-		g.Expect(res.IsError).To(BeFalse(), "%s: %s", row.verb, text(res))
-		var out map[string]any
-		g.Expect(json.Unmarshal([]byte(text(res)), &out)).To(Succeed(), row.verb)
-		row.check(g, out)
+		t.Run(row.verb, func(t *testing.T) {
+			g := NewWithT(t)
+			var args map[string]any
+			if row.args != nil {
+				args = row.args()
+			}
+			res := callTool(t, cs, row.verb, args)
+			if row.check == nil {
+				g.Expect(res.IsError).To(BeTrue(), text(res))
+				g.Expect(text(res)).To(ContainSubstring(row.errText))
+				return
+			}
+			g.Expect(res.IsError).To(BeFalse(), text(res))
+			var out map[string]any
+			g.Expect(json.Unmarshal([]byte(text(res)), &out)).To(Succeed())
+			row.check(g, out)
+		})
 	}
 }
 

@@ -14,11 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package access decides who a request is and what it may do: bearer tokens checked
-// against ServiceAccounts (with a cache, a lock-out on any change to the account or
-// its Secret, and rate limits), and the account's permissions applied to tools and
-// namespaces.
-package access
+// Package keys authenticates requests by API key: bearer tokens checked against
+// ServiceAccounts and the bcrypt hashes in their key Secrets (with a cache, a lock-out
+// on any change to the account or its Secret, limits on failed guesses per client
+// address, and a rate limit per account, which OAuth persons share). It hands the
+// account on as package caller says. It does not check OAuth access tokens (package
+// oauth), decide what the account may do (package authorize), or follow the sessions
+// it opens (package sessions).
+package keys
 
 import (
 	"context"
@@ -51,8 +54,10 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 )
 
+// authFailures counts refused requests, the OAuth route's too (CountFailure).
 var authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "sandbar_mcp_auth_failures_total",
 	Help: "Requests refused with 401 by reason, and with 503 (reason unavailable) while a refusal could not be confirmed.",
@@ -64,6 +69,10 @@ var keyComparisons = prometheus.NewCounter(prometheus.CounterOpts{
 })
 
 func init() { metrics.Registry.MustRegister(authFailures, keyComparisons) }
+
+// CountFailure counts a refused request by its reason, in
+// sandbar_mcp_auth_failures_total.
+func CountFailure(reason string) { authFailures.WithLabelValues(reason).Inc() }
 
 // Realm is the realm of the WWW-Authenticate challenge.
 const Realm = "sandbar-mcp"
@@ -193,7 +202,7 @@ var dummyHash = []byte("$2a$10$QFDDjGoEwFjO8G99fruZ8OGFQqkCo4K4vgqucu/vattxloQhX
 func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64, burst int, anonymous *catalog.Account) *Authenticator {
 	var anonymousInfo *auth.TokenInfo
 	if anonymous != nil {
-		anonymousInfo = tokenInfo(anonymous, keyRef{})
+		anonymousInfo = tokenInfo(anonymous, caller.Key{})
 	}
 	return &Authenticator{
 		anonymousInfo: anonymousInfo,
@@ -276,22 +285,10 @@ func (a *Authenticator) confirmUnknown(ctx context.Context, t *apikey.Token) err
 // readOnly reads an object from the cache without a copy, for reading only.
 var readOnly = []client.GetOption{client.UnsafeDisableDeepCopy}
 
-// keyRef is the key Secret a request was authenticated against: its name and the
-// resource version read then. The session registry records it (Sessions), so that
-// it need not read the account and its Secret again for every request.
-type keyRef struct{ name, resourceVersion string }
-
-// keyRefKey is keyRef's key in the token info's Extra.
-const keyRefKey = "sandbar.dev/key"
-
 // tokenInfo is the token info of an account's requests: the account, and the key
 // Secret they were authenticated against.
-func tokenInfo(acct *catalog.Account, key keyRef) *auth.TokenInfo {
-	extra := map[string]any{"account": acct}
-	if key.name != "" {
-		extra[keyRefKey] = key
-	}
-	return &auth.TokenInfo{UserID: acct.Namespace + "/" + acct.Name, Extra: extra}
+func tokenInfo(acct *catalog.Account, key caller.Key) *auth.TokenInfo {
+	return caller.TokenInfo(acct.Namespace+"/"+acct.Name, acct, key)
 }
 
 // authenticate finds the account of a request's bearer token and the key Secret it
@@ -447,7 +444,7 @@ func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Accoun
 		return v.info, nil
 	}
 	// The secret's name goes with the account's resource version: the verdict's.
-	info := tokenInfo(acct, keyRef{name: secretName, resourceVersion: secretRV})
+	info := tokenInfo(acct, caller.Key{Name: secretName, ResourceVersion: secretRV})
 	a.mu.Lock()
 	if cur, ok := a.verified[sum]; ok && cur.ok && cur.accountRV == accountRV && cur.secretRV == secretRV {
 		cur.acct, cur.info = acct, info
@@ -525,9 +522,9 @@ func (a *Authenticator) verify(ctx context.Context, k comparisonKey, hash []byte
 	return got, ok
 }
 
-// allow takes one request from the account's token bucket; when it is empty it says
+// Allow takes one request from the account's token bucket; when it is empty it says
 // how long to wait.
-func (a *Authenticator) allow(acct *catalog.Account) (bool, time.Duration) {
+func (a *Authenticator) Allow(acct *catalog.Account) (bool, time.Duration) {
 	if a.limit <= 0 {
 		return true, 0
 	}
@@ -551,21 +548,8 @@ func (a *Authenticator) allow(acct *catalog.Account) (bool, time.Duration) {
 	return true, 0
 }
 
-type accountKey struct{}
-
 // tokenInfoCtx carries the token info from the authentication to the SDK's handler.
 type tokenInfoCtx struct{}
-
-// WithAccount carries an account in a context.
-func WithAccount(ctx context.Context, acct *catalog.Account) context.Context {
-	return context.WithValue(ctx, accountKey{}, acct)
-}
-
-// FromContext is the account WithAccount put in a context.
-func FromContext(ctx context.Context) *catalog.Account {
-	a, _ := ctx.Value(accountKey{}).(*catalog.Account)
-	return a
-}
 
 // Middleware authenticates every request, answers 401 (or 429 past the rate limit)
 // itself, and hands the account on to the SDK as token info.
@@ -588,7 +572,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			refuse(w, r, failure)
 			return
 		}
-		if ok, wait := a.allow(info.Extra["account"].(*catalog.Account)); !ok {
+		if ok, wait := a.Allow(caller.Of(&mcp.RequestExtra{TokenInfo: info})); !ok {
 			rateLimited(w, wait)
 			return
 		}
@@ -606,7 +590,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 func refuse(w http.ResponseWriter, r *http.Request, failure *authFailure) {
 	if failure.limited {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(float64(failedAuthBurst)/failedAuthPerSec))))
-		writeJSONError(w, http.StatusTooManyRequests, "too many failed attempts")
+		WriteJSONError(w, http.StatusTooManyRequests, "too many failed attempts")
 		return
 	}
 	if failure.unavailable {
@@ -614,7 +598,7 @@ func refuse(w http.ResponseWriter, r *http.Request, failure *authFailure) {
 			"reason", failure.reason, "remote", r.RemoteAddr)
 		authFailures.WithLabelValues("unavailable").Inc()
 		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
-		writeJSONError(w, http.StatusServiceUnavailable,
+		WriteJSONError(w, http.StatusServiceUnavailable,
 			"server unavailable: tokens cannot be checked while the Kubernetes API server does not answer; try again")
 		return
 	}
@@ -626,13 +610,13 @@ func refuse(w http.ResponseWriter, r *http.Request, failure *authFailure) {
 	if failure.missing {
 		msg = "Bearer token required"
 	}
-	writeJSONError(w, http.StatusUnauthorized, msg)
+	WriteJSONError(w, http.StatusUnauthorized, msg)
 }
 
 // rateLimited answers a request over its account's rate: 429, and when to try again.
 func rateLimited(w http.ResponseWriter, wait time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-	writeJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
+	WriteJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
 }
 
 // check authenticates a request within authWait. Failed attempts are limited per
@@ -707,17 +691,9 @@ func failureLabel(f *authFailure) string {
 	}
 }
 
-func writeJSONError(w http.ResponseWriter, code int, msg string) {
+// WriteJSONError answers a refused request: code, and msg as the JSON body's error.
+func WriteJSONError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
-}
-
-// AccountOf is the authenticated account of a request.
-func AccountOf(extra *mcp.RequestExtra) *catalog.Account {
-	if extra == nil || extra.TokenInfo == nil {
-		return nil
-	}
-	a, _ := extra.TokenInfo.Extra["account"].(*catalog.Account)
-	return a
 }

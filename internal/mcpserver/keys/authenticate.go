@@ -359,44 +359,85 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, at
 // answers neither token info nor a failure.
 func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Account, token apikey.Token, at *attempt,
 	vouchedOnly bool) (*auth.TokenInfo, *authFailure) {
-	// The hash to compare with and why the token fails whatever the comparison says.
-	hash, why := dummyHash, ""
-	var id []byte
-	var accountRV, secretRV, secretName string
-	var secretKey client.ObjectKey
-	switch {
-	case acct == nil:
-		why = "unknown service name"
-	case !acct.Active:
-		why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
-	case !acct.Ready:
-		why = "account " + acct.Namespace + "/" + acct.Name + " is not ready"
-	}
-	if why == "" {
-		// Every request reads both from the cache; they are only read here, so the
-		// cache's own objects do, not copies of them.
-		var sa metav1alpha1.ServiceAccount
-		var secret corev1.Secret
-		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa, readOnly...); err != nil {
-			why = "reading account: " + err.Error()
-		} else if sa.Spec.Active != nil && !*sa.Spec.Active {
-			why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
-		} else {
-			// A refusal read from this Secret is confirmed against it (confirmSecret).
-			secretKey = client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}
-			if err := a.reader.Get(ctx, secretKey, &secret, readOnly...); err != nil {
-				why = "reading the key Secret: " + err.Error()
-			} else {
-				hash, accountRV, secretRV, secretName = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion, secret.Name
-				if id = secret.Data[apikey.IDKey(&sa)]; !apikey.ValidID(id) {
-					id = nil
-				}
-			}
+	k := a.readKey(ctx, acct)
+	sum := verdictKey(acct, token)
+	v, fresh := a.cachedVerdict(sum, &k)
+	if !fresh {
+		var failure *authFailure
+		var decided bool
+		if v, failure, decided = a.compareKey(ctx, acct, token, at, vouchedOnly, &k, sum); !decided {
+			return nil, failure
 		}
 	}
+	switch {
+	case k.why != "":
+		return nil, &authFailure{reason: k.why, secret: k.secret, secretRV: k.secretRV}
+	case !v.ok:
+		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(token.Service), secret: k.secret, secretRV: k.secretRV}
+	}
+	return a.shareInfo(acct, sum, &k, v), nil
+}
 
-	// The verdict is cached under the token in its namespaced form, so that both
-	// forms share it, and a shared service name's accounts each have their own.
+// storedKey is what authenticateAs checks a token against: the account's key as the
+// cache has it now, and why the token fails whatever the comparison says.
+type storedKey struct {
+	// hash is the bcrypt hash to compare with: dummyHash while none was read.
+	hash []byte
+	// id is the key's id that the Secret holds beside the hash (nil: none, or not
+	// a valid id).
+	id                              []byte
+	accountRV, secretRV, secretName string
+	// secret is the key Secret, once the account names it: a refusal read from it
+	// is confirmed against it (confirmSecret).
+	secret client.ObjectKey
+	// why the token fails whatever the comparison says ("": the comparison decides).
+	why string
+}
+
+// readKey reads the key of acct (nil: no account has the token's service name): the
+// account and its key Secret, from the cache.
+func (a *Authenticator) readKey(ctx context.Context, acct *catalog.Account) storedKey {
+	k := storedKey{hash: dummyHash}
+	switch {
+	case acct == nil:
+		k.why = "unknown service name"
+	case !acct.Active:
+		k.why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
+	case !acct.Ready:
+		k.why = "account " + acct.Namespace + "/" + acct.Name + " is not ready"
+	}
+	if k.why != "" {
+		return k
+	}
+	// Every request reads both from the cache; they are only read here, so the
+	// cache's own objects do, not copies of them.
+	var sa metav1alpha1.ServiceAccount
+	var secret corev1.Secret
+	if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa, readOnly...); err != nil {
+		k.why = "reading account: " + err.Error()
+		return k
+	}
+	if sa.Spec.Active != nil && !*sa.Spec.Active {
+		k.why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
+		return k
+	}
+	// A refusal read from this Secret is confirmed against it (confirmSecret).
+	k.secret = client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}
+	if err := a.reader.Get(ctx, k.secret, &secret, readOnly...); err != nil {
+		k.why = "reading the key Secret: " + err.Error()
+		return k
+	}
+	k.hash, k.accountRV, k.secretRV, k.secretName = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion, secret.Name
+	if k.id = secret.Data[apikey.IDKey(&sa)]; !apikey.ValidID(k.id) {
+		k.id = nil
+	}
+	return k
+}
+
+// verdictKey is what a token's verdict is cached under: the SHA-256 of the token in
+// its namespaced form, so that both forms share it, and a shared service name's
+// accounts each have their own.
+func verdictKey(acct *catalog.Account, token apikey.Token) [32]byte {
 	var buf [256]byte // the token's bytes, on the stack when they fit
 	name := buf[:0]
 	if acct != nil {
@@ -404,54 +445,68 @@ func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Accoun
 	} else if token.Namespace != "" {
 		name = append(append(name, token.Namespace...), '/')
 	}
-	sum := sha256.Sum256(append(append(append(name, token.Service...), ':'), token.Key...))
+	return sha256.Sum256(append(append(append(name, token.Service...), ':'), token.Key...))
+}
+
+// cachedVerdict is the verdict cached under sum; fresh when it was reached against
+// the account and the Secret as k has them.
+func (a *Authenticator) cachedVerdict(sum [32]byte, k *storedKey) (v verdict, fresh bool) {
 	a.mu.Lock()
 	v, cached := a.verified[sum]
 	if !cached {
 		v, cached = a.refused[sum]
 	}
 	a.mu.Unlock()
-	if !cached || v.accountRV != accountRV || v.secretRV != secretRV {
-		k := comparisonKey{sum: sum, accountRV: accountRV, secretRV: secretRV, valid: why == ""}
-		var slot chan struct{}
-		if why == "" {
-			slot = a.slot(acct)
-		}
-		var compared bool
-		switch {
-		case why == "" && id != nil && sameID(id, token.Key):
-			v, compared = a.verify(ctx, k, hash, token.Key, nil)
-		case vouchedOnly:
-			return nil, nil
-		case at.take():
-			v, compared = a.verify(ctx, k, hash, token.Key, slot)
-		case why == "" && id == nil:
-			v, compared = a.verify(ctx, k, hash, token.Key, slot)
-		default:
-			return nil, &authFailure{reason: "too many failed attempts", limited: true}
-		}
-		if !compared {
-			return nil, &authFailure{reason: "too many failed attempts: the account's key comparisons were taken until the deadline", limited: true}
-		}
+	return v, cached && v.accountRV == k.accountRV && v.secretRV == k.secretRV
+}
+
+// compareKey compares the token's key with k's hash where authenticateAs says it is
+// compared, and caches the verdict. It answers false where it decides nothing: the
+// refusal is 429 (the failure says why), or, with vouchedOnly, the key's id does not
+// vouch for the key (no failure).
+func (a *Authenticator) compareKey(ctx context.Context, acct *catalog.Account, token apikey.Token, at *attempt,
+	vouchedOnly bool, k *storedKey, sum [32]byte) (verdict, *authFailure, bool) {
+	ck := comparisonKey{sum: sum, accountRV: k.accountRV, secretRV: k.secretRV, valid: k.why == ""}
+	var slot chan struct{}
+	if k.why == "" {
+		slot = a.slot(acct)
 	}
+	var v verdict
+	var compared bool
 	switch {
-	case why != "":
-		return nil, &authFailure{reason: why, secret: secretKey, secretRV: secretRV}
-	case !v.ok:
-		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(token.Service), secret: secretKey, secretRV: secretRV}
+	case k.why == "" && k.id != nil && sameID(k.id, token.Key):
+		v, compared = a.verify(ctx, ck, k.hash, token.Key, nil)
+	case vouchedOnly:
+		return verdict{}, nil, false
+	case at.take():
+		v, compared = a.verify(ctx, ck, k.hash, token.Key, slot)
+	case k.why == "" && k.id == nil:
+		v, compared = a.verify(ctx, ck, k.hash, token.Key, slot)
+	default:
+		return verdict{}, &authFailure{reason: "too many failed attempts", limited: true}, false
 	}
+	if !compared {
+		return verdict{}, &authFailure{reason: "too many failed attempts: the account's key comparisons were taken until the deadline", limited: true}, false
+	}
+	return v, nil, true
+}
+
+// shareInfo is the token info of a verified token's requests as acct: made once for
+// each account and key the token verifies against, kept with its verdict, and shared
+// by their requests.
+func (a *Authenticator) shareInfo(acct *catalog.Account, sum [32]byte, k *storedKey, v verdict) *auth.TokenInfo {
 	if v.info != nil && v.acct == acct {
-		return v.info, nil
+		return v.info
 	}
 	// The secret's name goes with the account's resource version: the verdict's.
-	info := tokenInfo(acct, caller.Key{Name: secretName, ResourceVersion: secretRV})
+	info := tokenInfo(acct, caller.Key{Name: k.secretName, ResourceVersion: k.secretRV})
 	a.mu.Lock()
-	if cur, ok := a.verified[sum]; ok && cur.ok && cur.accountRV == accountRV && cur.secretRV == secretRV {
+	if cur, ok := a.verified[sum]; ok && cur.ok && cur.accountRV == k.accountRV && cur.secretRV == k.secretRV {
 		cur.acct, cur.info = acct, info
 		a.verified[sum] = cur
 	}
 	a.mu.Unlock()
-	return info, nil
+	return info
 }
 
 // sameID reports, in constant time, whether a stored id is the id of key.

@@ -26,7 +26,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
@@ -186,7 +186,7 @@ func (c *ClientCheck) Account(snap *catalog.Snapshot, acct *catalog.Account) cat
 	for _, e := range entries {
 		table[e.tool.Name] = e.info
 	}
-	b := access.Plan(acct, table, len(withheld) > 0, c.plan.opts.DefaultMaxTools)
+	b := authorize.Plan(acct, table, len(withheld) > 0, c.plan.opts.DefaultMaxTools)
 	reason := metav1alpha1.ReasonWithinClientLimits
 	if !b.Fits() {
 		reason = metav1alpha1.ReasonTooManyTools

@@ -33,7 +33,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sessions"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 )
 
@@ -183,7 +183,7 @@ func byStatus(t *testing.T, answers []opened) (accepted, refused []opened) {
 // limit and its value.
 func expectRefusedAt(g Gomega, o opened, limit string, max int) {
 	g.Expect(o.status).To(Equal(http.StatusTooManyRequests), o.body)
-	g.Expect(o.header.Get("Retry-After")).To(Equal(strconv.Itoa(access.HoldRetryAfter)))
+	g.Expect(o.header.Get("Retry-After")).To(Equal(strconv.Itoa(sessions.HoldRetryAfter)))
 	g.Expect(o.header.Get("Content-Type")).To(Equal("application/json"))
 	var body struct {
 		Error string `json:"error"`

@@ -41,7 +41,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 	"github.com/sandbar-dev/sandbar/internal/testenv/issuer"
 )
 
@@ -55,7 +55,7 @@ type oauthServer struct {
 	resource string
 }
 
-func newOAuthServer(t *testing.T, cfg access.OAuthConfig) oauthServer {
+func newOAuthServer(t *testing.T, cfg oauth.Config) oauthServer {
 	t.Helper()
 	return newOAuthServerWith(t, mcpserver.Options{OAuth: cfg})
 }
@@ -167,7 +167,7 @@ func canI(t *testing.T, ns, user string, groups ...string) bool {
 // nothing. They reach exactly what `kubectl auth can-i --as` says.
 func TestOAuthUserReachesWhatRBACGrantsTheirUserAndGroups(t *testing.T) {
 	g := NewWithT(t)
-	s := newOAuthServer(t, access.OAuthConfig{Scopes: []string{"mcp"}})
+	s := newOAuthServer(t, oauth.Config{Scopes: []string{"mcp"}})
 	sub := unique("alice")
 	user := "oidc:" + sub
 	mine := namespaceFor(t, rbacv1.UserKind, user)
@@ -189,7 +189,7 @@ func TestOAuthUserReachesWhatRBACGrantsTheirUserAndGroups(t *testing.T) {
 		u.SetAPIVersion("zorp.sandbar.dev/v1")
 		u.SetKind("SpaceBoot")
 		g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "mine"}, &u)).To(Succeed())
-		g.Expect(u.GetAnnotations()[metav1alpha1.AnnotationCreatedBy]).To(Equal("default/" + access.OAuthAccountName(user)))
+		g.Expect(u.GetAnnotations()[metav1alpha1.AnnotationCreatedBy]).To(Equal("default/" + oauth.AccountName(user)))
 	}
 
 	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Planted", "metadata": map[string]any{"namespace": theirs, "name": "planted"}})
@@ -211,7 +211,7 @@ func TestOAuthUserReachesWhatRBACGrantsTheirUserAndGroups(t *testing.T) {
 // refused with 401 and a challenge that points to the metadata; a token without
 // the required scope gets 403 insufficient_scope. None of them reaches a tool.
 func TestOAuthRefusesForgedAndMisdirectedTokens(t *testing.T) {
-	s := newOAuthServer(t, access.OAuthConfig{Scopes: []string{"mcp"}})
+	s := newOAuthServer(t, oauth.Config{Scopes: []string{"mcp"}})
 	sub := unique("mallory")
 	ns := namespaceFor(t, rbacv1.UserKind, "oidc:"+sub)
 	valid := func(edit func(map[string]any)) map[string]any {
@@ -234,7 +234,7 @@ func TestOAuthRefusesForgedAndMisdirectedTokens(t *testing.T) {
 	// A token with the claims of another user, under the valid token's signature.
 	other := strings.Split(s.is.Sign(valid(func(c map[string]any) { c["sub"] = "root" })), ".")
 
-	metadata := s.base + access.WellKnownResource + "/oauth/mcp"
+	metadata := s.base + oauth.WellKnownResource + "/oauth/mcp"
 	invalid := `Bearer error="invalid_token", resource_metadata="` + metadata + `"`
 	cases := []struct {
 		name, token string
@@ -283,7 +283,7 @@ func TestOAuthRefusesForgedAndMisdirectedTokens(t *testing.T) {
 // accepted: the unknown key id makes the server fetch the JWKS again.
 func TestOAuthAcceptsTokensAfterKeyRotation(t *testing.T) {
 	g := NewWithT(t)
-	s := newOAuthServer(t, access.OAuthConfig{})
+	s := newOAuthServer(t, oauth.Config{})
 	sub := unique("rotating")
 	cs := connect(t, s.oauth, s.token(sub, nil), nil)
 	_, err := cs.ListTools(context.Background(), nil)
@@ -301,7 +301,7 @@ func TestOAuthAcceptsTokensAfterKeyRotation(t *testing.T) {
 // is served for the OAuth route only, so /mcp advertises no OAuth.
 func TestOAuthProtectedResourceMetadata(t *testing.T) {
 	g := NewWithT(t)
-	s := newOAuthServer(t, access.OAuthConfig{Scopes: []string{"mcp"}, ScopesSupported: []string{"mcp", "offline_access"}})
+	s := newOAuthServer(t, oauth.Config{Scopes: []string{"mcp"}, ScopesSupported: []string{"mcp", "offline_access"}})
 	status, doc := getJSON(t, s.base+"/.well-known/oauth-protected-resource/oauth/mcp")
 	g.Expect(status).To(Equal(http.StatusOK))
 	g.Expect(doc).To(Equal(map[string]any{
@@ -322,7 +322,7 @@ func TestOAuthProtectedResourceMetadata(t *testing.T) {
 // header for an OAuth flow), and a ServiceAccount's token works.
 func TestBearerRouteAdvertisesNoOAuth(t *testing.T) {
 	g := NewWithT(t)
-	s := newOAuthServer(t, access.OAuthConfig{})
+	s := newOAuthServer(t, oauth.Config{})
 	for _, headers := range []map[string]string{{}, {"Authorization": "Bearer " + s.token(unique("alice"), nil)}} {
 		status, h, body := rawCall(t, s.mcp, headers, initializeBody)
 		g.Expect(status).To(Equal(http.StatusUnauthorized))
@@ -338,7 +338,7 @@ func TestBearerRouteAdvertisesNoOAuth(t *testing.T) {
 // however valid: a session id is not a credential.
 func TestOAuthSessionIsRefusedToAnotherUser(t *testing.T) {
 	g := NewWithT(t)
-	s := newOAuthServer(t, access.OAuthConfig{})
+	s := newOAuthServer(t, oauth.Config{})
 	alice, bob := unique("alice"), unique("bob")
 	cs := connect(t, s.oauth, s.token(alice, nil), nil)
 	list := `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
@@ -365,7 +365,7 @@ func TestOAuthSessionIsRefusedToAnotherUser(t *testing.T) {
 func TestOAuthHostServesOAuthOnMCP(t *testing.T) {
 	g := NewWithT(t)
 	const host = "mcp-oauth.sandbar.test"
-	s := newOAuthServer(t, access.OAuthConfig{Host: host, ResourceURL: "https://" + host + "/mcp"})
+	s := newOAuthServer(t, oauth.Config{Host: host, ResourceURL: "https://" + host + "/mcp"})
 	metadata := "https://" + host + "/.well-known/oauth-protected-resource/mcp"
 
 	status, h, _ := rawCall(t, s.mcp, map[string]string{"Host": host}, initializeBody)
@@ -401,7 +401,7 @@ func TestOAuthHostServesOAuthOnMCP(t *testing.T) {
 func TestOAuthUserCannotStartBuiltinJobs(t *testing.T) {
 	g := NewWithT(t)
 	ns := unique("oauth-home")
-	s := newOAuthServer(t, access.OAuthConfig{Namespace: ns})
+	s := newOAuthServer(t, oauth.Config{Namespace: ns})
 	g.Expect(k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	t.Cleanup(func() {
 		_ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
@@ -420,7 +420,7 @@ func TestOAuthUserCannotStartBuiltinJobs(t *testing.T) {
 // cluster-admin through the manager's impersonation) is refused, and nothing is
 // created.
 func TestOAuthTokenCannotClaimASystemIdentity(t *testing.T) {
-	s := newOAuthServer(t, access.OAuthConfig{UsernamePrefix: access.NoPrefix, GroupsPrefix: access.NoPrefix})
+	s := newOAuthServer(t, oauth.Config{UsernamePrefix: oauth.NoPrefix, GroupsPrefix: oauth.NoPrefix})
 	ns := namespaceFor(t, "", "")
 	create := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sandbar_class_zorp_SpaceBoot","arguments":{"name":"X","metadata":{"namespace":"` + ns + `","name":"escalated"}}}}`
 	for name, tok := range map[string]string{
@@ -451,7 +451,7 @@ func TestOAuthTokenCannotClaimASystemIdentity(t *testing.T) {
 // whose email_verified is false, missing or not a boolean is refused with 401 like
 // any bad token, and nothing is created in the namespace the address may edit.
 func TestOAuthEmailNamesAUserOnlyOnceVerified(t *testing.T) {
-	s := newOAuthServer(t, access.OAuthConfig{UsernameClaim: "email"})
+	s := newOAuthServer(t, oauth.Config{UsernameClaim: "email"})
 	email := unique("alice") + "@example.com"
 	ns := namespaceFor(t, rbacv1.UserKind, "oidc:"+email)
 	create := `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"sandbar_class_zorp_SpaceBoot","arguments":{"name":"X","metadata":{"namespace":"` + ns + `","name":"unverified"}}}}`
@@ -516,7 +516,7 @@ func TestOAuthPeopleKeepTheirProcessesApart(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	ns := unique("oauth-home")
-	s := newOAuthServer(t, access.OAuthConfig{Namespace: ns})
+	s := newOAuthServer(t, oauth.Config{Namespace: ns})
 	g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
 	t.Cleanup(func() {
 		_ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
@@ -534,7 +534,7 @@ func TestOAuthPeopleKeepTheirProcessesApart(t *testing.T) {
 	id := taskID(t, res)
 	var p metav1alpha1.WorkflowProcess
 	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: id}, &p)).To(Succeed())
-	g.Expect(p.Spec.Owner).To(Equal(access.OAuthAccountName("oidc:" + aliceSub)))
+	g.Expect(p.Spec.Owner).To(Equal(oauth.AccountName("oidc:" + aliceSub)))
 
 	res = callTool(t, alice, "sandbar_tasks_get", map[string]any{"taskId": id})
 	g.Expect(res.IsError).To(BeFalse(), text(res))

@@ -21,10 +21,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sessions"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
@@ -128,7 +129,7 @@ type Options struct {
 	// session-based revisions and of legacy SSE, and streams (a session's GET stream,
 	// a legacy SSE stream, the stateless revision's subscriptions/listen). Past one,
 	// the request that would open one more gets 429 with Retry-After (see
-	// access.Holds).
+	// sessions.Holds).
 	MaxSessionsPerAccount int
 	MaxSessions           int
 	MaxStreamsPerAccount  int
@@ -136,7 +137,7 @@ type Options struct {
 
 	// OAuth serves OAuth access tokens of a trusted issuer on a route of their own;
 	// off without an issuer.
-	OAuth access.OAuthConfig
+	OAuth oauth.Config
 
 	// TokenKey seals what the server hands clients to hand back (cursors, continue
 	// tokens; see package seal): at least 32 bytes, the same on every replica, so
@@ -149,8 +150,8 @@ type Options struct {
 }
 
 // Holds are the limits of what clients may hold open.
-func (o Options) Holds() access.HoldLimits {
-	return access.HoldLimits{SessionsPerAccount: o.MaxSessionsPerAccount, Sessions: o.MaxSessions,
+func (o Options) Holds() sessions.HoldLimits {
+	return sessions.HoldLimits{SessionsPerAccount: o.MaxSessionsPerAccount, Sessions: o.MaxSessions,
 		StreamsPerAccount: o.MaxStreamsPerAccount, Streams: o.MaxStreams}
 }
 

@@ -36,13 +36,17 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/identity"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/keys"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/prompts"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sessions"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tasks"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
@@ -89,7 +93,7 @@ type Server struct {
 	resources *resources.Service
 	prompts   *prompts.Service
 	// sessions close the sessions of locked-out accounts.
-	sessions  *access.Sessions
+	sessions  *sessions.Registry
 	informers cache.Informers
 	// requests logs every request, to the logger Serve is given.
 	requests *telemetry.RequestLog
@@ -115,7 +119,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	var err error
 	var anonymous *catalog.Account
 	if opts.NoAuth {
-		anonymous = access.NoAuthAccount(opts.NoAuthNamespace)
+		anonymous = keys.NoAuthAccount(opts.NoAuthNamespace)
 	}
 	// What the server does for an account, it does as the account's Kubernetes
 	// identity; only the no-auth account (loopback only) acts as the manager.
@@ -159,8 +163,8 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return s.resources.Unsubscribe(ctx, req) },
 	})
 	s.prompts = prompts.New(s.mcp, store, opts.NameStyle)
-	guard := access.NewGuard(&s.served, opts.NameStyle, opts.DefaultMaxTools)
-	s.sessions = access.NewSessions(store, cl.Client, anonymous)
+	guard := authorize.NewGuard(&s.served, opts.NameStyle, opts.DefaultMaxTools)
+	s.sessions = sessions.NewRegistry(store, cl.Client, anonymous)
 	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, cl.APIReader, s.prompts.Workflow, tokens)
 	if s.requests, err = telemetry.NewRequestLog(opts.RequestLog); err != nil {
 		return nil, err
@@ -189,7 +193,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	s.mcp.AddReceivingMiddleware(receiving...)
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
 
-	authn := access.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
+	authn := keys.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
 	if cl.Connection.Config != nil {
 		// The accounts and their keys are read from the cache, which is behind while
 		// the API server does not answer: a refusal stands only while it does.
@@ -224,7 +228,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// OAuth person) may hold so many, and the replica so many in all. The SDK makes a
 	// session for a POST without a session id; a session's GET, a stateless request's
 	// subscriptions/listen and a legacy GET each hold a stream open.
-	holds := access.NewHolds(opts.Holds(), opts.Telemetry.Refused)
+	holds := sessions.NewHolds(opts.Holds(), opts.Telemetry.Refused)
 	held := mcptransport.ByRevision(holds.Sessions(streamable, s.sessions), holds.Listens(stateless, opts.MaxRequestBytes))
 	// Every transport sees the same capture (request ids, task parameters) behind the
 	// same chain: /mcp serves the session-based revisions and the stateless one side by
@@ -321,9 +325,9 @@ const legacySSEPath = "/mcp/sse"
 // Metadata. /mcp on other hosts advertises nothing of OAuth: clients with a
 // configured bearer token (which some drop once a server advertises OAuth) keep it.
 // audited wraps the token check, so that its refusals are audit events as /mcp's are.
-func serveOAuth(e *edge.Edge, cfg access.OAuthConfig, authn *access.Authenticator,
+func serveOAuth(e *edge.Edge, cfg oauth.Config, authn *keys.Authenticator,
 	audited func(func(http.Handler) http.Handler) func(http.Handler) http.Handler, transport, legacy http.Handler) error {
-	o, err := access.NewOAuth(cfg, authn)
+	o, err := oauth.NewAuthenticator(cfg, authn)
 	if err != nil {
 		return err
 	}
@@ -332,12 +336,12 @@ func serveOAuth(e *edge.Edge, cfg access.OAuthConfig, authn *access.Authenticato
 	check := audited(o.Middleware)
 	e.HandleWith(cfg.Path, check, transport)
 	e.HandleWith(cfg.Path+"/sse", check, legacy)
-	e.HandlePublic(access.WellKnownResource+cfg.Path, metadata)
+	e.HandlePublic(oauth.WellKnownResource+cfg.Path, metadata)
 	if cfg.Host != "" {
 		e.HandleWith(cfg.Host+"/mcp", check, transport)
 		e.HandleWith(cfg.Host+legacySSEPath, check, legacy)
-		e.HandlePublic(cfg.Host+access.WellKnownResource+"/mcp", metadata)
-		e.HandlePublic(cfg.Host+access.WellKnownResource, metadata)
+		e.HandlePublic(cfg.Host+oauth.WellKnownResource+"/mcp", metadata)
+		e.HandlePublic(cfg.Host+oauth.WellKnownResource, metadata)
 	}
 	return nil
 }
@@ -478,7 +482,7 @@ func encodedSchema(t *mcp.Tool) *mcp.Tool {
 // call starts a tool call: the newest catalog, the caller's account, its session.
 func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error) {
 	return func(req *mcp.CallToolRequest) (*tool.Call, error) {
-		acct := access.AccountOf(req.GetExtra())
+		acct := caller.Of(req.GetExtra())
 		if acct == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no authenticated account"}
 		}

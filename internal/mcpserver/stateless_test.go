@@ -40,7 +40,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 	"github.com/sandbar-dev/sandbar/internal/testenv/faults"
@@ -483,7 +483,7 @@ func TestStatelessPlainJSONAnswer(t *testing.T) {
 // the session-based revisions; a forged token is refused before anything is served.
 func TestStatelessRevisionOnTheOAuthRoute(t *testing.T) {
 	g := NewWithT(t)
-	s := newOAuthServer(t, access.OAuthConfig{Scopes: []string{"mcp"}})
+	s := newOAuthServer(t, oauth.Config{Scopes: []string{"mcp"}})
 	sub := unique("stella")
 	user := "oidc:" + sub
 	mine, theirs := namespaceFor(t, rbacv1.UserKind, user), namespaceFor(t, "", "")

@@ -45,7 +45,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
@@ -588,7 +588,7 @@ func TestTypeScriptSDKSSEClient(t *testing.T) {
 // users only, each session to the user who opened it.
 func TestOAuthRouteServesLegacySSE(t *testing.T) {
 	g := NewWithT(t)
-	s := newOAuthServer(t, access.OAuthConfig{})
+	s := newOAuthServer(t, oauth.Config{})
 	alice, bob := unique("alice"), unique("bob")
 	cs := connectSSE(t, s.oauth, s.token(alice, nil))
 	_, err := cs.ListTools(context.Background(), nil)

@@ -34,7 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
@@ -52,7 +52,7 @@ func TestTypeScriptSDKClientSignsInWithOAuth(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the TypeScript SDK client needs Node.js (node on PATH): %v", err)
 	}
-	s := newOAuthServer(t, access.OAuthConfig{Scopes: []string{"mcp"}})
+	s := newOAuthServer(t, oauth.Config{Scopes: []string{"mcp"}})
 	sub := unique("carol")
 	s.is.LoginAs(map[string]any{"sub": sub, "groups": []string{"ts-team"}})
 	ns := namespaceFor(t, rbacv1.GroupKind, "oidc:ts-team")
@@ -85,5 +85,5 @@ func TestTypeScriptSDKClientSignsInWithOAuth(t *testing.T) {
 	u.SetAPIVersion("zorp.sandbar.dev/v1")
 	u.SetKind("SpaceBoot")
 	g.Expect(k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "ts-oauth-boot"}, u)).To(Succeed())
-	g.Expect(u.GetAnnotations()[metav1alpha1.AnnotationCreatedBy]).To(Equal("default/" + access.OAuthAccountName("oidc:"+sub)))
+	g.Expect(u.GetAnnotations()[metav1alpha1.AnnotationCreatedBy]).To(Equal("default/" + oauth.AccountName("oidc:"+sub)))
 }

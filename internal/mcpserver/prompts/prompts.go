@@ -29,7 +29,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
@@ -61,7 +61,7 @@ func (s *Service) Workflow(prompt string) string {
 // others out, prompts/get and completions of their arguments are refused.
 func (s *Service) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		acct := access.AccountOf(req.GetExtra())
+		acct := caller.Of(req.GetExtra())
 		switch method {
 		case "prompts/list":
 			res, err := next(ctx, method, req)

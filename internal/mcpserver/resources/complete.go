@@ -26,7 +26,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 )
 
 // Complete offers values for the arguments of resource templates (namespace, name)
@@ -35,7 +36,7 @@ import (
 // (its tool permissions allow entity.find, the namespace is one of its own, and its
 // Kubernetes identity may list the class there).
 func (s *Service) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
-	acct := access.AccountOf(req.GetExtra())
+	acct := caller.Of(req.GetExtra())
 	p := req.Params
 	snap := s.store.Load()
 	var values []string
@@ -50,7 +51,7 @@ func (s *Service) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	}
 	instancesOf := func(ident string) []string {
 		cl := snap.FindClass(ident)
-		if cl == nil || cl.InstanceAPI == nil || !s.guard.May(acct, access.InstancesVerb) || !access.NamespaceAllowed(acct, nsOf()) ||
+		if cl == nil || cl.InstanceAPI == nil || !s.guard.May(acct, authorize.InstancesVerb) || !authorize.NamespaceAllowed(acct, nsOf()) ||
 			s.may(ctx, acct, "list", cl, nsOf(), "") != nil {
 			return nil
 		}
@@ -58,7 +59,7 @@ func (s *Service) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	}
 	switch {
 	case p.Argument.Name == "namespace":
-		values = access.Namespaces(acct)
+		values = authorize.Namespaces(acct)
 	case p.Argument.Name == "class":
 		values = classIdents(snap)
 	case p.Ref != nil && p.Ref.Type == "ref/resource" && p.Argument.Name == "name":

@@ -38,7 +38,8 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/identity"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
 )
 
@@ -101,7 +102,7 @@ func newWalk() string {
 // where it stopped, when the request has asked all the SubjectAccessReviews it may
 // (identity.MaxReviews): the next page goes on from there with the answers kept.
 func (s *Service) listInstances(ctx context.Context, acct *catalog.Account, cur listCursor) ([]*mcp.Resource, *listCursor, error) {
-	if !s.guard.May(acct, access.InstancesVerb) {
+	if !s.guard.May(acct, authorize.InstancesVerb) {
 		return nil, nil, nil
 	}
 	snap := s.store.Load()
@@ -120,7 +121,7 @@ func (s *Service) listInstances(ctx context.Context, acct *catalog.Account, cur 
 func (s *Service) pageOf(ctx context.Context, acct *catalog.Account, classes []*catalog.Class, cur listCursor) ([]*mcp.Resource, *listCursor, error) {
 	// The namespaces to list: the caller's, or all ("") for an account that may use
 	// every namespace.
-	namespaces := sortedUnique(access.Namespaces(acct))
+	namespaces := sortedUnique(authorize.Namespaces(acct))
 	wide := slices.Contains(namespaces, "*")
 	if wide {
 		namespaces = []string{""}
@@ -203,7 +204,7 @@ func (p *listPage) listIn(cl *catalog.Class, at *listCursor) (stopped bool, err 
 			// The class's API is not served (yet): it has no instances to list.
 			return false, nil
 		case err != nil:
-			return false, access.RPCError(err)
+			return false, authorize.RPCError(err)
 		}
 		after := at.After
 		from := sort.Search(len(ch.keys), func(i int) bool { return ch.keys[i] > after })
@@ -247,7 +248,7 @@ func (p *listPage) listIn(cl *catalog.Class, at *listCursor) (stopped bool, err 
 // not by the namespaces that have instances: a page out of reviews ends early, and
 // the next goes on from the first instance it did not decide.
 func (p *listPage) mayList(cl *catalog.Class, ns string) (bool, error) {
-	if !access.NamespaceAllowed(p.acct, ns) {
+	if !authorize.NamespaceAllowed(p.acct, ns) {
 		return false, nil
 	}
 	if p.wide {
@@ -406,7 +407,7 @@ func (s *Service) list(ctx context.Context, next mcp.MethodHandler, req *mcp.Lis
 	if req.Params != nil {
 		params = *req.Params
 	}
-	acct := access.AccountOf(req.GetExtra())
+	acct := caller.Of(req.GetExtra())
 	cur, err := s.decodeCursor(acct, params.Cursor)
 	if err != nil {
 		return nil, err
@@ -448,7 +449,7 @@ func (s *Service) list(ctx context.Context, next mcp.MethodHandler, req *mcp.Lis
 // metamodel.
 func (s *Service) metaOf(acct *catalog.Account, res *mcp.ListResourcesResult) []*mcp.Resource {
 	out := []*mcp.Resource{}
-	if !s.guard.May(acct, access.MetamodelVerb) {
+	if !s.guard.May(acct, authorize.MetamodelVerb) {
 		return out
 	}
 	for _, r := range res.Resources {

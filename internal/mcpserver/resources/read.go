@@ -31,7 +31,8 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/identity"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
 
@@ -52,7 +53,7 @@ func parseForCaller(uri string, acct *catalog.Account) (ResourceRef, error) {
 	if err != nil {
 		return ref, invalidURI(uri, err)
 	}
-	if ref.IsInstance() && !access.NamespaceAllowed(acct, ref.Namespace) {
+	if ref.IsInstance() && !authorize.NamespaceAllowed(acct, ref.Namespace) {
 		return ref, mcp.ResourceNotFoundError(uri)
 	}
 	return ref, nil
@@ -60,13 +61,13 @@ func parseForCaller(uri string, acct *catalog.Account) (ResourceRef, error) {
 
 func (s *Service) readInstance(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	acct := access.AccountOf(req.GetExtra())
+	acct := caller.Of(req.GetExtra())
 	ref, err := parseForCaller(uri, acct)
 	if err != nil {
 		return nil, err
 	}
-	if !s.guard.May(acct, access.InstancesVerb) {
-		return nil, s.guard.Refusal("reading instances", access.InstancesVerb)
+	if !s.guard.May(acct, authorize.InstancesVerb) {
+		return nil, s.guard.Refusal("reading instances", authorize.InstancesVerb)
 	}
 	cl := s.store.Load().FindClass(ref.Prefix + "/" + ref.Kind)
 	if cl == nil || !cl.Servable() {
@@ -74,7 +75,7 @@ func (s *Service) readInstance(ctx context.Context, req *mcp.ReadResourceRequest
 	}
 	kc, err := s.ids.Client(acct)
 	if err != nil {
-		return nil, access.RPCError(err)
+		return nil, authorize.RPCError(err)
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(cl.GVK())
@@ -82,7 +83,7 @@ func (s *Service) readInstance(ctx context.Context, req *mcp.ReadResourceRequest
 		if client.IgnoreNotFound(err) == nil {
 			return nil, mcp.ResourceNotFoundError(uri)
 		}
-		return nil, access.RPCError(err)
+		return nil, authorize.RPCError(err)
 	}
 	view := verbs.EntityView(cl, u)
 	format := cl.Codec.Format
@@ -101,13 +102,13 @@ func (s *Service) readInstance(ctx context.Context, req *mcp.ReadResourceRequest
 
 func (s *Service) readMeta(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
 	uri := req.Params.URI
-	acct := access.AccountOf(req.GetExtra())
+	acct := caller.Of(req.GetExtra())
 	ref, err := parseForCaller(uri, acct)
 	if err != nil {
 		return nil, err
 	}
-	if !s.guard.May(acct, access.MetamodelVerb) {
-		return nil, s.guard.Refusal("reading the metamodel", access.MetamodelVerb)
+	if !s.guard.May(acct, authorize.MetamodelVerb) {
+		return nil, s.guard.Refusal("reading the metamodel", authorize.MetamodelVerb)
 	}
 	snap := s.store.Load()
 	var v any
@@ -146,7 +147,7 @@ func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {
 // namespace cost one review however many they are, and those of one class one review
 // for an identity that may get it cluster-wide.
 func (s *Service) mayGet(ctx context.Context, acct *catalog.Account, cl *catalog.Class, ns, name string) error {
-	if slices.Contains(access.Namespaces(acct), "*") {
+	if slices.Contains(authorize.Namespaces(acct), "*") {
 		if err := s.may(ctx, acct, "get", cl, "", ""); err == nil || !apierrors.IsForbidden(err) {
 			return err
 		}

@@ -37,8 +37,9 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/identity"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sessions"
 )
 
 const mimeJSON = "application/json"
@@ -66,9 +67,9 @@ type Service struct {
 	ids *identity.Identities
 	// guard applies the account's tool permissions: instances take entity.find,
 	// metamodel objects schema.classes.
-	guard *access.Guard
+	guard *authorize.Guard
 	// sessions tell the account of a session that a notification is for.
-	sessions  *access.Sessions
+	sessions  *sessions.Registry
 	informers cache.Informers
 	// reader lists instances' metadata from the API server, for resources/list (in
 	// chunks, kept for the walk that listed them) and completion.
@@ -92,7 +93,7 @@ type Service struct {
 // New makes the service; Sync serves what a snapshot asks for. The server's
 // subscription and completion handlers are the service's Subscribe, Unsubscribe and
 // Complete.
-func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, guard *access.Guard, sessions *access.Sessions,
+func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, guard *authorize.Guard, sessions *sessions.Registry,
 	informers cache.Informers, reader client.Reader, promptWorkflow func(string) string, tokens *seal.Sealer) *Service {
 	return &Service{mcp: server, store: store, ids: ids, guard: guard, sessions: sessions, informers: informers, reader: reader,
 		promptWorkflow: promptWorkflow, tokens: tokens, metaResources: map[string]*mcp.Resource{}, templates: map[string]string{},

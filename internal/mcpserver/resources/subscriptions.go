@@ -31,7 +31,8 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/identity"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 )
 
 // startInformer follows a class's instances for w's subscribers; s.mu is held.
@@ -106,7 +107,7 @@ func (s *Service) hold(ctx context.Context, ss *mcp.ServerSession, uri string, c
 	if w.obj == nil {
 		if err := s.startInformer(ctx, c, w); err != nil {
 			s.mu.Unlock()
-			return access.RPCError(err)
+			return authorize.RPCError(err)
 		}
 	}
 	s.watches[ident] = w
@@ -177,7 +178,7 @@ func (s *Service) dropSession(ss *mcp.ServerSession) {
 // to an instance watches its class (if no other subscription does) before it is
 // answered.
 func (s *Service) Subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	acct := access.AccountOf(req.GetExtra())
+	acct := caller.Of(req.GetExtra())
 	if acct == nil {
 		// subscriptions/listen (the stateless revision) subscribes without the
 		// request's token info; its session knows the account.
@@ -233,12 +234,12 @@ func (s *Service) mayFollow(ctx context.Context, acct *catalog.Account, uri stri
 	case err != nil:
 		return err
 	case !ref.IsInstance():
-		if !s.guard.May(acct, access.MetamodelVerb) {
-			return s.guard.Refusal("subscribing to the metamodel", access.MetamodelVerb)
+		if !s.guard.May(acct, authorize.MetamodelVerb) {
+			return s.guard.Refusal("subscribing to the metamodel", authorize.MetamodelVerb)
 		}
 		return nil
-	case !s.guard.May(acct, access.InstancesVerb):
-		return s.guard.Refusal("subscribing to instances", access.InstancesVerb)
+	case !s.guard.May(acct, authorize.InstancesVerb):
+		return s.guard.Refusal("subscribing to instances", authorize.InstancesVerb)
 	}
 	if cl := s.store.Load().FindClass(ref.Prefix + "/" + ref.Kind); cl != nil && cl.InstanceAPI != nil {
 		return followError(s.mayGet(ctx, acct, cl, ref.Namespace, ref.Name))
@@ -252,5 +253,5 @@ func followError(err error) error {
 	if identity.TooManyReviews(err) {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	return access.RPCError(err)
+	return authorize.RPCError(err)
 }

@@ -40,7 +40,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
@@ -273,8 +274,8 @@ func orEmpty[T any](p *T) *T {
 func (a *Adapter) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		// Custom methods get no token info of their own.
-		if acct := access.AccountOf(req.GetExtra()); acct != nil {
-			ctx = access.WithAccount(ctx, acct)
+		if acct := caller.Of(req.GetExtra()); acct != nil {
+			ctx = caller.WithAccount(ctx, acct)
 		}
 		if transport.StatelessRequest(req) {
 			ctx = context.WithValue(ctx, statelessKey{}, true)
@@ -492,12 +493,12 @@ func rpcError(err error) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: refused.Message,
 			Data: json.RawMessage(fmt.Sprintf(`{"reason":%q}`, refused.Reason))}
 	}
-	return access.RPCError(err)
+	return authorize.RPCError(err)
 }
 
 // get serves tasks/get.
 func (a *Adapter) get(ctx context.Context, in *taskParams) (mcp.Result, error) {
-	proc, err := a.processes.Get(ctx, access.FromContext(ctx), in.TaskID)
+	proc, err := a.processes.Get(ctx, caller.FromContext(ctx), in.TaskID)
 	if err != nil {
 		return nil, rpcError(err)
 	}
@@ -541,7 +542,7 @@ func (a *Adapter) register(server *mcp.Server) error {
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/update", func(ctx context.Context, _ *mcp.ServerSession, in *updateParams) (*ack, error) {
 		// No task of this server asks for input, so no response is outstanding: the
 		// extension has a server ignore those, and acknowledge.
-		if _, err := p.Get(ctx, access.FromContext(ctx), in.TaskID); err != nil {
+		if _, err := p.Get(ctx, caller.FromContext(ctx), in.TaskID); err != nil {
 			return nil, rpcError(err)
 		}
 		return &ack{ResultType: resultComplete}, nil
@@ -549,7 +550,7 @@ func (a *Adapter) register(server *mcp.Server) error {
 		return err
 	}
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/result", func(ctx context.Context, _ *mcp.ServerSession, in *resultParams) (*toolResult, error) {
-		acct := access.FromContext(ctx)
+		acct := caller.FromContext(ctx)
 		if acct == nil {
 			return nil, rpcError(&process.UnknownError{ID: in.TaskID})
 		}
@@ -569,7 +570,7 @@ func (a *Adapter) register(server *mcp.Server) error {
 		return err
 	}
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/list", func(ctx context.Context, _ *mcp.ServerSession, in *listParams) (*listResult, error) {
-		acct := access.FromContext(ctx)
+		acct := caller.FromContext(ctx)
 		if acct == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "no account"}
 		}
@@ -586,7 +587,7 @@ func (a *Adapter) register(server *mcp.Server) error {
 		return err
 	}
 	return mcp.AddReceivingCustomMethod(server, "tasks/cancel", func(ctx context.Context, _ *mcp.ServerSession, in *taskParams) (mcp.Result, error) {
-		acct := access.FromContext(ctx)
+		acct := caller.FromContext(ctx)
 		if acct == nil {
 			return nil, rpcError(&process.UnknownError{ID: in.TaskID})
 		}

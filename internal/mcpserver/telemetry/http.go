@@ -24,7 +24,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandbar-dev/sandbar/internal/identity"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 )
 
@@ -114,7 +114,7 @@ func (t *Telemetry) Refused(r *http.Request, method, reason string) {
 	if t == nil || t.audit == nil {
 		return
 	}
-	acct := access.AccountOf(&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())})
+	acct := caller.Of(&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())})
 	e := &Event{Outcome: Denied, Reason: reason, Method: method, User: identity.User(acct), Client: r.RemoteAddr}
 	if acct != nil {
 		e.Account = &Ref{Namespace: acct.Namespace, Name: acct.Name}

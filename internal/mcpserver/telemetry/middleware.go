@@ -37,7 +37,7 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/identity"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
@@ -179,7 +179,7 @@ type request struct {
 	// id is the server's id of the request.
 	id                             string
 	method, tool, prompt, resource string
-	// extra holds the authenticated account (access.AccountOf); its name and
+	// extra holds the authenticated account (caller.Of); its name and
 	// Kubernetes user are made when a span, a log line or an audit event needs them.
 	extra               *mcp.RequestExtra
 	client, requestID   string
@@ -194,14 +194,14 @@ type request struct {
 
 // account is the request's account, namespace/name ("" without one).
 func (r *request) account() string {
-	if acct := access.AccountOf(r.extra); acct != nil {
+	if acct := caller.Of(r.extra); acct != nil {
 		return acct.Namespace + "/" + acct.Name
 	}
 	return ""
 }
 
 // user is the Kubernetes user the request's account acts as.
-func (r *request) user() string { return identity.User(access.AccountOf(r.extra)) }
+func (r *request) user() string { return identity.User(caller.Of(r.extra)) }
 
 func (r *request) spanName() string {
 	switch {
@@ -410,7 +410,7 @@ func (t *Telemetry) record(span trace.Span, r *request, o outcome, obj tool.Obje
 			e.Reason = o.code + ": " + firstLine(o.message)
 		}
 	}
-	if acct := access.AccountOf(r.extra); acct != nil {
+	if acct := caller.Of(r.extra); acct != nil {
 		e.Account = &Ref{Namespace: acct.Namespace, Name: acct.Name}
 	}
 	if obj.Class != "" || obj.Name != "" {

@@ -35,7 +35,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 )
@@ -205,7 +205,7 @@ func (c *Cache) remove(el *list.Element) {
 
 // keyOf is what a tools/list answer depends on besides the served tools.
 func keyOf(req mcp.Request) key {
-	k := key{account: accountKey(access.AccountOf(req.GetExtra()))}
+	k := key{account: accountKey(caller.Of(req.GetExtra()))}
 	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
 		k.revision = r.ProtocolVersion()
 	}

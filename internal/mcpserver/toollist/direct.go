@@ -36,7 +36,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 )
 
@@ -164,7 +164,7 @@ func (c *Cache) stateless(w http.ResponseWriter, r *http.Request, next http.Hand
 	}
 	params := msg.RawParams
 	info := auth.TokenInfoFromContext(r.Context())
-	digest := requestDigest(r, params, access.AccountOf(&mcp.RequestExtra{TokenInfo: info}))
+	digest := requestDigest(r, params, caller.Of(&mcp.RequestExtra{TokenInfo: info}))
 	body := c.lookup(key{request: digest})
 	if body == nil {
 		r.Header.Set(requestHeader, hex.EncodeToString(digest[:]))
@@ -194,7 +194,7 @@ func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, serve
 		return false
 	}
 	info := auth.TokenInfoFromContext(r.Context())
-	caller := access.AccountOf(&mcp.RequestExtra{TokenInfo: info})
+	caller := caller.Of(&mcp.RequestExtra{TokenInfo: info})
 	if caller == nil || caller.User != "" {
 		return false
 	}

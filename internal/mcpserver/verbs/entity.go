@@ -38,7 +38,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/instanceapi"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/access"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
@@ -226,7 +226,7 @@ func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class,
 	if len(problems) > 0 {
 		return nil, tool.Fail("Validation failed for %s: %s. Example: %s", cl.Ident(), strings.Join(problems, "; "), exampleArgs(cl))
 	}
-	ns, err := access.Namespace(c.Account, md.Namespace)
+	ns, err := authorize.Namespace(c.Account, md.Namespace)
 	if err != nil {
 		return nil, err
 	}
@@ -383,7 +383,7 @@ func (e *Env) findQueryOf(c *tool.Call, in findArgs) (*findQuery, error) {
 	if q.cl, err = class(c, in.Class); err != nil {
 		return nil, err
 	}
-	if q.ns, err = access.Namespace(c.Account, in.Namespace); err != nil {
+	if q.ns, err = authorize.Namespace(c.Account, in.Namespace); err != nil {
 		return nil, err
 	}
 	if q.kc, err = e.as(c); err != nil {
@@ -644,7 +644,7 @@ func instanceOf(ctx context.Context, c *tool.Call, className, namespace, name st
 		return nil, "", err
 	}
 	tool.NoteInstance(ctx, cl.Name, namespace, name)
-	ns, err := access.Namespace(c.Account, namespace)
+	ns, err := authorize.Namespace(c.Account, namespace)
 	if err != nil {
 		return nil, "", err
 	}
@@ -786,7 +786,7 @@ func (e *Env) instanceOf(ctx context.Context, c *tool.Call, in instanceOfArgs) (
 	if err != nil {
 		return nil, err
 	}
-	ns, err := access.Namespace(c.Account, in.Namespace)
+	ns, err := authorize.Namespace(c.Account, in.Namespace)
 	if err != nil {
 		return nil, err
 	}

@@ -14,7 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package access
+// Package sessions controls what clients hold open: the session registry (the account
+// each MCP session acts for, and the end of the sessions, and so the streams, of an
+// account that is locked out) and Holds (the sessions and streams each account, OAuth
+// person and replica may hold open). It does not authenticate requests (packages keys
+// and oauth) or decide what an account may call (package authorize).
+package sessions
 
 import (
 	"context"
@@ -34,21 +39,22 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/contain"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 )
 
-// Sessions knows the account each MCP session acts for and ends the sessions of an
+// Registry knows the account each MCP session acts for and ends the sessions of an
 // account that is locked out. Requests are authenticated one by one, but an open GET
 // stream makes none: without this, a deactivated account, or one whose key was
 // replaced, would go on receiving notifications on the stream it opened before.
 //
 // A session is locked out when its account is gone from the catalog, inactive or
 // not ready, or when the key Secret it authenticated against has changed since its
-// last request. Sessions follows the catalog and the informers of accounts and
+// last request. Registry follows the catalog and the informers of accounts and
 // Secrets, so a lock-out closes the session (and so its stream) as soon as the
 // manager's cache sees the change; until then, Notifications drops what would still
 // be sent to it.
-type Sessions struct {
+type Registry struct {
 	store  *catalog.Store
 	reader client.Reader
 	// anonymous, when set, is the account of every session (no-auth mode).
@@ -78,17 +84,17 @@ type sessionEntry struct {
 	expires time.Time
 }
 
-// NewSessions follows the sessions of accounts read from store, reading accounts and
+// NewRegistry follows the sessions of accounts read from store, reading accounts and
 // their Secrets through reader (the manager's cache). With anonymous set (no-auth
 // mode), every session is that account's and nothing locks it out.
-func NewSessions(store *catalog.Store, reader client.Reader, anonymous *catalog.Account) *Sessions {
-	return &Sessions{store: store, reader: reader, anonymous: anonymous, byID: map[*mcp.ServerSession]*sessionEntry{},
+func NewRegistry(store *catalog.Store, reader client.Reader, anonymous *catalog.Account) *Registry {
+	return &Registry{store: store, reader: reader, anonymous: anonymous, byID: map[*mcp.ServerSession]*sessionEntry{},
 		live: map[string]*mcp.ServerSession{}, ends: map[string]func(){}, wake: make(chan struct{}, 1)}
 }
 
 // Middleware records, on every request of a session, the account and the key Secret
 // it was authenticated with. It is a receiving middleware.
-func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (s *Registry) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		ss, ok := req.GetSession().(*mcp.ServerSession)
 		if ok && ss.ID() != "" {
@@ -102,7 +108,7 @@ func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 				Message: methodListen + " is a method of revision " + transport.Stateless + " and later; a session has its GET stream instead"}
 		}
 		if ok && s.anonymous == nil {
-			if acct := AccountOf(req.GetExtra()); acct != nil && acct.User != "" {
+			if acct := caller.Of(req.GetExtra()); acct != nil && acct.User != "" {
 				s.recordOAuth(ss, acct, req.GetExtra().TokenInfo.Expiration)
 			} else if acct != nil {
 				s.record(ctx, ss, acct, req.GetExtra())
@@ -113,7 +119,7 @@ func (s *Sessions) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // follow keeps a session of the session-based revisions under its id until it ends.
-func (s *Sessions) follow(ss *mcp.ServerSession) {
+func (s *Registry) follow(ss *mcp.ServerSession) {
 	id := ss.ID()
 	s.mu.Lock()
 	known := s.live[id] == ss
@@ -142,7 +148,7 @@ func (s *Sessions) follow(ss *mcp.ServerSession) {
 
 // OnEnd runs end once the live session with id ends; at once when none is live
 // (there never was one, it never passed Middleware, or it has ended already).
-func (s *Sessions) OnEnd(id string, end func()) {
+func (s *Registry) OnEnd(id string, end func()) {
 	s.mu.Lock()
 	if id != "" && s.live[id] != nil {
 		if prev := s.ends[id]; prev != nil {
@@ -159,7 +165,7 @@ func (s *Sessions) OnEnd(id string, end func()) {
 
 // Live is the session of the session-based revisions with an id, from its first
 // request until it ends (nil: none).
-func (s *Sessions) Live(id string) *mcp.ServerSession {
+func (s *Registry) Live(id string) *mcp.ServerSession {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.live[id]
@@ -168,15 +174,15 @@ func (s *Sessions) Live(id string) *mcp.ServerSession {
 // record keeps the account of a session and the key Secret its request was
 // authenticated against: as the authentication read it (the token info carries
 // it), else read again.
-func (s *Sessions) record(ctx context.Context, ss *mcp.ServerSession, acct *catalog.Account, extra *mcp.RequestExtra) {
+func (s *Registry) record(ctx context.Context, ss *mcp.ServerSession, acct *catalog.Account, extra *mcp.RequestExtra) {
 	if !s.known(acct) {
 		return
 	}
-	key, ok := extra.TokenInfo.Extra[keyRefKey].(keyRef)
+	key, ok := caller.KeyOf(extra.TokenInfo)
 	s.mu.Lock()
 	old := s.byID[ss]
 	if ok && old != nil && old.oauth == nil && old.service == acct.ServiceName && old.namespace == acct.Namespace &&
-		old.name == acct.Name && old.secret == key.name && old.secretRV == key.resourceVersion {
+		old.name == acct.Name && old.secret == key.Name && old.secretRV == key.ResourceVersion {
 		// As the session's last request found it: nothing to record.
 		s.mu.Unlock()
 		return
@@ -184,7 +190,7 @@ func (s *Sessions) record(ctx context.Context, ss *mcp.ServerSession, acct *cata
 	s.mu.Unlock()
 	e := &sessionEntry{service: acct.ServiceName, namespace: acct.Namespace, name: acct.Name}
 	if ok {
-		e.secret, e.secretRV = key.name, key.resourceVersion
+		e.secret, e.secretRV = key.Name, key.ResourceVersion
 	} else {
 		var sa metav1alpha1.ServiceAccount
 		if err := s.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa); err == nil {
@@ -204,7 +210,7 @@ func (s *Sessions) record(ctx context.Context, ss *mcp.ServerSession, acct *cata
 // session's with its stream. Not what revision its requests claim: a legacy
 // session's may carry the stateless revision's _meta, or its initialize ask for
 // that revision, and its entry must stay for the sweep to close it.
-func (s *Sessions) keep(ss *mcp.ServerSession, e *sessionEntry) {
+func (s *Registry) keep(ss *mcp.ServerSession, e *sessionEntry) {
 	s.mu.Lock()
 	old := s.byID[ss]
 	if old == nil || !old.locked.Load() {
@@ -219,7 +225,7 @@ func (s *Sessions) keep(ss *mcp.ServerSession, e *sessionEntry) {
 	}
 }
 
-func (s *Sessions) forget(ss *mcp.ServerSession) {
+func (s *Registry) forget(ss *mcp.ServerSession) {
 	s.mu.Lock()
 	delete(s.byID, ss)
 	s.mu.Unlock()
@@ -227,19 +233,19 @@ func (s *Sessions) forget(ss *mcp.ServerSession) {
 
 // recordOAuth records the account of an OAuth user's session until its token
 // expires. The SDK refuses the session to any other user's token (TokenInfo.UserID).
-func (s *Sessions) recordOAuth(ss *mcp.ServerSession, acct *catalog.Account, expires time.Time) {
+func (s *Registry) recordOAuth(ss *mcp.ServerSession, acct *catalog.Account, expires time.Time) {
 	s.keep(ss, &sessionEntry{namespace: acct.Namespace, name: acct.Name, oauth: acct, expires: expires})
 }
 
 // known is true for an account of the catalog (an older snapshot's copy of it).
-func (s *Sessions) known(acct *catalog.Account) bool {
+func (s *Registry) known(acct *catalog.Account) bool {
 	cur := s.store.Load().Account(acct.Namespace, acct.ServiceName)
 	return cur != nil && cur.Namespace == acct.Namespace && cur.Name == acct.Name
 }
 
 // Notifications is a sending middleware: a session that is locked out receives no
 // more notifications, even before its close has gone through.
-func (s *Sessions) Notifications(next mcp.MethodHandler) mcp.MethodHandler {
+func (s *Registry) Notifications(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if ss, ok := req.GetSession().(*mcp.ServerSession); ok && strings.HasPrefix(method, "notifications/") && s.Locked(ss) {
 			return nil, nil
@@ -250,7 +256,7 @@ func (s *Sessions) Notifications(next mcp.MethodHandler) mcp.MethodHandler {
 
 // Locked is true for a session whose account is locked out: as the newest catalog
 // has it, or as the last sweep found its key.
-func (s *Sessions) Locked(ss *mcp.ServerSession) bool {
+func (s *Registry) Locked(ss *mcp.ServerSession) bool {
 	s.mu.Lock()
 	e := s.byID[ss]
 	s.mu.Unlock()
@@ -259,7 +265,7 @@ func (s *Sessions) Locked(ss *mcp.ServerSession) bool {
 
 // Account is the account a session acts for as the newest catalog has it; nil when
 // the session is unknown or locked out.
-func (s *Sessions) Account(ss *mcp.ServerSession) *catalog.Account {
+func (s *Registry) Account(ss *mcp.ServerSession) *catalog.Account {
 	if s.anonymous != nil {
 		return s.anonymous
 	}
@@ -274,7 +280,7 @@ func (s *Sessions) Account(ss *mcp.ServerSession) *catalog.Account {
 
 // current is e's account in the newest catalog, or nil if it is locked out there or
 // by a sweep.
-func (s *Sessions) current(e *sessionEntry) *catalog.Account {
+func (s *Registry) current(e *sessionEntry) *catalog.Account {
 	if e.oauth != nil {
 		if e.locked.Load() || !time.Now().Before(e.expires) {
 			return nil
@@ -289,7 +295,7 @@ func (s *Sessions) current(e *sessionEntry) *catalog.Account {
 }
 
 // lockedOut reads whether the account of e, or its key, has changed for the worse.
-func (s *Sessions) lockedOut(ctx context.Context, e *sessionEntry) bool {
+func (s *Registry) lockedOut(ctx context.Context, e *sessionEntry) bool {
 	if s.current(e) == nil {
 		return true
 	}
@@ -312,7 +318,7 @@ func (s *Sessions) lockedOut(ctx context.Context, e *sessionEntry) bool {
 
 // Follow closes the sessions of locked-out accounts until ctx ends: after every
 // catalog change and every change to an account or a Secret in the cache.
-func (s *Sessions) Follow(ctx context.Context, server *mcp.Server, informers cache.Informers) error {
+func (s *Registry) Follow(ctx context.Context, server *mcp.Server, informers cache.Informers) error {
 	poke := toolscache.ResourceEventHandlerFuncs{
 		AddFunc:    func(any) { s.poke() },
 		UpdateFunc: func(any, any) { s.poke() },
@@ -351,7 +357,7 @@ func (s *Sessions) Follow(ctx context.Context, server *mcp.Server, informers cac
 	return nil
 }
 
-func (s *Sessions) poke() {
+func (s *Registry) poke() {
 	select {
 	case s.wake <- struct{}{}:
 	default:
@@ -359,7 +365,7 @@ func (s *Sessions) poke() {
 }
 
 // sweep forgets sessions that ended and closes those whose account is locked out.
-func (s *Sessions) sweep(ctx context.Context, server *mcp.Server) {
+func (s *Registry) sweep(ctx context.Context, server *mcp.Server) {
 	live := map[*mcp.ServerSession]bool{}
 	for ss := range server.Sessions() {
 		live[ss] = true

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package access
+package oauth
 
 import (
 	"regexp"
@@ -36,14 +36,14 @@ func TestOAuthAccountNamesAreStableLabelValuesNoObjectCanHave(t *testing.T) {
 		"oidc:" + strings.Repeat("very-long-user-name-", 10), "oidc:" + strings.Repeat("very-long-user-name-", 10) + "x",
 		"oidc:名前", "https://login.example.com#0f9a",
 	} {
-		name := OAuthAccountName(user)
+		name := AccountName(user)
 		if len(name) > 63 || !label.MatchString(name) {
 			t.Errorf("%q -> %q: not a label value", user, name)
 		}
 		if !strings.Contains(name, "_") {
 			t.Errorf("%q -> %q could be a ServiceAccount's name", user, name)
 		}
-		if name != OAuthAccountName(user) {
+		if name != AccountName(user) {
 			t.Errorf("%q: not stable", user)
 		}
 		if other, dup := seen[name]; dup {
@@ -51,13 +51,13 @@ func TestOAuthAccountNamesAreStableLabelValuesNoObjectCanHave(t *testing.T) {
 		}
 		seen[name] = user
 	}
-	if got := OAuthAccountName("oidc:alice@example.com"); !strings.HasPrefix(got, "oauth_oidc-alice-example-com_") {
+	if got := AccountName("oidc:alice@example.com"); !strings.HasPrefix(got, "oauth_oidc-alice-example-com_") {
 		t.Errorf("the readable part is lost: %q", got)
 	}
 }
 
 func TestOAuthConfigIsChecked(t *testing.T) {
-	ok := OAuthConfig{IssuerURL: "https://idp.example.com", ResourceURL: "https://sandbar.example.com/oauth/mcp"}
+	ok := Config{IssuerURL: "https://idp.example.com", ResourceURL: "https://sandbar.example.com/oauth/mcp"}
 	if err := ok.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -66,17 +66,17 @@ func TestOAuthConfigIsChecked(t *testing.T) {
 	if err := host.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	for name, edit := range map[string]func(*OAuthConfig){
-		"plain http issuer":        func(c *OAuthConfig) { c.IssuerURL = "http://idp.example.com" },
-		"no resource":              func(c *OAuthConfig) { c.ResourceURL = "" },
-		"resource on another path": func(c *OAuthConfig) { c.ResourceURL = "https://sandbar.example.com/mcp" },
-		"OAuth on /mcp":            func(c *OAuthConfig) { c.Path, c.ResourceURL = "/mcp", "https://sandbar.example.com/mcp" },
-		"OAuth on /mcp/sse":        func(c *OAuthConfig) { c.Path, c.ResourceURL = "/mcp/sse", "https://sandbar.example.com/mcp/sse" },
-		"alg none":                 func(c *OAuthConfig) { c.SigningAlgs = []string{"none"} },
-		"HMAC":                     func(c *OAuthConfig) { c.SigningAlgs = []string{"HS256"} },
-		"system: prefix":           func(c *OAuthConfig) { c.UsernamePrefix = "system:" },
-		"host with a port":         func(c *OAuthConfig) { c.Host, c.ResourceURL = "mcp.example.com:443", "https://mcp.example.com/mcp" },
-		"unknown client":           func(c *OAuthConfig) { c.Clients = []string{"claude-ai", "netscape"} },
+	for name, edit := range map[string]func(*Config){
+		"plain http issuer":        func(c *Config) { c.IssuerURL = "http://idp.example.com" },
+		"no resource":              func(c *Config) { c.ResourceURL = "" },
+		"resource on another path": func(c *Config) { c.ResourceURL = "https://sandbar.example.com/mcp" },
+		"OAuth on /mcp":            func(c *Config) { c.Path, c.ResourceURL = "/mcp", "https://sandbar.example.com/mcp" },
+		"OAuth on /mcp/sse":        func(c *Config) { c.Path, c.ResourceURL = "/mcp/sse", "https://sandbar.example.com/mcp/sse" },
+		"alg none":                 func(c *Config) { c.SigningAlgs = []string{"none"} },
+		"HMAC":                     func(c *Config) { c.SigningAlgs = []string{"HS256"} },
+		"system: prefix":           func(c *Config) { c.UsernamePrefix = "system:" },
+		"host with a port":         func(c *Config) { c.Host, c.ResourceURL = "mcp.example.com:443", "https://mcp.example.com/mcp" },
+		"unknown client":           func(c *Config) { c.Clients = []string{"claude-ai", "netscape"} },
 	} {
 		c := ok
 		edit(&c)
@@ -87,14 +87,14 @@ func TestOAuthConfigIsChecked(t *testing.T) {
 }
 
 func TestOAuthUsersComeWithTheHostedConnectorsToolLimit(t *testing.T) {
-	o, err := NewOAuth(OAuthConfig{IssuerURL: "https://idp.example.com", ResourceURL: "https://sandbar.example.com/oauth/mcp"}, nil)
+	o, err := NewAuthenticator(Config{IssuerURL: "https://idp.example.com", ResourceURL: "https://sandbar.example.com/oauth/mcp"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if limit, client := tool.ToolLimit(o.account("oidc:alice", nil), 40); limit != 256 || client != "claude-ai" {
 		t.Errorf("an OAuth user's tool limit is %d (%s), want claude.ai's 256", limit, client)
 	}
-	o, err = NewOAuth(OAuthConfig{IssuerURL: "https://idp.example.com", ResourceURL: "https://sandbar.example.com/oauth/mcp",
+	o, err = NewAuthenticator(Config{IssuerURL: "https://idp.example.com", ResourceURL: "https://sandbar.example.com/oauth/mcp",
 		Clients: []string{"claude-ai", "vscode"}}, nil)
 	if err != nil {
 		t.Fatal(err)

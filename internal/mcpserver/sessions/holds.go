@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package access
+package sessions
 
 import (
 	"encoding/json"
@@ -24,10 +24,12 @@ import (
 	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 )
 
@@ -158,11 +160,7 @@ func Holder(acct *catalog.Account) string {
 
 // accountOf is the account the authentication put in a request's token info.
 func accountOf(r *http.Request) *catalog.Account {
-	if ti := auth.TokenInfoFromContext(r.Context()); ti != nil {
-		a, _ := ti.Extra["account"].(*catalog.Account)
-		return a
-	}
-	return nil
+	return caller.Of(&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())})
 }
 
 // Sessions counts the sessions that next, the SDK's Streamable HTTP handler of the
@@ -172,7 +170,7 @@ func accountOf(r *http.Request) *catalog.Account {
 // (whose receiving middleware sees the session's first request) tells; at once when
 // the answer names no session, or a session already gone. A GET is a session's
 // stream, held until the GET ends.
-func (h *Holds) Sessions(next http.Handler, reg *Sessions) http.Handler {
+func (h *Holds) Sessions(next http.Handler, reg *Registry) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case r.Method == http.MethodGet:
@@ -225,7 +223,7 @@ func (h *Holds) Legacy(next http.Handler) http.Handler {
 // Listens counts the subscriptions/listen streams of the stateless revision (next
 // is its handler), each held until its request ends. limit is next's body limit. A
 // listen is known by the message the HTTP layer reads (transport.Peek): the SDK
-// refuses a batch in this revision, and Sessions.Middleware refuses a listen in any
+// refuses a batch in this revision, and Registry.Middleware refuses a listen in any
 // other session than a stateless request's, so no listen opens unseen.
 func (h *Holds) Listens(next http.Handler, limit int64) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {

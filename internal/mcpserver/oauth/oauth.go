@@ -14,7 +14,13 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package access
+// Package oauth authenticates the requests of the OAuth route: access tokens of a
+// trusted issuer (OAuth 2.1 resource server), their configuration and Protected
+// Resource Metadata (RFC 9728), and the account of the person a token names, which
+// acts as their Kubernetes user and groups. It hands the account on as package caller
+// says, and shares the per-account rate limit of package keys. It does not check API
+// keys (package keys) or decide what the account may do (package authorize).
+package oauth
 
 import (
 	"context"
@@ -40,6 +46,8 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/keys"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
@@ -49,7 +57,7 @@ const WellKnownResource = "/.well-known/oauth-protected-resource"
 
 // Defaults of the OAuth configuration.
 const (
-	DefaultOAuthPath      = "/oauth/mcp"
+	DefaultPath           = "/oauth/mcp"
 	DefaultUsernameClaim  = "sub"
 	DefaultUsernamePrefix = "oidc:"
 	DefaultGroupsClaim    = "groups"
@@ -60,10 +68,10 @@ const (
 // --oidc-username-prefix=- does.
 const NoPrefix = "-"
 
-// OAuthConfig is the OAuth 2.1 resource server: which issuer's access tokens are
+// Config is the OAuth 2.1 resource server: which issuer's access tokens are
 // accepted, for which resource, and how a token maps to a Kubernetes identity. It is
 // off while IssuerURL is empty.
-type OAuthConfig struct {
+type Config struct {
 	// IssuerURL is the authorization server; its discovery document names the JWKS
 	// unless JWKSURL does.
 	IssuerURL string
@@ -101,16 +109,16 @@ type OAuthConfig struct {
 }
 
 // Enabled is true when an issuer is configured.
-func (c OAuthConfig) Enabled() bool { return c.IssuerURL != "" }
+func (c Config) Enabled() bool { return c.IssuerURL != "" }
 
 // WithDefaults fills what is left empty.
-func (c OAuthConfig) WithDefaults() OAuthConfig {
+func (c Config) WithDefaults() Config {
 	def := func(s *string, v string) {
 		if *s == "" {
 			*s = v
 		}
 	}
-	def(&c.Path, DefaultOAuthPath)
+	def(&c.Path, DefaultPath)
 	def(&c.Audience, c.ResourceURL)
 	def(&c.UsernameClaim, DefaultUsernameClaim)
 	def(&c.UsernamePrefix, DefaultUsernamePrefix)
@@ -124,16 +132,16 @@ func (c OAuthConfig) WithDefaults() OAuthConfig {
 		c.SigningAlgs = []string{oidc.RS256, oidc.ES256}
 	}
 	if len(c.Clients) == 0 {
-		c.Clients = []string{DefaultOAuthClient}
+		c.Clients = []string{DefaultClient}
 	}
 	return c
 }
 
-// DefaultOAuthClient is the client OAuth users are taken to come with.
-const DefaultOAuthClient = "claude-ai"
+// DefaultClient is the client OAuth users are taken to come with.
+const DefaultClient = "claude-ai"
 
 // Validate checks the configuration (with its defaults), with messages that name the flags.
-func (c OAuthConfig) Validate() error {
+func (c Config) Validate() error {
 	if !c.Enabled() {
 		return nil
 	}
@@ -152,7 +160,7 @@ func (c OAuthConfig) Validate() error {
 		}
 	}
 	if !strings.HasPrefix(c.Path, "/") || c.Path == "/mcp" || c.Path == "/mcp/sse" || strings.ContainsAny(c.Path, "{}? ") {
-		return fmt.Errorf("--oauth-path must be a path of its own (not /mcp or /mcp/sse, which serve bearer tokens), as %s; not %q", DefaultOAuthPath, c.Path)
+		return fmt.Errorf("--oauth-path must be a path of its own (not /mcp or /mcp/sse, which serve bearer tokens), as %s; not %q", DefaultPath, c.Path)
 	}
 	u, err := url.Parse(c.ResourceURL)
 	if err != nil || c.ResourceURL == "" || (u.Scheme != "https" && !loopbackURL(u)) || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
@@ -194,13 +202,13 @@ func loopbackURL(u *url.URL) bool {
 	return host == "localhost" || (ip != nil && ip.IsLoopback())
 }
 
-// OAuth checks access tokens of a trusted issuer (signature from its JWKS, which is
-// fetched again when a token names a key it has not seen, issuer, audience, expiry,
-// algorithm, scopes) and makes the account of the token's user: one per Kubernetes
-// user, not stored anywhere, that acts as that user and its groups.
-type OAuth struct {
-	cfg   OAuthConfig
-	authn *Authenticator
+// Authenticator checks access tokens of a trusted issuer (signature from its JWKS,
+// which is fetched again when a token names a key it has not seen, issuer, audience,
+// expiry, algorithm, scopes) and makes the account of the token's user: one per
+// Kubernetes user, not stored anywhere, that acts as that user and its groups.
+type Authenticator struct {
+	cfg   Config
+	authn *keys.Authenticator
 
 	mu       sync.Mutex
 	verifier *oidc.IDTokenVerifier
@@ -209,10 +217,10 @@ type OAuth struct {
 	lastErr error
 }
 
-// NewOAuth checks tokens as cfg says; authn's per-account rate limit applies to
-// their users too. Discovery waits for the first token (and is tried again at most
+// NewAuthenticator checks tokens as cfg says; authn's per-account rate limit applies
+// to their users too. Discovery waits for the first token (and is tried again at most
 // every 5 s while it fails), so the manager starts while the issuer is down.
-func NewOAuth(cfg OAuthConfig, authn *Authenticator) (*OAuth, error) {
+func NewAuthenticator(cfg Config, authn *keys.Authenticator) (*Authenticator, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -220,14 +228,14 @@ func NewOAuth(cfg OAuthConfig, authn *Authenticator) (*OAuth, error) {
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
-	return &OAuth{cfg: cfg, authn: authn}, nil
+	return &Authenticator{cfg: cfg, authn: authn}, nil
 }
 
 // Config is the configuration with its defaults.
-func (o *OAuth) Config() OAuthConfig { return o.cfg }
+func (o *Authenticator) Config() Config { return o.cfg }
 
 // Metadata is the Protected Resource Metadata document (RFC 9728).
-func (o *OAuth) Metadata() *oauthex.ProtectedResourceMetadata {
+func (o *Authenticator) Metadata() *oauthex.ProtectedResourceMetadata {
 	return &oauthex.ProtectedResourceMetadata{
 		Resource:               o.cfg.ResourceURL,
 		AuthorizationServers:   []string{o.cfg.IssuerURL},
@@ -239,7 +247,7 @@ func (o *OAuth) Metadata() *oauthex.ProtectedResourceMetadata {
 
 // MetadataURL is the public URL of the metadata: the well-known prefix between the
 // resource URL's host and its path.
-func (o *OAuth) MetadataURL() string {
+func (o *Authenticator) MetadataURL() string {
 	u, _ := url.Parse(o.cfg.ResourceURL)
 	u.Path = WellKnownResource + strings.TrimSuffix(u.Path, "/")
 	u.RawPath = ""
@@ -247,7 +255,7 @@ func (o *OAuth) MetadataURL() string {
 }
 
 // verifierFor discovers the issuer's keys once.
-func (o *OAuth) verifierFor() (*oidc.IDTokenVerifier, error) {
+func (o *Authenticator) verifierFor() (*oidc.IDTokenVerifier, error) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.verifier != nil {
@@ -280,8 +288,8 @@ func (o *OAuth) verifierFor() (*oidc.IDTokenVerifier, error) {
 	}
 	fetches := &http.Client{Timeout: o.cfg.HTTPClient.Timeout,
 		Transport: limitedFetches{base: base, limiter: rate.NewLimiter(jwksFetchRate, jwksFetchBurst)}}
-	keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), fetches), jwks)
-	o.verifier = oidc.NewVerifier(o.cfg.IssuerURL, keys, &oidc.Config{
+	keySet := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), fetches), jwks)
+	o.verifier = oidc.NewVerifier(o.cfg.IssuerURL, keySet, &oidc.Config{
 		ClientID:             o.cfg.Audience,
 		SupportedSigningAlgs: o.cfg.SigningAlgs,
 	})
@@ -320,7 +328,7 @@ type tokenFailure struct {
 }
 
 // verify checks a token and makes its account.
-func (o *OAuth) verify(ctx context.Context, raw string) (*catalog.Account, time.Time, *tokenFailure) {
+func (o *Authenticator) verify(ctx context.Context, raw string) (*catalog.Account, time.Time, *tokenFailure) {
 	v, err := o.verifierFor()
 	if err != nil {
 		return nil, time.Time{}, &tokenFailure{reason: err.Error(), status: http.StatusServiceUnavailable, presented: true}
@@ -377,13 +385,13 @@ const maxGroups = 200
 
 // account is the account of a Kubernetes user from a token: never stored, the
 // same name for the same user every time.
-func (o *OAuth) account(user string, groups []string) *catalog.Account {
+func (o *Authenticator) account(user string, groups []string) *catalog.Account {
 	tools := o.cfg.Tools
 	if tools == nil {
 		tools = []string{"*"}
 	}
 	return &catalog.Account{
-		Namespace: o.cfg.Namespace, Name: OAuthAccountName(user), Active: true, Ready: true,
+		Namespace: o.cfg.Namespace, Name: AccountName(user), Active: true, Ready: true,
 		// Every namespace: RBAC decides where the user reaches, as kubectl would.
 		Permissions: metav1alpha1.Permissions{Tools: tools, Namespaces: []string{"*"}},
 		User:        user, Groups: groups,
@@ -391,11 +399,11 @@ func (o *OAuth) account(user string, groups []string) *catalog.Account {
 	}
 }
 
-// OAuthAccountName is the account name of an OAuth user: "oauth_", a readable part
+// AccountName is the account name of an OAuth user: "oauth_", a readable part
 // of the user name, "_" and 64 bits of its SHA-256. It is a valid label value (63
 // characters at most) and never the name of a ServiceAccount object (whose names
 // have no "_"), so a user's processes are never another account's.
-func OAuthAccountName(user string) string {
+func AccountName(user string) string {
 	sum := sha256.Sum256([]byte(user))
 	var b strings.Builder
 	dash := false
@@ -458,16 +466,17 @@ func strings1(v any) []string {
 // signature check (no bcrypt), and the JWKS is fetched again at most at the
 // refetch limit, so failed tokens need no bucket per client address (behind an
 // Ingress, one address would be everyone's).
-func (o *OAuth) Middleware(next http.Handler) http.Handler {
+func (o *Authenticator) Middleware(next http.Handler) http.Handler {
 	sdk := auth.RequireBearerToken(func(ctx context.Context, _ string, _ *http.Request) (*auth.TokenInfo, error) {
-		acct := FromContext(ctx)
+		acct := caller.FromContext(ctx)
 		if acct == nil {
 			return nil, auth.ErrInvalidToken
 		}
 		exp, _ := ctx.Value(expiryKey{}).(time.Time)
 		// UserID binds a session to its user: another user's token cannot use it.
-		return &auth.TokenInfo{UserID: "oauth " + acct.User, Expiration: exp,
-			Extra: map[string]any{"account": acct}}, nil
+		info := caller.TokenInfo("oauth "+acct.User, acct, caller.Key{})
+		info.Expiration = exp
+		return info, nil
 	}, nil)(next)
 
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -476,12 +485,12 @@ func (o *OAuth) Middleware(next http.Handler) http.Handler {
 			o.refuse(w, r, failure)
 			return
 		}
-		if ok, wait := o.authn.allow(acct); !ok {
+		if ok, wait := o.authn.Allow(acct); !ok {
 			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			writeJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
+			keys.WriteJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
 			return
 		}
-		ctx := context.WithValue(WithAccount(r.Context(), acct), expiryKey{}, exp)
+		ctx := context.WithValue(caller.WithAccount(r.Context(), acct), expiryKey{}, exp)
 		sdk.ServeHTTP(w, r.WithContext(ctx))
 	})
 }
@@ -489,7 +498,7 @@ func (o *OAuth) Middleware(next http.Handler) http.Handler {
 type expiryKey struct{}
 
 // check reads and verifies the request's bearer token.
-func (o *OAuth) check(r *http.Request) (*catalog.Account, time.Time, *tokenFailure) {
+func (o *Authenticator) check(r *http.Request) (*catalog.Account, time.Time, *tokenFailure) {
 	header := r.Header.Get("Authorization")
 	scheme, raw, ok := strings.Cut(header, " ")
 	if header == "" || !ok || !strings.EqualFold(scheme, "Bearer") || strings.TrimSpace(raw) == "" {
@@ -499,7 +508,7 @@ func (o *OAuth) check(r *http.Request) (*catalog.Account, time.Time, *tokenFailu
 }
 
 // refuse answers a refused request with the challenge RFC 6750 and RFC 9728 ask for.
-func (o *OAuth) refuse(w http.ResponseWriter, r *http.Request, f *tokenFailure) {
+func (o *Authenticator) refuse(w http.ResponseWriter, r *http.Request, f *tokenFailure) {
 	ctrl.LoggerFrom(r.Context()).WithName("mcp").Info("OAuth authentication failed", "reason", f.reason, "remote", r.RemoteAddr)
 	params := []string{fmt.Sprintf("resource_metadata=%q", o.MetadataURL())}
 	msg := "Bearer token required"
@@ -507,7 +516,7 @@ func (o *OAuth) refuse(w http.ResponseWriter, r *http.Request, f *tokenFailure) 
 	switch {
 	case f.status == http.StatusServiceUnavailable:
 		w.Header().Set("Retry-After", "5")
-		writeJSONError(w, f.status, "the OAuth issuer cannot be reached; try again")
+		keys.WriteJSONError(w, f.status, "the OAuth issuer cannot be reached; try again")
 		return
 	case f.status == http.StatusForbidden:
 		params = append([]string{`error="insufficient_scope"`, fmt.Sprintf("scope=%q", strings.Join(o.cfg.Scopes, " "))}, params...)
@@ -516,7 +525,7 @@ func (o *OAuth) refuse(w http.ResponseWriter, r *http.Request, f *tokenFailure) 
 		params = append([]string{`error="invalid_token"`}, params...)
 		msg, label = "invalid token", "oauth_invalid"
 	}
-	authFailures.WithLabelValues(label).Inc()
+	keys.CountFailure(label)
 	w.Header().Set("WWW-Authenticate", "Bearer "+strings.Join(params, ", "))
-	writeJSONError(w, f.status, msg)
+	keys.WriteJSONError(w, f.status, msg)
 }

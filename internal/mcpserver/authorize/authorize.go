@@ -14,7 +14,12 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package access
+// Package authorize decides what an authenticated account may do: which tools it may
+// see and call (its permissions' globs, read-only), in which namespaces it may act,
+// the Guard that applies both to every MCP method, and the tool budget (Plan) that
+// bounds its per-class tools by what its clients take. It does not say who the
+// account is (packages keys and oauth) or bound what it holds open (package sessions).
+package authorize
 
 import (
 	"context"
@@ -30,6 +35,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
@@ -233,7 +239,7 @@ func (g *Guard) list(ctx context.Context, method string, req mcp.Request, next m
 	if err != nil {
 		return res, err
 	}
-	acct := AccountOf(req.GetExtra())
+	acct := caller.Of(req.GetExtra())
 	list := res.(*mcp.ListToolsResult)
 	out := *list
 	out.Tools = list.Tools[:0:0]
@@ -256,7 +262,7 @@ func (g *Guard) list(ctx context.Context, method string, req mcp.Request, next m
 // refuse is the answer to a request the caller's permissions do not allow (a
 // result with isError, an empty list or an error), or nil, nil.
 func (g *Guard) refuse(method string, req mcp.Request) (mcp.Result, error) {
-	acct := AccountOf(req.GetExtra())
+	acct := caller.Of(req.GetExtra())
 	switch method {
 	case "tools/call":
 		name := req.(*mcp.CallToolRequest).Params.Name

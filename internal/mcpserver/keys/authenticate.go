@@ -14,11 +14,14 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package access decides who a request is and what it may do: bearer tokens checked
-// against ServiceAccounts (with a cache, a lock-out on any change to the account or
-// its Secret, and rate limits), and the account's permissions applied to tools and
-// namespaces.
-package access
+// Package keys authenticates requests by API key: bearer tokens checked against
+// ServiceAccounts and the bcrypt hashes in their key Secrets (with a cache, a lock-out
+// on any change to the account or its Secret, limits on failed guesses per client
+// address, and a rate limit per account, which OAuth persons share). It hands the
+// account on as package caller says. It does not check OAuth access tokens (package
+// oauth), decide what the account may do (package authorize), or follow the sessions
+// it opens (package sessions).
+package keys
 
 import (
 	"context"
@@ -51,8 +54,10 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 )
 
+// authFailures counts refused requests, the OAuth route's too (CountFailure).
 var authFailures = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: "sandbar_mcp_auth_failures_total",
 	Help: "Requests refused with 401 by reason, and with 503 (reason unavailable) while a refusal could not be confirmed.",
@@ -64,6 +69,10 @@ var keyComparisons = prometheus.NewCounter(prometheus.CounterOpts{
 })
 
 func init() { metrics.Registry.MustRegister(authFailures, keyComparisons) }
+
+// CountFailure counts a refused request by its reason, in
+// sandbar_mcp_auth_failures_total.
+func CountFailure(reason string) { authFailures.WithLabelValues(reason).Inc() }
 
 // Realm is the realm of the WWW-Authenticate challenge.
 const Realm = "sandbar-mcp"
@@ -193,7 +202,7 @@ var dummyHash = []byte("$2a$10$QFDDjGoEwFjO8G99fruZ8OGFQqkCo4K4vgqucu/vattxloQhX
 func NewAuthenticator(store *catalog.Store, reader client.Reader, limit float64, burst int, anonymous *catalog.Account) *Authenticator {
 	var anonymousInfo *auth.TokenInfo
 	if anonymous != nil {
-		anonymousInfo = tokenInfo(anonymous, keyRef{})
+		anonymousInfo = tokenInfo(anonymous, caller.Key{})
 	}
 	return &Authenticator{
 		anonymousInfo: anonymousInfo,
@@ -276,22 +285,10 @@ func (a *Authenticator) confirmUnknown(ctx context.Context, t *apikey.Token) err
 // readOnly reads an object from the cache without a copy, for reading only.
 var readOnly = []client.GetOption{client.UnsafeDisableDeepCopy}
 
-// keyRef is the key Secret a request was authenticated against: its name and the
-// resource version read then. The session registry records it (Sessions), so that
-// it need not read the account and its Secret again for every request.
-type keyRef struct{ name, resourceVersion string }
-
-// keyRefKey is keyRef's key in the token info's Extra.
-const keyRefKey = "sandbar.dev/key"
-
 // tokenInfo is the token info of an account's requests: the account, and the key
 // Secret they were authenticated against.
-func tokenInfo(acct *catalog.Account, key keyRef) *auth.TokenInfo {
-	extra := map[string]any{"account": acct}
-	if key.name != "" {
-		extra[keyRefKey] = key
-	}
-	return &auth.TokenInfo{UserID: acct.Namespace + "/" + acct.Name, Extra: extra}
+func tokenInfo(acct *catalog.Account, key caller.Key) *auth.TokenInfo {
+	return caller.TokenInfo(acct.Namespace+"/"+acct.Name, acct, key)
 }
 
 // authenticate finds the account of a request's bearer token and the key Secret it
@@ -362,44 +359,85 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, at
 // answers neither token info nor a failure.
 func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Account, token apikey.Token, at *attempt,
 	vouchedOnly bool) (*auth.TokenInfo, *authFailure) {
-	// The hash to compare with and why the token fails whatever the comparison says.
-	hash, why := dummyHash, ""
-	var id []byte
-	var accountRV, secretRV, secretName string
-	var secretKey client.ObjectKey
-	switch {
-	case acct == nil:
-		why = "unknown service name"
-	case !acct.Active:
-		why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
-	case !acct.Ready:
-		why = "account " + acct.Namespace + "/" + acct.Name + " is not ready"
-	}
-	if why == "" {
-		// Every request reads both from the cache; they are only read here, so the
-		// cache's own objects do, not copies of them.
-		var sa metav1alpha1.ServiceAccount
-		var secret corev1.Secret
-		if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa, readOnly...); err != nil {
-			why = "reading account: " + err.Error()
-		} else if sa.Spec.Active != nil && !*sa.Spec.Active {
-			why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
-		} else {
-			// A refusal read from this Secret is confirmed against it (confirmSecret).
-			secretKey = client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}
-			if err := a.reader.Get(ctx, secretKey, &secret, readOnly...); err != nil {
-				why = "reading the key Secret: " + err.Error()
-			} else {
-				hash, accountRV, secretRV, secretName = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion, secret.Name
-				if id = secret.Data[apikey.IDKey(&sa)]; !apikey.ValidID(id) {
-					id = nil
-				}
-			}
+	k := a.readKey(ctx, acct)
+	sum := verdictKey(acct, token)
+	v, fresh := a.cachedVerdict(sum, &k)
+	if !fresh {
+		var failure *authFailure
+		var decided bool
+		if v, failure, decided = a.compareKey(ctx, acct, token, at, vouchedOnly, &k, sum); !decided {
+			return nil, failure
 		}
 	}
+	switch {
+	case k.why != "":
+		return nil, &authFailure{reason: k.why, secret: k.secret, secretRV: k.secretRV}
+	case !v.ok:
+		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(token.Service), secret: k.secret, secretRV: k.secretRV}
+	}
+	return a.shareInfo(acct, sum, &k, v), nil
+}
 
-	// The verdict is cached under the token in its namespaced form, so that both
-	// forms share it, and a shared service name's accounts each have their own.
+// storedKey is what authenticateAs checks a token against: the account's key as the
+// cache has it now, and why the token fails whatever the comparison says.
+type storedKey struct {
+	// hash is the bcrypt hash to compare with: dummyHash while none was read.
+	hash []byte
+	// id is the key's id that the Secret holds beside the hash (nil: none, or not
+	// a valid id).
+	id                              []byte
+	accountRV, secretRV, secretName string
+	// secret is the key Secret, once the account names it: a refusal read from it
+	// is confirmed against it (confirmSecret).
+	secret client.ObjectKey
+	// why the token fails whatever the comparison says ("": the comparison decides).
+	why string
+}
+
+// readKey reads the key of acct (nil: no account has the token's service name): the
+// account and its key Secret, from the cache.
+func (a *Authenticator) readKey(ctx context.Context, acct *catalog.Account) storedKey {
+	k := storedKey{hash: dummyHash}
+	switch {
+	case acct == nil:
+		k.why = "unknown service name"
+	case !acct.Active:
+		k.why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
+	case !acct.Ready:
+		k.why = "account " + acct.Namespace + "/" + acct.Name + " is not ready"
+	}
+	if k.why != "" {
+		return k
+	}
+	// Every request reads both from the cache; they are only read here, so the
+	// cache's own objects do, not copies of them.
+	var sa metav1alpha1.ServiceAccount
+	var secret corev1.Secret
+	if err := a.reader.Get(ctx, client.ObjectKey{Namespace: acct.Namespace, Name: acct.Name}, &sa, readOnly...); err != nil {
+		k.why = "reading account: " + err.Error()
+		return k
+	}
+	if sa.Spec.Active != nil && !*sa.Spec.Active {
+		k.why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
+		return k
+	}
+	// A refusal read from this Secret is confirmed against it (confirmSecret).
+	k.secret = client.ObjectKey{Namespace: sa.Namespace, Name: sa.Spec.APIKeySecretRef.Name}
+	if err := a.reader.Get(ctx, k.secret, &secret, readOnly...); err != nil {
+		k.why = "reading the key Secret: " + err.Error()
+		return k
+	}
+	k.hash, k.accountRV, k.secretRV, k.secretName = secret.Data[apikey.HashKey(&sa)], sa.ResourceVersion, secret.ResourceVersion, secret.Name
+	if k.id = secret.Data[apikey.IDKey(&sa)]; !apikey.ValidID(k.id) {
+		k.id = nil
+	}
+	return k
+}
+
+// verdictKey is what a token's verdict is cached under: the SHA-256 of the token in
+// its namespaced form, so that both forms share it, and a shared service name's
+// accounts each have their own.
+func verdictKey(acct *catalog.Account, token apikey.Token) [32]byte {
 	var buf [256]byte // the token's bytes, on the stack when they fit
 	name := buf[:0]
 	if acct != nil {
@@ -407,54 +445,68 @@ func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Accoun
 	} else if token.Namespace != "" {
 		name = append(append(name, token.Namespace...), '/')
 	}
-	sum := sha256.Sum256(append(append(append(name, token.Service...), ':'), token.Key...))
+	return sha256.Sum256(append(append(append(name, token.Service...), ':'), token.Key...))
+}
+
+// cachedVerdict is the verdict cached under sum; fresh when it was reached against
+// the account and the Secret as k has them.
+func (a *Authenticator) cachedVerdict(sum [32]byte, k *storedKey) (v verdict, fresh bool) {
 	a.mu.Lock()
 	v, cached := a.verified[sum]
 	if !cached {
 		v, cached = a.refused[sum]
 	}
 	a.mu.Unlock()
-	if !cached || v.accountRV != accountRV || v.secretRV != secretRV {
-		k := comparisonKey{sum: sum, accountRV: accountRV, secretRV: secretRV, valid: why == ""}
-		var slot chan struct{}
-		if why == "" {
-			slot = a.slot(acct)
-		}
-		var compared bool
-		switch {
-		case why == "" && id != nil && sameID(id, token.Key):
-			v, compared = a.verify(ctx, k, hash, token.Key, nil)
-		case vouchedOnly:
-			return nil, nil
-		case at.take():
-			v, compared = a.verify(ctx, k, hash, token.Key, slot)
-		case why == "" && id == nil:
-			v, compared = a.verify(ctx, k, hash, token.Key, slot)
-		default:
-			return nil, &authFailure{reason: "too many failed attempts", limited: true}
-		}
-		if !compared {
-			return nil, &authFailure{reason: "too many failed attempts: the account's key comparisons were taken until the deadline", limited: true}
-		}
+	return v, cached && v.accountRV == k.accountRV && v.secretRV == k.secretRV
+}
+
+// compareKey compares the token's key with k's hash where authenticateAs says it is
+// compared, and caches the verdict. It answers false where it decides nothing: the
+// refusal is 429 (the failure says why), or, with vouchedOnly, the key's id does not
+// vouch for the key (no failure).
+func (a *Authenticator) compareKey(ctx context.Context, acct *catalog.Account, token apikey.Token, at *attempt,
+	vouchedOnly bool, k *storedKey, sum [32]byte) (verdict, *authFailure, bool) {
+	ck := comparisonKey{sum: sum, accountRV: k.accountRV, secretRV: k.secretRV, valid: k.why == ""}
+	var slot chan struct{}
+	if k.why == "" {
+		slot = a.slot(acct)
 	}
+	var v verdict
+	var compared bool
 	switch {
-	case why != "":
-		return nil, &authFailure{reason: why, secret: secretKey, secretRV: secretRV}
-	case !v.ok:
-		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(token.Service), secret: secretKey, secretRV: secretRV}
+	case k.why == "" && k.id != nil && sameID(k.id, token.Key):
+		v, compared = a.verify(ctx, ck, k.hash, token.Key, nil)
+	case vouchedOnly:
+		return verdict{}, nil, false
+	case at.take():
+		v, compared = a.verify(ctx, ck, k.hash, token.Key, slot)
+	case k.why == "" && k.id == nil:
+		v, compared = a.verify(ctx, ck, k.hash, token.Key, slot)
+	default:
+		return verdict{}, &authFailure{reason: "too many failed attempts", limited: true}, false
 	}
+	if !compared {
+		return verdict{}, &authFailure{reason: "too many failed attempts: the account's key comparisons were taken until the deadline", limited: true}, false
+	}
+	return v, nil, true
+}
+
+// shareInfo is the token info of a verified token's requests as acct: made once for
+// each account and key the token verifies against, kept with its verdict, and shared
+// by their requests.
+func (a *Authenticator) shareInfo(acct *catalog.Account, sum [32]byte, k *storedKey, v verdict) *auth.TokenInfo {
 	if v.info != nil && v.acct == acct {
-		return v.info, nil
+		return v.info
 	}
 	// The secret's name goes with the account's resource version: the verdict's.
-	info := tokenInfo(acct, keyRef{name: secretName, resourceVersion: secretRV})
+	info := tokenInfo(acct, caller.Key{Name: k.secretName, ResourceVersion: k.secretRV})
 	a.mu.Lock()
-	if cur, ok := a.verified[sum]; ok && cur.ok && cur.accountRV == accountRV && cur.secretRV == secretRV {
+	if cur, ok := a.verified[sum]; ok && cur.ok && cur.accountRV == k.accountRV && cur.secretRV == k.secretRV {
 		cur.acct, cur.info = acct, info
 		a.verified[sum] = cur
 	}
 	a.mu.Unlock()
-	return info, nil
+	return info
 }
 
 // sameID reports, in constant time, whether a stored id is the id of key.
@@ -525,9 +577,9 @@ func (a *Authenticator) verify(ctx context.Context, k comparisonKey, hash []byte
 	return got, ok
 }
 
-// allow takes one request from the account's token bucket; when it is empty it says
+// Allow takes one request from the account's token bucket; when it is empty it says
 // how long to wait.
-func (a *Authenticator) allow(acct *catalog.Account) (bool, time.Duration) {
+func (a *Authenticator) Allow(acct *catalog.Account) (bool, time.Duration) {
 	if a.limit <= 0 {
 		return true, 0
 	}
@@ -551,21 +603,8 @@ func (a *Authenticator) allow(acct *catalog.Account) (bool, time.Duration) {
 	return true, 0
 }
 
-type accountKey struct{}
-
 // tokenInfoCtx carries the token info from the authentication to the SDK's handler.
 type tokenInfoCtx struct{}
-
-// WithAccount carries an account in a context.
-func WithAccount(ctx context.Context, acct *catalog.Account) context.Context {
-	return context.WithValue(ctx, accountKey{}, acct)
-}
-
-// FromContext is the account WithAccount put in a context.
-func FromContext(ctx context.Context) *catalog.Account {
-	a, _ := ctx.Value(accountKey{}).(*catalog.Account)
-	return a
-}
 
 // Middleware authenticates every request, answers 401 (or 429 past the rate limit)
 // itself, and hands the account on to the SDK as token info.
@@ -588,7 +627,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			refuse(w, r, failure)
 			return
 		}
-		if ok, wait := a.allow(info.Extra["account"].(*catalog.Account)); !ok {
+		if ok, wait := a.Allow(caller.Of(&mcp.RequestExtra{TokenInfo: info})); !ok {
 			rateLimited(w, wait)
 			return
 		}
@@ -606,7 +645,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 func refuse(w http.ResponseWriter, r *http.Request, failure *authFailure) {
 	if failure.limited {
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(float64(failedAuthBurst)/failedAuthPerSec))))
-		writeJSONError(w, http.StatusTooManyRequests, "too many failed attempts")
+		WriteJSONError(w, http.StatusTooManyRequests, "too many failed attempts")
 		return
 	}
 	if failure.unavailable {
@@ -614,7 +653,7 @@ func refuse(w http.ResponseWriter, r *http.Request, failure *authFailure) {
 			"reason", failure.reason, "remote", r.RemoteAddr)
 		authFailures.WithLabelValues("unavailable").Inc()
 		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
-		writeJSONError(w, http.StatusServiceUnavailable,
+		WriteJSONError(w, http.StatusServiceUnavailable,
 			"server unavailable: tokens cannot be checked while the Kubernetes API server does not answer; try again")
 		return
 	}
@@ -626,13 +665,13 @@ func refuse(w http.ResponseWriter, r *http.Request, failure *authFailure) {
 	if failure.missing {
 		msg = "Bearer token required"
 	}
-	writeJSONError(w, http.StatusUnauthorized, msg)
+	WriteJSONError(w, http.StatusUnauthorized, msg)
 }
 
 // rateLimited answers a request over its account's rate: 429, and when to try again.
 func rateLimited(w http.ResponseWriter, wait time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-	writeJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
+	WriteJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
 }
 
 // check authenticates a request within authWait. Failed attempts are limited per
@@ -707,17 +746,9 @@ func failureLabel(f *authFailure) string {
 	}
 }
 
-func writeJSONError(w http.ResponseWriter, code int, msg string) {
+// WriteJSONError answers a refused request: code, and msg as the JSON body's error.
+func WriteJSONError(w http.ResponseWriter, code int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
-}
-
-// AccountOf is the authenticated account of a request.
-func AccountOf(extra *mcp.RequestExtra) *catalog.Account {
-	if extra == nil || extra.TokenInfo == nil {
-		return nil
-	}
-	a, _ := extra.TokenInfo.Extra["account"].(*catalog.Account)
-	return a
 }

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package access
+package sessions
 
 import (
 	"context"
@@ -25,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 )
 
 // A session without an id that outlives its requests (a legacy SSE stream's) keeps
@@ -35,8 +36,8 @@ func TestASessionsEntryLastsUntilTheSessionEnds(t *testing.T) {
 	store := catalog.NewStore()
 	store.Publish(&catalog.Snapshot{Classes: map[string]*catalog.Class{}, Properties: map[string]*catalog.Property{},
 		Workflows: map[string]*catalog.Workflow{}, Accounts: map[string]*catalog.Account{"claude": acct}})
-	s := NewSessions(store, nil, nil)
-	info := tokenInfo(acct, keyRef{name: "claude-key", resourceVersion: "1"})
+	s := NewRegistry(store, nil, nil)
+	info := caller.TokenInfo("default/claude", acct, caller.Key{Name: "claude-key", ResourceVersion: "1"})
 	server := mcp.NewServer(&mcp.Implementation{Name: "test", Version: "1"}, nil)
 	// The token info the HTTP layer would hand the request.
 	server.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {

@@ -31,7 +31,7 @@ SUITE_PACKAGES = api/v1alpha1 controllers/envtest internal/mcpserver internal/du
 # adapter, prompts, processes, resources, the fuzz seeds) and the controllers with their
 # control-plane suite. A test that leans on what an earlier run left fails there.
 REPEAT_PACKAGES = controllers controllers/envtest internal/mcpserver/verbs internal/mcpserver/fuzz \
-	internal/mcpserver/tasks internal/mcpserver/prompts internal/mcpserver/process internal/mcpserver/resources
+	internal/mcpserver/sdkgap/tasks internal/mcpserver/prompts internal/mcpserver/process internal/mcpserver/resources
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMG ?= ghcr.io/sandbar-dev/sandbar:$(VERSION)
 # The manager as the tests, `make dev` and the image build it.

@@ -45,13 +45,13 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/prompts"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/ahead"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/tasks"
+	mcptransport "github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/transport"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/sessions"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/tasks"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/toollist"
-	mcptransport "github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
 
@@ -106,7 +106,7 @@ type Server struct {
 	served       tool.Table
 	fingerprints map[string]string
 	// lists are the tools/list answers rendered since the served tools last changed.
-	lists *toollist.Cache
+	lists *ahead.ListCache
 }
 
 // New assembles the server. Start it with Start (it is a manager Runnable).
@@ -115,7 +115,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, store: store, informers: cl.Informers, fingerprints: map[string]string{},
-		lists: toollist.New(toollist.MaxEntries, toollist.MaxBytes)}
+		lists: ahead.NewListCache(ahead.MaxEntries, ahead.MaxBytes)}
 	var err error
 	var anonymous *catalog.Account
 	if opts.NoAuth {
@@ -237,15 +237,15 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		return tel.Capture(tasks.Capture(h, opts.MaxRequestBytes), opts.MaxRequestBytes)
 	}
 	transport := capture(mcptransport.PlainJSON(s.lists.Direct(
-		mcptransport.Coalesce(held, mcptransport.PrimeHold), toollist.DirectOptions{
+		mcptransport.Coalesce(held, mcptransport.PrimeHold), ahead.DirectOptions{
 			Around: tel.Middleware(&s.served), Limit: opts.MaxRequestBytes, Session: s.liveSession, SessionTimeout: opts.SessionTimeout,
-			Methods: map[string]toollist.Method{
+			Methods: map[string]ahead.Method{
 				"ping":      {Request: pingRequest, Serve: pong},
 				"tasks/get": {Request: tasks.GetRequest, Serve: taskAdapter.Get},
 			},
 			Receiving: receiving,
 		})))
-	legacy := capture(toollist.Strip(holds.Legacy(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes, opts.SessionTimeout))))
+	legacy := capture(ahead.Strip(holds.Legacy(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes, opts.SessionTimeout))))
 	e.Handle("/mcp", transport)
 	e.Handle(legacySSEPath, legacy)
 	if opts.OAuth.Enabled() {

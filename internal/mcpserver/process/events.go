@@ -29,7 +29,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/contain"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/transport"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
 

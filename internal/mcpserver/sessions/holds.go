@@ -30,7 +30,7 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/transport"
 )
 
 var (

@@ -25,7 +25,7 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/transport"
 )
 
 // What only the HTTP request holds reaches the receiving middleware in headers the

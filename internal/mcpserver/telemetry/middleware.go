@@ -39,8 +39,8 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/transport"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 )
 
 // Attribute keys: the MCP semantic conventions', then Sandbar's own.

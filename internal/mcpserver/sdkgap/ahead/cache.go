@@ -14,14 +14,23 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package toollist answers tools/list from answers rendered once. With a thousand
-// classes an answer is a megabyte or two of JSON: building it for every request
-// (the per-account filter, the Tasks adapter's copy, the redaction walk, the encoding
-// of a thousand schemas) costs more than sending it. The cache keeps the final
-// answer, filtered, adapted and redacted, as JSON, under everything it depends on:
-// the tools served now, the caller's permissions, namespace and tool limit, the
+// Package ahead answers what it can ahead of go-sdk v1.8.0, which builds and
+// decodes every answer anew.
+//
+// tools/list comes from answers rendered once (ListCache). With a thousand classes
+// an answer is a megabyte or two of JSON: building it for every request (the
+// per-account filter, the Tasks adapter's copy, the redaction walk, the encoding of
+// a thousand schemas) costs more than sending it. The cache keeps the final answer,
+// filtered, adapted and redacted, as JSON, under everything it depends on: the
+// tools served now, the caller's permissions, namespace and tool limit, the
 // protocol revision and the page.
-package toollist
+//
+// Direct, in front of the Streamable HTTP handlers, sends a kept list, and answers a
+// live session's ping and tasks/get, without the SDK's transport, whose decoders
+// allocate 32 KiB each time they run. The register of the room (package sdkgap)
+// says which SDK behaviour each part stands in for, and which test fails once the
+// SDK catches up.
+package ahead
 
 import (
 	"bytes"
@@ -37,7 +46,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/transport"
 )
 
 // The bounds of a cache: answers kept, and their bytes in all. An answer larger
@@ -47,8 +56,9 @@ const (
 	MaxBytes   = 16 << 20
 )
 
-// Cache holds rendered tools/list answers. Its zero value is not usable: New.
-type Cache struct {
+// ListCache holds rendered tools/list answers. Its zero value is not usable:
+// NewListCache.
+type ListCache struct {
 	maxEntries, maxBytes int
 
 	mu sync.Mutex
@@ -80,15 +90,15 @@ type entry struct {
 	body []byte
 }
 
-// New makes a cache of at most maxEntries answers and maxBytes bytes.
-func New(maxEntries, maxBytes int) *Cache {
-	return &Cache{maxEntries: maxEntries, maxBytes: maxBytes, entries: map[key]*list.Element{}, order: list.New()}
+// NewListCache makes a cache of at most maxEntries answers and maxBytes bytes.
+func NewListCache(maxEntries, maxBytes int) *ListCache {
+	return &ListCache{maxEntries: maxEntries, maxBytes: maxBytes, entries: map[key]*list.Element{}, order: list.New()}
 }
 
 // Changing forgets every answer and caches none until the returned function is
 // called: call it before the served tools change, and the function once they are
 // whole again (the tool table and the SDK's tools both).
-func (c *Cache) Changing() (done func()) {
+func (c *ListCache) Changing() (done func()) {
 	c.mu.Lock()
 	c.generation++
 	c.clear()
@@ -101,7 +111,7 @@ func (c *Cache) Changing() (done func()) {
 	}
 }
 
-func (c *Cache) clear() {
+func (c *ListCache) clear() {
 	clear(c.entries)
 	c.order.Init()
 	c.bytes = 0
@@ -109,7 +119,7 @@ func (c *Cache) clear() {
 
 // Stats are the cache's counts: answers held, their bytes, and answers served from
 // the cache and rendered since it was made.
-func (c *Cache) Stats() (entries, bytes int, hits, misses uint64) {
+func (c *ListCache) Stats() (entries, bytes int, hits, misses uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.entries), c.bytes, c.hits, c.misses
@@ -120,7 +130,7 @@ func (c *Cache) Stats() (entries, bytes int, hits, misses uint64) {
 // registry (which must see every request) and outside the middleware that shape the
 // answer (the Tasks adapter, the permission filter): what they return is what is
 // kept, redacted here, since the outer redaction cannot see into a rendered answer.
-func (c *Cache) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
+func (c *ListCache) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/list" {
 			// Every other method passes through a frame this small: the handler
@@ -132,7 +142,7 @@ func (c *Cache) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 }
 
 // list answers a tools/list from the cache, or renders the answer of next and keeps it.
-func (c *Cache) list(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
+func (c *ListCache) list(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	k := keyOf(req)
 	c.mu.Lock()
 	k.generation = c.generation
@@ -141,7 +151,7 @@ func (c *Cache) list(ctx context.Context, method string, req mcp.Request, next m
 		c.hits++
 		body := el.Value.(*entry).body
 		c.mu.Unlock()
-		return &Answer{body: body, keep: c.keepDirect(k, req)}, nil
+		return &ListAnswer{body: body, keep: c.keepDirect(k, req)}, nil
 	}
 	c.misses++
 	c.mu.Unlock()
@@ -163,7 +173,7 @@ func (c *Cache) list(ctx context.Context, method string, req mcp.Request, next m
 		return res, nil // not an object: send it as it is, uncached
 	}
 	c.put(k, body)
-	return &Answer{body: body, keep: c.keepDirect(k, req)}, nil
+	return &ListAnswer{body: body, keep: c.keepDirect(k, req)}, nil
 }
 
 // render encodes an answer as the SDK does: without HTML escapes.
@@ -178,7 +188,7 @@ func render(v any) ([]byte, error) {
 }
 
 // put keeps an answer, unless the tools changed since it was begun.
-func (c *Cache) put(k key, body []byte) {
+func (c *ListCache) put(k key, body []byte) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if k.generation != c.generation || k.generation%2 != 0 || len(body) > c.maxBytes {
@@ -197,7 +207,7 @@ func (c *Cache) put(k key, body []byte) {
 	c.bytes += len(body)
 }
 
-func (c *Cache) remove(el *list.Element) {
+func (c *ListCache) remove(el *list.Element) {
 	e := c.order.Remove(el).(*entry)
 	delete(c.entries, e.key)
 	c.bytes -= len(e.body)
@@ -235,10 +245,10 @@ func accountKey(acct *catalog.Account) [sha256.Size]byte {
 	return sha256.Sum256(fmt.Appendf(nil, "%#v", k))
 }
 
-// Answer is a rendered tools/list result. The SDK may add _meta (its server info,
+// ListAnswer is a rendered tools/list result. The SDK may add _meta (its server info,
 // to the stateless revision) after the middleware have run; the rendered JSON
 // takes it in front.
-type Answer struct {
+type ListAnswer struct {
 	mcp.ResultBase
 	body []byte
 	// keep, if set, is given the JSON the SDK sends (keepDirect).
@@ -246,7 +256,7 @@ type Answer struct {
 }
 
 // MarshalJSON is the rendered answer with the _meta set since.
-func (a *Answer) MarshalJSON() ([]byte, error) {
+func (a *ListAnswer) MarshalJSON() ([]byte, error) {
 	out, err := a.marshal()
 	if err == nil && a.keep != nil {
 		a.keep(out)
@@ -255,7 +265,7 @@ func (a *Answer) MarshalJSON() ([]byte, error) {
 	return out, err
 }
 
-func (a *Answer) marshal() ([]byte, error) {
+func (a *ListAnswer) marshal() ([]byte, error) {
 	if len(a.Meta) == 0 {
 		return a.body, nil
 	}

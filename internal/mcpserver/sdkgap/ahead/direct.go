@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package toollist
+package ahead
 
 import (
 	"bytes"
@@ -37,7 +37,7 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/transport"
 )
 
 // requestHeader carries, from Direct to Middleware, the digest of a tools/list of the
@@ -105,7 +105,7 @@ type Method struct {
 // Install it in front of the Streamable HTTP handlers (of every revision: it drops
 // the header by which it tells Middleware what to keep, wherever a client sent it),
 // and Strip in front of every other transport.
-func (c *Cache) Direct(next http.Handler, o DirectOptions) http.Handler {
+func (c *ListCache) Direct(next http.Handler, o DirectOptions) http.Handler {
 	serve := o.Around(func(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 		return req.(*directRequest).answer, nil
 	})
@@ -156,7 +156,7 @@ const sessionHeader = "Mcp-Session-Id"
 
 // stateless answers a request of the stateless revision, or hands it to next and
 // has the cache keep what the SDK sends for it.
-func (c *Cache) stateless(w http.ResponseWriter, r *http.Request, next http.Handler, serve mcp.MethodHandler, limit int64) {
+func (c *ListCache) stateless(w http.ResponseWriter, r *http.Request, next http.Handler, serve mcp.MethodHandler, limit int64) {
 	r, msg := transport.Peek(r, limit)
 	if msg == nil || msg.JSONRPC != "2.0" || msg.Method != "tools/list" || !plainID(msg.ID) || !wellFormed(r) {
 		next.ServeHTTP(w, r)
@@ -183,7 +183,7 @@ func (c *Cache) stateless(w http.ResponseWriter, r *http.Request, next http.Hand
 
 // session answers a tools/list or a request of calls of a session of the
 // session-based revisions, if it may (see Direct): true when it did.
-func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, served *servedSessions, serve mcp.MethodHandler,
+func (c *ListCache) session(w http.ResponseWriter, r *http.Request, id string, served *servedSessions, serve mcp.MethodHandler,
 	calls map[string]call, o DirectOptions) bool {
 	r, msg := transport.Peek(r, o.Limit)
 	if msg == nil || msg.JSONRPC != "2.0" || !plainID(msg.ID) {
@@ -226,7 +226,7 @@ func (c *Cache) session(w http.ResponseWriter, r *http.Request, id string, serve
 }
 
 // lookup is the answer kept under k (whose generation it sets), nil without one.
-func (c *Cache) lookup(k key) []byte {
+func (c *ListCache) lookup(k key) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k.generation = c.generation
@@ -243,7 +243,7 @@ func (c *Cache) lookup(k key) []byte {
 // its result: false, having written nothing, if the middleware failed it.
 func answer(w http.ResponseWriter, r *http.Request, id json.RawMessage, body []byte, p *mcp.ListToolsParams,
 	ss *mcp.ServerSession, info *auth.TokenInfo, serve mcp.MethodHandler) bool {
-	req := &directRequest{answer: &Answer{body: body}}
+	req := &directRequest{answer: &ListAnswer{body: body}}
 	req.Session, req.Params = ss, p
 	req.Extra = &mcp.RequestExtra{TokenInfo: info, Header: r.Header}
 	if _, err := serve(r.Context(), "tools/list", req); err != nil {
@@ -363,12 +363,12 @@ func Strip(next http.Handler) http.Handler {
 // directRequest is a tools/list answered by Direct, as the middleware around it see it.
 type directRequest struct {
 	mcp.ListToolsRequest
-	answer *Answer
+	answer *ListAnswer
 }
 
 // keepDirect is, for a stateless request that Direct saw, the function that keeps the
 // result the SDK sends for it under the request's digest; nil for any other request.
-func (c *Cache) keepDirect(k key, req mcp.Request) func([]byte) {
+func (c *ListCache) keepDirect(k key, req mcp.Request) func([]byte) {
 	extra := req.GetExtra()
 	if extra == nil || extra.Header == nil || !transport.StatelessRequest(req) {
 		return nil

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package toollist
+package ahead
 
 import (
 	"context"
@@ -40,7 +40,7 @@ import (
 // chain, a filter that lists the tools an account's globs allow, Direct in front of
 // its handler, and bearer tokens "a" and "b" for two accounts of different tools.
 type directServer struct {
-	cache *Cache
+	cache *ListCache
 	url   string
 	// sdk counts the requests that reached the SDK's handler, seen the tools/list
 	// requests the outermost middleware saw, in the SDK's chain or in Direct.
@@ -50,7 +50,7 @@ type directServer struct {
 
 func newDirectServer(t *testing.T) *directServer {
 	t.Helper()
-	d := &directServer{cache: New(MaxEntries, MaxBytes), accounts: map[string]*catalog.Account{
+	d := &directServer{cache: NewListCache(MaxEntries, MaxBytes), accounts: map[string]*catalog.Account{
 		"a": {Namespace: "x", Name: "a", Permissions: metav1alpha1.Permissions{Tools: []string{"a_"}}},
 		"b": {Namespace: "x", Name: "b", Permissions: metav1alpha1.Permissions{Tools: []string{"b_"}}},
 	}}

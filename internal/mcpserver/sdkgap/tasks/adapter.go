@@ -25,7 +25,8 @@ limitations under the License.
 // process service, so either form reads a task on any replica.
 //
 // This package is a shim: delete it when the SDK supports Tasks, and register the
-// process service with the SDK's own hooks instead.
+// process service with the SDK's own hooks instead. The register of the room
+// (package sdkgap) names the tests that fail once it does.
 package tasks
 
 import (
@@ -44,8 +45,8 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/transport"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
-	"github.com/sandbar-dev/sandbar/internal/mcpserver/transport"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
 

@@ -14,9 +14,15 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package transport serves MCP the ways the SDK's Streamable HTTP handler does not:
-// the legacy HTTP+SSE transport of revision 2024-11-05, with the caller's token on
-// every message, and plain JSON answers to clients that do not accept a stream.
+// Package transport serves MCP the ways go-sdk v1.8.0's HTTP handlers do not: the
+// legacy HTTP+SSE transport of revision 2024-11-05 with the caller's token on every
+// message (SSE), plain JSON answers to clients that do not accept a stream
+// (PlainJSON), the routing of the stateless revision to a handler of its own
+// (ByRevision), an event store bounded in streams as well as bytes (EventStore), a
+// quick answer sent in one write (Coalesce); and the reading of a POSTed message
+// ahead of the SDK (Peek), for what the SDK does not hand its middleware. The
+// register of the room (package sdkgap) says which SDK behaviour each stands in
+// for, and which test fails once the SDK catches up.
 package transport
 
 import (

@@ -14,7 +14,7 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-package toollist
+package ahead
 
 import (
 	"context"
@@ -134,7 +134,7 @@ func names(t *testing.T, res mcp.Result) []string {
 }
 
 func TestAnswersAreKeptPerAccountAndForgottenWhenTheToolsChange(t *testing.T) {
-	c := New(MaxEntries, MaxBytes)
+	c := NewListCache(MaxEntries, MaxBytes)
 	l := &lister{tools: []string{"a_one", "a_two", "b_one"}}
 	h := c.Middleware(l.handle)
 	a := &catalog.Account{Namespace: "x", Name: "a", Permissions: metav1alpha1.Permissions{Tools: []string{"a_"}}}
@@ -181,7 +181,7 @@ func TestAnswersAreKeptPerAccountAndForgottenWhenTheToolsChange(t *testing.T) {
 
 func TestTheCacheKeepsItsBounds(t *testing.T) {
 	l := &lister{tools: []string{"a_" + strings.Repeat("x", 1000)}}
-	c := New(3, 2500)
+	c := NewListCache(3, 2500)
 	h := c.Middleware(l.handle)
 	for i := range 10 {
 		acct := &catalog.Account{Namespace: "x", MaxTools: i, Permissions: metav1alpha1.Permissions{Tools: []string{"a_"}}}
@@ -194,7 +194,7 @@ func TestTheCacheKeepsItsBounds(t *testing.T) {
 		}
 	}
 	// An answer over the byte bound is sent, not kept.
-	c = New(3, 100)
+	c = NewListCache(3, 100)
 	h = c.Middleware(l.handle)
 	res, err := h(context.Background(), "tools/list", request(&catalog.Account{Permissions: metav1alpha1.Permissions{Tools: []string{"a_"}}}, ""))
 	if err != nil || len(names(t, res)) != 1 {
@@ -206,7 +206,7 @@ func TestTheCacheKeepsItsBounds(t *testing.T) {
 }
 
 func TestMetaAddedAfterwardsIsSentWithTheAnswer(t *testing.T) {
-	a := &Answer{body: []byte(`{"tools":[]}`)}
+	a := &ListAnswer{body: []byte(`{"tools":[]}`)}
 	a.SetMeta(map[string]any{"k": "v"})
 	b, err := json.Marshal(a)
 	if err != nil {

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -36,6 +37,8 @@ type chartValue struct {
 	comment string
 	schema  *valueSchema
 	leaf    bool
+	// flags are the manager flags the chart's Deployment sets from the value.
+	flags []string
 }
 
 // valueSchema is the part of JSON Schema values.schema.json uses.
@@ -88,23 +91,27 @@ func chartValues(t *testing.T) []chartValue {
 	}
 	var extra []chartValue
 	schemaOnly(&schema, "", seen, &extra)
-	// A path only the schema names goes after the path it is under.
+	flags := valueFlags(t, filepath.Join(dir, "templates", "deployment.yaml"))
+	for i := range inValues {
+		inValues[i].flags = flags[inValues[i].path]
+	}
+	// A path only the schema names goes after the deepest path of values.yaml it is under.
+	after := map[string][]chartValue{}
+	for _, e := range extra {
+		parent := ""
+		for _, v := range inValues {
+			if (strings.HasPrefix(e.path, v.path+".") || strings.HasPrefix(e.path, v.path+"[].")) && len(v.path) > len(parent) {
+				parent = v.path
+			}
+		}
+		after[parent] = append(after[parent], e)
+	}
 	var out []chartValue
 	for _, v := range inValues {
 		out = append(out, v)
-		for i, e := range extra {
-			if e.path != "" && (strings.HasPrefix(e.path, v.path+".") || strings.HasPrefix(e.path, v.path+"[].")) {
-				out = append(out, e)
-				extra[i].path = ""
-			}
-		}
+		out = append(out, after[v.path]...)
 	}
-	for _, e := range extra {
-		if e.path != "" {
-			out = append(out, e)
-		}
-	}
-	return out
+	return append(out, after[""]...)
 }
 
 func walkValues(n *yaml3.Node, prefix string, schema *valueSchema, out *[]chartValue) {
@@ -278,13 +285,82 @@ func renderChartValues(values []chartValue) string {
 	b.WriteString("[Install and upgrade](../install.md); the manager flags the values become: [Manager flags](../flags.md).\n\n")
 	b.WriteString("A path `a[].b` is a field of the items of the list `a`. A row without a default is a value the\n")
 	b.WriteString("schema accepts that `values.yaml` does not set.\n\n")
-	b.WriteString("| value | type | default | checks | description |\n|---|---|---|---|---|\n")
+	b.WriteString("The flag column is the manager flag the chart's Deployment sets from the value\n")
+	b.WriteString("(`templates/deployment.yaml`); [flags.md](../flags.md) says what it does.\n\n")
+	b.WriteString("| value | type | default | flag | checks | description |\n|---|---|---|---|---|---|\n")
 	for _, v := range values {
 		def := ""
 		if v.leaf && v.def != "" {
 			def = cell(code(v.def))
 		}
-		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s |\n", v.path, valueType(v), def, cell(valueChecks(v.schema)), cell(prose(v.comment)))
+		var flags []string
+		for _, f := range v.flags {
+			flags = append(flags, "[`--"+f+"`](../flags.md)")
+		}
+		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", v.path, valueType(v), def, strings.Join(flags, ", "),
+			cell(valueChecks(v.schema)), cell(prose(v.comment)))
 	}
 	return b.String()
+}
+
+var (
+	tmplAction  = regexp.MustCompile(`{{-?\s*(with|if|range|end|else)\b\s*([^}]*?)\s*-?}}`)
+	argFlag     = regexp.MustCompile(`--([a-z0-9-]+)=`)
+	absValue    = regexp.MustCompile(`\.Values\.([A-Za-z0-9_.]+)`)
+	relValue    = regexp.MustCompile(`[\s(]\.([A-Za-z][A-Za-z0-9_.]*)`)
+	scopeItself = regexp.MustCompile(`[\s(]\.(?:[\s)}]|$)`)
+)
+
+// valueFlags reads which manager flag the Deployment's arguments set from which
+// value: --flag={{ .Values.a.b }}, or inside {{ with .Values.a }} ... {{ . }} and
+// {{ .b }}.
+func valueFlags(t *testing.T, path string) map[string][]string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]string{}
+	var scopes []string
+	scope := func() string {
+		if len(scopes) == 0 {
+			return ""
+		}
+		return scopes[len(scopes)-1]
+	}
+	resolve := func(expr string) string {
+		if m := absValue.FindStringSubmatch(expr); m != nil {
+			return m[1]
+		}
+		if m := relValue.FindStringSubmatch(" " + expr); m != nil && scope() != "" {
+			return scope() + "." + m[1]
+		}
+		if scopeItself.MatchString(" "+expr) && scope() != "" {
+			return scope()
+		}
+		return ""
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if m := tmplAction.FindStringSubmatch(line); m != nil && !strings.Contains(line, "--") {
+			switch m[1] {
+			case "with":
+				scopes = append(scopes, resolve(m[2]))
+			case "if", "range":
+				scopes = append(scopes, scope())
+			case "end":
+				if len(scopes) > 0 {
+					scopes = scopes[:len(scopes)-1]
+				}
+			}
+			continue
+		}
+		f := argFlag.FindStringSubmatch(line)
+		if f == nil {
+			continue
+		}
+		if v := resolve(line[strings.Index(line, f[0])+len(f[0]):]); v != "" {
+			out[v] = append(out[v], f[1])
+		}
+	}
+	return out
 }

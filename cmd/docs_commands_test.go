@@ -350,6 +350,12 @@ func (k *knowledge) check(argv []string) []string {
 	switch base := argv[0]; {
 	case base == "make":
 		problems = append(problems, k.checkMake(argv[1:])...)
+		for _, a := range argv[1:] {
+			// make bench runs the benchmarks of ./internal/... that BENCH matches.
+			if p, ok := strings.CutPrefix(a, "BENCH="); ok && !strings.ContainsAny(p, "<>") {
+				problems = append(problems, checkGoTest([]string{"-bench", p, "./internal/..."})...)
+			}
+		}
 	case base == "go" && len(argv) > 1 && argv[1] == "test":
 		problems = append(problems, checkGoTest(argv[2:])...)
 	case base == "go" && len(argv) > 2 && argv[1] == "run" && strings.TrimSuffix(argv[2], "/") == "./cmd":
@@ -669,6 +675,7 @@ func TestDocsCommandCheckFindsMistakes(t *testing.T) {
 	for _, row := range []struct{ good, bad string }{
 		{"make test-unit", "make test-units"},
 		{"make bench BENCH=Idle", "make benches BENCH=Idle"},
+		{"make bench BENCH='TasksGet$'", "make bench BENCH='TaskGet$'"},
 		{"go test ./cmd -run TestFlagsReference -update", "go test ./cmd -run TestFlagReference -update"},
 		{"go test -run '^$' -fuzz FuzzCoerce ./internal/catalog", "go test -run '^$' -fuzz FuzzCoerce ./internal/catalogs"},
 		{"go test -run '^$' -bench 'Build1000' ./internal/catalog/", "go test -run '^$' -bench 'Build2000' ./internal/catalog/"},
@@ -694,4 +701,122 @@ func TestDocsCommandCheckFindsMistakes(t *testing.T) {
 			t.Errorf("%s: no problem found", row.bad)
 		}
 	}
+}
+
+// TestDocsNameRealTests checks that every test, benchmark and fuzz target the docs
+// name in backquotes (`TestX`, `BenchmarkX`, `FuzzX`) is a function of a test file.
+func TestDocsNameRealTests(t *testing.T) {
+	known := map[string]bool{}
+	for _, fn := range testFuncs("./...", "Test") {
+		known[fn] = true
+	}
+	for _, fn := range testFuncs("./...", "Benchmark") {
+		known[fn] = true
+	}
+	for _, fn := range testFuncs("./...", "Fuzz") {
+		known[fn] = true
+	}
+	named := regexp.MustCompile("`((?:Test|Benchmark|Fuzz)[A-Z][A-Za-z0-9_]*)`")
+	for _, f := range append(docFiles(t), filepath.Join(repoRoot, "ARCHITECTURE.md")) {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(repoRoot, f)
+		text := string(raw)
+		for _, m := range named.FindAllStringSubmatchIndex(text, -1) {
+			if name := text[m[2]:m[3]]; !known[name] {
+				t.Errorf("%s:%d: no test function is named %s", filepath.ToSlash(rel), strings.Count(text[:m[0]], "\n")+1, name)
+			}
+		}
+	}
+}
+
+// TestDocsLinksResolve checks every relative link of the docs: the file exists, and
+// the anchor, if any, is a heading of it.
+func TestDocsLinksResolve(t *testing.T) {
+	link := regexp.MustCompile(`\]\(([^)\s]+)\)`)
+	files := append(docFiles(t), filepath.Join(repoRoot, "ARCHITECTURE.md"), filepath.Join(repoRoot, "SECURITY.md"))
+	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(repoRoot, f)
+		// Code is not links: blank it out, keeping the lines where they are.
+		text := codeBlock.ReplaceAllStringFunc(string(raw), blank)
+		text = inlineCode.ReplaceAllStringFunc(text, blank)
+		for _, m := range link.FindAllStringSubmatchIndex(text, -1) {
+			target := text[m[2]:m[3]]
+			if strings.Contains(target, "://") || strings.HasPrefix(target, "mailto:") {
+				continue
+			}
+			where := fmt.Sprintf("%s:%d", filepath.ToSlash(rel), strings.Count(text[:m[0]], "\n")+1)
+			file, anchor, _ := strings.Cut(target, "#")
+			path := f
+			if file != "" {
+				path = filepath.Join(filepath.Dir(f), filepath.FromSlash(file))
+				if _, err := os.Stat(path); err != nil {
+					t.Errorf("%s: %s does not exist", where, target)
+					continue
+				}
+			}
+			if anchor == "" || !strings.HasSuffix(path, ".md") {
+				continue
+			}
+			if !headingAnchors(t, path)[anchor] {
+				t.Errorf("%s: %s has no heading #%s", where, filepath.ToSlash(file), anchor)
+			}
+		}
+	}
+}
+
+// headingAnchors are the ids GitHub gives the headings of a Markdown file.
+func headingAnchors(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]bool{}
+	inBlock := false
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(strings.TrimSpace(line), "```") {
+			inBlock = !inBlock
+			continue
+		}
+		if inBlock || !strings.HasPrefix(line, "#") {
+			continue
+		}
+		title := strings.TrimSpace(strings.TrimLeft(line, "#"))
+		id := strings.Map(func(r rune) rune {
+			switch {
+			case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+				return r
+			case r >= 'A' && r <= 'Z':
+				return r + 'a' - 'A'
+			case r == ' ':
+				return '-'
+			}
+			return -1
+		}, title)
+		base := id
+		for i := 1; out[id]; i++ {
+			id = fmt.Sprintf("%s-%d", base, i)
+		}
+		out[id] = true
+	}
+	return out
+}
+
+var codeBlock = regexp.MustCompile("(?ms)^\\s*```.*?^\\s*```")
+
+// blank is s with every character but line breaks made a space.
+func blank(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '\n' {
+			return r
+		}
+		return ' '
+	}, s)
 }

@@ -18,6 +18,9 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -226,4 +229,34 @@ func capitalize(s string) string {
 		return s
 	}
 	return strings.ToUpper(s[:1]) + s[1:]
+}
+
+// TestDocsNameRealTools checks that every operational tool the docs name in
+// backquotes, as sandbar_<group>_<verb> or sandbar.<group>.<verb>, is a verb the
+// server declares (per-class tools and prompts have more parts, and are not checked).
+func TestDocsNameRealTools(t *testing.T) {
+	declared := map[string]bool{}
+	groups := map[string]bool{}
+	for _, d := range (&verbs.Env{}).All() {
+		declared[d.Canonical()] = true
+		groups[d.Group] = true
+	}
+	named := regexp.MustCompile("`sandbar([._])([a-z]+)[._]([a-z-]+)`")
+	for _, f := range append(docFiles(t), filepath.Join(repoRoot, "ARCHITECTURE.md"), filepath.Join(repoRoot, "SECURITY.md")) {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(repoRoot, f)
+		text := string(raw)
+		for _, m := range named.FindAllStringSubmatchIndex(text, -1) {
+			group, verb := text[m[4]:m[5]], text[m[6]:m[7]]
+			if !groups[group] {
+				continue // a metric, a span attribute, a built-in workflow
+			}
+			if !declared[tool.CanonicalVerb(group, verb)] {
+				t.Errorf("%s:%d: no tool is named %s", filepath.ToSlash(rel), strings.Count(text[:m[0]], "\n")+1, text[m[0]+1:m[1]-1])
+			}
+		}
+	}
 }

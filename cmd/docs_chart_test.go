@@ -277,7 +277,7 @@ func TestChartValuesReference(t *testing.T) {
 
 func renderChartValues(values []chartValue) string {
 	var b strings.Builder
-	b.WriteString(generatedHeader("TestChartValuesReference"))
+	b.WriteString(generatedHeader("TestChartValuesReference", "`charts/sandbar/values.yaml`, `values.schema.json` and `templates/deployment.yaml`"))
 	b.WriteString("# Chart values reference\n\n")
 	b.WriteString("Every value of the chart `charts/sandbar`: its type and what `values.schema.json` checks (Helm\n")
 	b.WriteString("refuses an install or upgrade whose values fail it, unknown keys included), its default from\n")

@@ -329,13 +329,15 @@ func loadKnowledge(t *testing.T) *knowledge {
 	return k
 }
 
+var envAssignment = regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`)
+
 // repoPath tells a word that names a file or folder of the repository.
 var repoPath = regexp.MustCompile(`^(\./)?(api|charts|cmd|config|controllers|docs|hack|internal)(/|$)`)
 
 // check returns what is wrong with one command.
 func (k *knowledge) check(argv []string) []string {
 	// Variables set for the command: FOO=bar cmd ...
-	for len(argv) > 0 && regexp.MustCompile(`^[A-Z_][A-Z0-9_]*=`).MatchString(argv[0]) {
+	for len(argv) > 0 && envAssignment.MatchString(argv[0]) {
 		argv = argv[1:]
 	}
 	if len(argv) == 0 {
@@ -452,8 +454,27 @@ func checkGoTest(args []string) []string {
 var testFunc = regexp.MustCompile(`(?m)^func ((Test|Benchmark|Fuzz)[A-Za-z0-9_]*)\(`)
 
 // testFuncs are the functions of a package (or of every package under ./x/...)
-// whose names start with prefix.
+// whose names start with prefix; read once per package and prefix.
 func testFuncs(pkg, prefix string) []string {
+	all, ok := testFuncsRead[pkg]
+	if !ok {
+		all = readTestFuncs(pkg)
+		testFuncsRead[pkg] = all
+	}
+	var out []string
+	for _, fn := range all {
+		if strings.HasPrefix(fn, prefix) {
+			out = append(out, fn)
+		}
+	}
+	return out
+}
+
+// testFuncsRead holds the Test, Benchmark and Fuzz functions of each package
+// testFuncs read; the tests that use it run one at a time.
+var testFuncsRead = map[string][]string{}
+
+func readTestFuncs(pkg string) []string {
 	dir := filepath.Join(repoRoot, filepath.FromSlash(strings.TrimSuffix(strings.TrimSuffix(pkg, "..."), "/")))
 	recursive := strings.HasSuffix(pkg, "...")
 	var out []string
@@ -475,9 +496,7 @@ func testFuncs(pkg, prefix string) []string {
 			return nil
 		}
 		for _, m := range testFunc.FindAllStringSubmatch(string(src), -1) {
-			if m[2] == prefix {
-				out = append(out, m[1])
-			}
+			out = append(out, m[1])
 		}
 		return nil
 	})

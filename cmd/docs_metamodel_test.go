@@ -61,7 +61,7 @@ func TestMetamodelReference(t *testing.T) {
 
 func renderMetamodel(crds []apiextensionsv1.CustomResourceDefinition) string {
 	var b strings.Builder
-	b.WriteString(generatedHeader("TestMetamodelReference"))
+	b.WriteString(generatedHeader("TestMetamodelReference", "`config/crd/bases` (which `make manifests` writes from `api/v1alpha1`)"))
 	b.WriteString("# Metamodel reference\n\n")
 	b.WriteString("Every kind of the API group `meta.sandbar.dev`, as its CRD in `config/crd/bases` declares it\n")
 	b.WriteString("(the chart installs the same CRDs from `charts/sandbar/crds`): the columns `kubectl get` shows,\n")

@@ -33,9 +33,10 @@ import (
 // repoRoot is the module's root, seen from this package's directory.
 const repoRoot = ".."
 
-// generatedHeader is the first line of every generated page: what writes it.
-func generatedHeader(test string) string {
-	return fmt.Sprintf("<!-- Generated: do not edit. `go test ./cmd -run %s -update` writes this page from the sources it names. -->\n\n", test)
+// generatedHeader is the first line of every generated page: that it is generated,
+// from what, and the command that writes it.
+func generatedHeader(test, sources string) string {
+	return fmt.Sprintf("> Generated from %s by `go test ./cmd -run %s -update`: edit the sources, not this page.\n\n", sources, test)
 }
 
 // checkGenerated compares a rendered page with its file, or writes it with -update.

@@ -51,7 +51,7 @@ func renderTools(defs []*tool.Def) string {
 	// fills in from its catalog are left out.
 	snap := &catalog.Snapshot{}
 	var b strings.Builder
-	b.WriteString(generatedHeader("TestToolsReference"))
+	b.WriteString(generatedHeader("TestToolsReference", "the verb table of `internal/mcpserver/verbs`"))
 	b.WriteString("# Tools reference\n\n")
 	b.WriteString("Every operational verb the MCP server declares, in the order `tools/list` shows them: its name,\n")
 	b.WriteString("title, description, annotations, whether it may run as an MCP task, and its arguments from its\n")

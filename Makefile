@@ -90,6 +90,14 @@ test-unit: ## Run the tests that need only Go (no control plane, Helm or npm), w
 test-repeat: envtest-assets ## Run the MCP and controllers tests twice in one process (-count=2, with the race detector): a test that leans on what an earlier run left behind fails.
 	KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" go test -count=2 -race $(addprefix ./,$(REPEAT_PACKAGES))
 
+# DOCS_TESTS: the generated references (docs/flags.md, docs/reference/*.md) and the check
+# of every command and flag the docs show (cmd/docs_*_test.go).
+DOCS_TESTS = TestFlagsReference|TestMetamodelReference|TestToolsReference|TestChartValuesReference|TestDocs
+
+.PHONY: docs-check
+docs-check: ## Check the docs without a cluster: the generated references match their sources (go test ./cmd -run <Test> -update rewrites one), and every command in README.md and docs/ names real make targets, packages and tests, flags, chart values, resources and paths.
+	go test -count=1 -run '^($(DOCS_TESTS))' ./cmd
+
 .PHONY: lint
 lint: golangci-lint ## gofmt, go vet, golangci-lint (.golangci.yml), and a check that go mod tidy changes nothing.
 	@test -z "$$(gofmt -l api cmd controllers internal hack)" || { echo "gofmt needed:"; gofmt -l api cmd controllers internal hack; exit 1; }

@@ -117,7 +117,7 @@ type ServiceAccountSpec struct {
 	// and claude-desktop 256; the others declare no limit): past it, the operational
 	// verbs, which take the class as an argument, instead of one tool per class.
 	// When empty, the manager's --default-max-tools (chart value
-	// mcp.defaultMaxTools) applies.
+	// clientLimits.defaultMaxTools) applies.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=16

@@ -140,8 +140,61 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		return nil, err
 	}
 
-	// The handlers below reach the resources service, made once the SDK server is.
-	s.mcp = mcp.NewServer(&mcp.Implementation{Name: "sandbar", Title: "Sandbar", Version: opts.Version}, &mcp.ServerOptions{
+	s.mcp = s.newSDKServer(opts)
+	s.prompts = prompts.New(s.mcp, store, opts.NameStyle)
+	guard := authorize.NewGuard(&s.served, opts.NameStyle, opts.DefaultMaxTools)
+	s.sessions = sessions.NewRegistry(store, cl.Client, anonymous)
+	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, cl.APIReader, s.prompts.Workflow, tokens)
+	if s.requests, err = telemetry.NewRequestLog(opts.RequestLog); err != nil {
+		return nil, err
+	}
+	tel := opts.Telemetry.WithRequestLog(s.requests)
+	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes,
+		tool.Bounds{Bytes: opts.MaxResultBytes, Items: opts.MaxResultItems}, tool.Encode(opts.NameStyle, "sandbar.tasks.result"))
+	if err != nil {
+		return nil, err
+	}
+	// The first is the outermost: the recovery of a panic that nothing inside
+	// recovered (telemetry recovers the rest, and logs and audits it as the request it
+	// was); telemetry times every request and sees the answer the client gets;
+	// redaction sees every answer last before it (results and errors, whichever
+	// middleware made them); the count of SubjectAccessReviews bounds those of each
+	// request (everything inside it checks access); then the session registry and the
+	// Tasks adapter see every request and the account first (the adapter's Params,
+	// outermost, fills what the SDK leaves nil before anything reads it). tools/list is
+	// answered from the answers rendered (adapted, filtered, redacted) since the tools
+	// last changed. What the server sends on its own (progress, list changes, resource
+	// updates) reaches a session only while its account may have it, and passes
+	// redaction on the sending side.
+	receiving := []mcp.Middleware{contain.Middleware, taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, countReviews, bounded(opts.callTimeout()), s.sessions.Middleware,
+		s.lists.Middleware, taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware}
+	s.mcp.AddReceivingMiddleware(receiving...)
+	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
+
+	authn, err := newAuthenticator(opts, store, cl, anonymous)
+	if err != nil {
+		return nil, err
+	}
+	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: opts.Telemetry.Authentication(authn.Middleware), Ready: s.isReady})
+	if err != nil {
+		return nil, err
+	}
+	transport, legacy := s.transports(opts, tel, taskAdapter, receiving)
+	e.Handle("/mcp", transport)
+	e.Handle(legacySSEPath, legacy)
+	if opts.OAuth.Enabled() {
+		if err := serveOAuth(e, opts.OAuth, authn, opts.Telemetry.Authentication, transport, legacy); err != nil {
+			return nil, err
+		}
+	}
+	s.edge, s.http = e, e.Handler()
+	return s, nil
+}
+
+// newSDKServer is the go-sdk server with the capabilities served; its handlers reach
+// the resources service, made once it is.
+func (s *Server) newSDKServer(opts Options) *mcp.Server {
+	return mcp.NewServer(&mcp.Implementation{Name: "sandbar", Title: "Sandbar", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: opts.NameStyle.Spell(instructions),
 		Capabilities: &mcp.ServerCapabilities{
 			//nolint:staticcheck // logging is deprecated in 2026-07-28 only; the revisions served here have it
@@ -162,37 +215,12 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		SubscribeHandler:   func(ctx context.Context, req *mcp.SubscribeRequest) error { return s.resources.Subscribe(ctx, req) },
 		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return s.resources.Unsubscribe(ctx, req) },
 	})
-	s.prompts = prompts.New(s.mcp, store, opts.NameStyle)
-	guard := authorize.NewGuard(&s.served, opts.NameStyle, opts.DefaultMaxTools)
-	s.sessions = sessions.NewRegistry(store, cl.Client, anonymous)
-	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, cl.APIReader, s.prompts.Workflow, tokens)
-	if s.requests, err = telemetry.NewRequestLog(opts.RequestLog); err != nil {
-		return nil, err
-	}
-	tel := opts.Telemetry.WithRequestLog(s.requests)
-	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes,
-		tool.Bounds{Bytes: opts.MaxResultBytes, Items: opts.MaxResultItems}, tool.Encode(opts.NameStyle, "sandbar.tasks.result"))
-	if err != nil {
-		return nil, err
-	}
-	// The first is the outermost: the recovery of a panic that nothing inside
-	// recovered (telemetry recovers the rest, and logs and audits it as the request
-	// it was); telemetry times every request and sees the answer
-	// the client gets; redaction sees every answer last before it (results and
-	// errors, whichever middleware made them), the count of SubjectAccessReviews
-	// bounds those of each request (everything inside it checks access), then the
-	// session registry and the
-	// Tasks adapter see every request and the account first (the adapter's Params,
-	// outermost, fills what the SDK leaves nil before anything reads it). tools/list is
-	// answered from the answers rendered (adapted, filtered, redacted) since the tools
-	// last changed. What the server sends
-	// on its own (progress, list changes, resource updates) reaches a session only
-	// while its account may have it, and passes redaction on the sending side.
-	receiving := []mcp.Middleware{contain.Middleware, taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, countReviews, bounded(opts.callTimeout()), s.sessions.Middleware,
-		s.lists.Middleware, taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware}
-	s.mcp.AddReceivingMiddleware(receiving...)
-	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
+}
 
+// newAuthenticator checks API keys against the catalog's accounts; with a
+// connection, a refusal stands only while the API server answers, and a key Secret
+// the cache has not seen is read past it.
+func newAuthenticator(opts Options, store *catalog.Store, cl Cluster, anonymous *catalog.Account) (*keys.Authenticator, error) {
 	authn := keys.NewAuthenticator(store, cl.Client, opts.RateLimit, opts.RateBurst, anonymous)
 	if cl.Connection.Config != nil {
 		// The accounts and their keys are read from the cache, which is behind while
@@ -205,10 +233,13 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		// A key Secret the cache has not seen yet (or not as it is now) is read past it.
 		authn.ReadRefusedKeysFrom(cl.APIReader)
 	}
-	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: opts.Telemetry.Authentication(authn.Middleware), Ready: s.isReady})
-	if err != nil {
-		return nil, err
-	}
+	return authn, nil
+}
+
+// transports are the handlers of /mcp (the session-based revisions and the stateless
+// one side by side) and of /mcp/sse (the legacy one), each behind the same capture
+// (request ids, task parameters) and within the holds of sessions and streams.
+func (s *Server) transports(opts Options, tel *telemetry.Telemetry, taskAdapter *tasks.Adapter, receiving []mcp.Middleware) (transport, legacy http.Handler) {
 	streamable := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.mcp }, &mcp.StreamableHTTPOptions{
 		MaxRequestBodyBytes: opts.MaxRequestBytes,
 		SessionTimeout:      opts.SessionTimeout,
@@ -236,7 +267,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	capture := func(h http.Handler) http.Handler {
 		return tel.Capture(tasks.Capture(h, opts.MaxRequestBytes), opts.MaxRequestBytes)
 	}
-	transport := capture(mcptransport.PlainJSON(s.lists.Direct(
+	transport = capture(mcptransport.PlainJSON(s.lists.Direct(
 		mcptransport.Coalesce(held, mcptransport.PrimeHold), ahead.DirectOptions{
 			Around: tel.Middleware(&s.served), Limit: opts.MaxRequestBytes, Session: s.liveSession, SessionTimeout: opts.SessionTimeout,
 			Methods: map[string]ahead.Method{
@@ -245,16 +276,8 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 			},
 			Receiving: receiving,
 		})))
-	legacy := capture(ahead.Strip(holds.Legacy(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes, opts.SessionTimeout))))
-	e.Handle("/mcp", transport)
-	e.Handle(legacySSEPath, legacy)
-	if opts.OAuth.Enabled() {
-		if err := serveOAuth(e, opts.OAuth, authn, opts.Telemetry.Authentication, transport, legacy); err != nil {
-			return nil, err
-		}
-	}
-	s.edge, s.http = e, e.Handler()
-	return s, nil
+	legacy = capture(ahead.Strip(holds.Legacy(mcptransport.NewSSE(s.mcp, opts.MaxRequestBytes, opts.SessionTimeout))))
+	return transport, legacy
 }
 
 // bounded gives every request a deadline, the call timeout, so that nothing on a

@@ -93,9 +93,9 @@ type Service struct {
 // New makes the service; Sync serves what a snapshot asks for. The server's
 // subscription and completion handlers are the service's Subscribe, Unsubscribe and
 // Complete.
-func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, guard *authorize.Guard, sessions *sessions.Registry,
+func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, guard *authorize.Guard, registry *sessions.Registry,
 	informers cache.Informers, reader client.Reader, promptWorkflow func(string) string, tokens *seal.Sealer) *Service {
-	return &Service{mcp: server, store: store, ids: ids, guard: guard, sessions: sessions, informers: informers, reader: reader,
+	return &Service{mcp: server, store: store, ids: ids, guard: guard, sessions: registry, informers: informers, reader: reader,
 		promptWorkflow: promptWorkflow, tokens: tokens, metaResources: map[string]*mcp.Resource{}, templates: map[string]string{},
 		watches: map[string]*instanceWatch{}, subs: map[*mcp.ServerSession]map[string]string{}}
 }

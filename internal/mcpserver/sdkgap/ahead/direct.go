@@ -194,12 +194,12 @@ func (c *ListCache) session(w http.ResponseWriter, r *http.Request, id string, s
 		return false
 	}
 	info := auth.TokenInfoFromContext(r.Context())
-	caller := caller.Of(&mcp.RequestExtra{TokenInfo: info})
-	if caller == nil || caller.User != "" {
+	who := caller.Of(&mcp.RequestExtra{TokenInfo: info})
+	if who == nil || who.User != "" {
 		return false
 	}
 	ss, acct := o.Session(id)
-	if ss == nil || acct == nil || acct.Namespace != caller.Namespace || acct.Name != caller.Name {
+	if ss == nil || acct == nil || acct.Namespace != who.Namespace || acct.Name != who.Name {
 		return false
 	}
 	init := ss.InitializeParams()
@@ -221,7 +221,7 @@ func (c *ListCache) session(w http.ResponseWriter, r *http.Request, id string, s
 	if _, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok {
 		return false // a request of the stateless revision's form: the SDK's to refuse
 	}
-	body := c.lookup(key{account: accountKey(caller), revision: init.ProtocolVersion, cursor: p.Cursor})
+	body := c.lookup(key{account: accountKey(who), revision: init.ProtocolVersion, cursor: p.Cursor})
 	return body != nil && answer(w, r, msg.ID, body, p, ss, info, serve)
 }
 

@@ -44,7 +44,7 @@ import (
 )
 
 func TestDummyHashCostsWhatARealOneDoes(t *testing.T) {
-	cost, err := bcrypt.Cost(dummyHash)
+	cost, err := bcrypt.Cost(dummyHash())
 	if err != nil {
 		t.Fatalf("the dummy hash is no bcrypt hash: %v", err)
 	}

@@ -71,13 +71,32 @@ fmt: ## Run go fmt.
 vet: ## Run go vet.
 	go vet ./...
 
+# MCP_SHARDS: the MCP server's control-plane suite (internal/mcpserver), the longest,
+# runs as this many processes side by side, each with a control plane of its own and a
+# share of the tests (hack/test-shard.sh deals them out): one process keeps about one
+# core busy.
+MCP_SHARDS ?= 2
+TEST_ENV = CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)"
+
 .PHONY: test
 test: lint controller-gen helm helm4 envtest-assets ts-client conformance ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with Helm 3 and 4, conformance; then REPEAT_PACKAGES twice.
-	CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" \
-		go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -x -E "$$(go list -m)/($(shell echo $(REPEAT_PACKAGES) | tr ' ' '|'))")
-	@# After the rest, not beside it: on two cores the two runs slow each other, and
-	@# the control-plane suites' waits are sized for one run at a time.
+	$(MAKE) --no-print-directory -j $$(( $(MCP_SHARDS) + 1 )) --output-sync=target test-packages $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS)))
+	@# After the rest, not beside it: on two cores the runs would slow each other, and
+	@# the control-plane suites' waits are sized for a few runs at a time.
 	$(MAKE) --no-print-directory test-repeat
+
+# test-packages runs every package but the MCP server's suite (the shards run it) and
+# REPEAT_PACKAGES (test-repeat runs them).
+.PHONY: test-packages
+test-packages:
+	$(TEST_ENV) go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -x -E "$$(go list -m)/(internal/mcpserver|$(shell echo $(REPEAT_PACKAGES) | tr ' ' '|'))")
+
+.PHONY: test-mcp
+test-mcp: envtest-assets ts-client ## Run the MCP server's control-plane suite (internal/mcpserver) as MCP_SHARDS (2) processes side by side.
+	$(MAKE) --no-print-directory -j $(MCP_SHARDS) --output-sync=target $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS)))
+
+test-mcp-shard-%:
+	$(TEST_ENV) go test $(GO_TEST_FLAGS) -run "$$(hack/test-shard.sh internal/mcpserver $* $(MCP_SHARDS))" ./internal/mcpserver/
 
 # UNIT_PACKAGES are the packages whose tests need only Go.
 UNIT_PACKAGES = $$(go list ./... | grep -v -x -E "$$(go list -m)/($(shell echo $(SUITE_PACKAGES) | tr ' ' '|'))")

@@ -22,10 +22,10 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	yaml3 "go.yaml.in/yaml/v3"
 )
 
@@ -35,29 +35,10 @@ type chartValue struct {
 	path    string
 	def     string // the default as YAML flow, "" when values.yaml has none
 	comment string
-	schema  *valueSchema
+	schema  *jsonschema.Schema
 	leaf    bool
 	// flags are the manager flags the chart's Deployment sets from the value.
 	flags []string
-}
-
-// valueSchema is the part of JSON Schema values.schema.json uses.
-type valueSchema struct {
-	Type                 any                     `json:"type"`
-	Enum                 []any                   `json:"enum"`
-	Const                any                     `json:"const"`
-	Minimum              *float64                `json:"minimum"`
-	Maximum              *float64                `json:"maximum"`
-	MinLength            *int                    `json:"minLength"`
-	MaxLength            *int                    `json:"maxLength"`
-	Pattern              string                  `json:"pattern"`
-	Format               string                  `json:"format"`
-	Required             []string                `json:"required"`
-	Properties           map[string]*valueSchema `json:"properties"`
-	Items                *valueSchema            `json:"items"`
-	AnyOf                []*valueSchema          `json:"anyOf"`
-	OneOf                []*valueSchema          `json:"oneOf"`
-	AdditionalProperties any                     `json:"additionalProperties"`
 }
 
 // chartValues reads values.yaml and values.schema.json into the list of every value
@@ -77,7 +58,7 @@ func chartValues(t *testing.T) []chartValue {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var schema valueSchema
+	var schema jsonschema.Schema
 	if err := json.Unmarshal(rawSchema, &schema); err != nil {
 		t.Fatalf("values.schema.json: %v", err)
 	}
@@ -114,11 +95,11 @@ func chartValues(t *testing.T) []chartValue {
 	return append(out, after[""]...)
 }
 
-func walkValues(n *yaml3.Node, prefix string, schema *valueSchema, out *[]chartValue) {
+func walkValues(n *yaml3.Node, prefix string, schema *jsonschema.Schema, out *[]chartValue) {
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i], n.Content[i+1]
 		path := prefix + k.Value
-		var s *valueSchema
+		var s *jsonschema.Schema
 		if schema != nil {
 			s = schema.Properties[k.Value]
 		}
@@ -136,7 +117,7 @@ func walkValues(n *yaml3.Node, prefix string, schema *valueSchema, out *[]chartV
 }
 
 // schemaOnly adds the paths the schema names that values.yaml does not set.
-func schemaOnly(s *valueSchema, prefix string, seen map[string]bool, out *[]chartValue) {
+func schemaOnly(s *jsonschema.Schema, prefix string, seen map[string]bool, out *[]chartValue) {
 	if s == nil {
 		return
 	}
@@ -188,20 +169,8 @@ func flowYAML(n *yaml3.Node) string {
 
 func valueType(v chartValue) string {
 	if s := v.schema; s != nil {
-		switch t := s.Type.(type) {
-		case string:
-			if t == "array" && s.Items != nil {
-				if it, ok := s.Items.Type.(string); ok {
-					return "[]" + it
-				}
-			}
+		if t := argType(s); t != "any" {
 			return t
-		case []any:
-			var parts []string
-			for _, p := range t {
-				parts = append(parts, fmt.Sprint(p))
-			}
-			return strings.Join(parts, " or ")
 		}
 		if len(s.Enum) > 0 {
 			return "string"
@@ -211,62 +180,6 @@ func valueType(v chartValue) string {
 		return "object"
 	}
 	return ""
-}
-
-func valueChecks(s *valueSchema) string {
-	if s == nil {
-		return ""
-	}
-	var out []string
-	if len(s.Enum) > 0 {
-		var vals []string
-		for _, e := range s.Enum {
-			vals = append(vals, "`"+jsonText(e)+"`")
-		}
-		out = append(out, "one of "+strings.Join(vals, ", "))
-	}
-	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-	if s.Minimum != nil {
-		out = append(out, "minimum "+num(*s.Minimum))
-	}
-	if s.Maximum != nil {
-		out = append(out, "maximum "+num(*s.Maximum))
-	}
-	if s.MinLength != nil {
-		out = append(out, fmt.Sprintf("min length %d", *s.MinLength))
-	}
-	if s.MaxLength != nil {
-		out = append(out, fmt.Sprintf("max length %d", *s.MaxLength))
-	}
-	if s.Pattern != "" {
-		out = append(out, "pattern "+code(s.Pattern))
-	}
-	if s.Format != "" {
-		out = append(out, "format "+s.Format)
-	}
-	if len(s.Required) > 0 {
-		out = append(out, "requires "+strings.Join(s.Required, ", "))
-	}
-	if alts := append(append([]*valueSchema{}, s.AnyOf...), s.OneOf...); len(alts) > 0 {
-		var either []string
-		for _, alt := range alts {
-			if alt.Const != nil {
-				either = append(either, "exactly "+jsonText(alt.Const))
-			} else if c := valueChecks(alt); c != "" {
-				either = append(either, c)
-			}
-		}
-		out = append(out, strings.Join(either, " or "))
-	}
-	if s.Items != nil {
-		if c := valueChecks(s.Items); c != "" && len(s.Items.Properties) == 0 {
-			out = append(out, "each item: "+c)
-		}
-	}
-	if b, ok := s.AdditionalProperties.(bool); ok && !b && len(s.Properties) > 0 {
-		out = append(out, "no other keys")
-	}
-	return strings.Join(out, "; ")
 }
 
 // docs/reference/chart-values.md is every value of the chart: values.yaml's defaults
@@ -298,7 +211,7 @@ func renderChartValues(values []chartValue) string {
 			flags = append(flags, "[`--"+f+"`](../flags.md)")
 		}
 		fmt.Fprintf(&b, "| `%s` | %s | %s | %s | %s | %s |\n", v.path, valueType(v), def, strings.Join(flags, ", "),
-			cell(valueChecks(v.schema)), cell(prose(v.comment)))
+			cell(schemaChecks(v.schema)), cell(prose(v.comment)))
 	}
 	return b.String()
 }

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -143,7 +144,7 @@ func argRows(b *strings.Builder, prefix string, s *jsonschema.Schema) {
 			req = "yes"
 		}
 		desc := prose(p.Description)
-		if c := argChecks(p); c != "" {
+		if c := schemaChecks(p); c != "" {
 			desc = strings.TrimSpace(desc + " (" + c + ")")
 		}
 		fmt.Fprintf(b, "| `%s` | %s | %s | %s |\n", prefix+k, argType(p), req, cell(desc))
@@ -164,14 +165,23 @@ func argType(s *jsonschema.Schema) string {
 	switch {
 	case t == "array" && s.Items != nil:
 		return "[]" + argType(s.Items)
+	case t == "" && len(s.Enum) > 0:
+		// An enum without a type: its values say it.
+		if _, ok := s.Enum[0].(string); ok {
+			return "string"
+		}
+		return "any"
 	case t == "":
 		return "any"
 	}
 	return t
 }
 
-// argChecks is what an argument's schema holds besides its type.
-func argChecks(s *jsonschema.Schema) string {
+// schemaChecks is what a schema holds besides its type: an argument's, a chart value's.
+func schemaChecks(s *jsonschema.Schema) string {
+	if s == nil {
+		return ""
+	}
 	var out []string
 	if len(s.Enum) > 0 {
 		var vals []string
@@ -190,14 +200,46 @@ func argChecks(s *jsonschema.Schema) string {
 	if s.MaxItems != nil {
 		out = append(out, fmt.Sprintf("at most %d items", *s.MaxItems))
 	}
+	switch {
+	case s.MinLength == nil:
+	case *s.MinLength == 1:
+		out = append(out, "not empty")
+	default:
+		out = append(out, fmt.Sprintf("at least %d characters", *s.MinLength))
+	}
 	if s.MaxLength != nil {
 		out = append(out, fmt.Sprintf("at most %d characters", *s.MaxLength))
 	}
 	if s.Pattern != "" {
-		out = append(out, "pattern `"+s.Pattern+"`")
+		out = append(out, "pattern "+code(s.Pattern))
+	}
+	if s.Format != "" {
+		out = append(out, "format "+s.Format)
 	}
 	if s.Default != nil {
 		out = append(out, "default `"+string(s.Default)+"`")
+	}
+	if len(s.Required) > 0 {
+		out = append(out, "requires "+strings.Join(s.Required, ", "))
+	}
+	if alts := slices.Concat(s.AnyOf, s.OneOf); len(alts) > 0 {
+		var either []string
+		for _, alt := range alts {
+			if alt.Const != nil {
+				either = append(either, "exactly "+jsonText(*alt.Const))
+			} else if c := schemaChecks(alt); c != "" {
+				either = append(either, c)
+			}
+		}
+		out = append(out, strings.Join(either, " or "))
+	}
+	if s.Items != nil {
+		if c := schemaChecks(s.Items); c != "" && len(s.Items.Properties) == 0 {
+			out = append(out, "each item: "+c)
+		}
+	}
+	if s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil && len(s.Properties) > 0 {
+		out = append(out, "no other keys")
 	}
 	return strings.Join(out, "; ")
 }

@@ -59,7 +59,7 @@ func (a *Authenticator) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		if ok, wait := a.Allow(caller.Of(&mcp.RequestExtra{TokenInfo: info})); !ok {
-			rateLimited(w, wait)
+			RateLimited(w, wait)
 			return
 		}
 		r = r.WithContext(context.WithValue(r.Context(), tokenInfoCtx{}, info))
@@ -99,8 +99,9 @@ func refuse(w http.ResponseWriter, r *http.Request, failure *authFailure) {
 	WriteJSONError(w, http.StatusUnauthorized, msg)
 }
 
-// rateLimited answers a request over its account's rate: 429, and when to try again.
-func rateLimited(w http.ResponseWriter, wait time.Duration) {
+// RateLimited answers a request over its account's rate (OAuth persons' too): 429, and
+// when to try again.
+func RateLimited(w http.ResponseWriter, wait time.Duration) {
 	w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
 	WriteJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
 }

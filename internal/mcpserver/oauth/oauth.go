@@ -28,7 +28,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"math"
 	"net"
 	"net/http"
 	"net/url"
@@ -486,8 +485,7 @@ func (o *Authenticator) Middleware(next http.Handler) http.Handler {
 			return
 		}
 		if ok, wait := o.authn.Allow(acct); !ok {
-			w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
-			keys.WriteJSONError(w, http.StatusTooManyRequests, "rate limit exceeded")
+			keys.RateLimited(w, wait)
 			return
 		}
 		ctx := context.WithValue(caller.WithAccount(r.Context(), acct), expiryKey{}, exp)

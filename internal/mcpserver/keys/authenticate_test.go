@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"golang.org/x/crypto/bcrypt"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -41,6 +42,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 )
 
 func TestDummyHashCostsWhatARealOneDoes(t *testing.T) {
@@ -462,7 +464,7 @@ func TestATokenOfASharedServiceNameReachesOnlyItsOwnAccount(t *testing.T) {
 	compared, _ := c.countComparisons()
 	var got *catalog.Account
 	handler := c.a.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		got = auth.TokenInfoFromContext(r.Context()).Extra["account"].(*catalog.Account)
+		got = caller.Of(&mcp.RequestExtra{TokenInfo: auth.TokenInfoFromContext(r.Context())})
 	}))
 	as := func(tok string) string {
 		got = nil

@@ -28,6 +28,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 )
 
 // identity are the fields of catalog.Account that say who an account is and not
@@ -104,7 +105,7 @@ type lister struct {
 
 func (l *lister) handle(_ context.Context, _ string, req mcp.Request) (mcp.Result, error) {
 	l.calls++
-	acct, _ := req.GetExtra().TokenInfo.Extra["account"].(*catalog.Account)
+	acct := caller.Of(req.GetExtra())
 	out := &mcp.ListToolsResult{Tools: []*mcp.Tool{}}
 	for _, name := range l.tools {
 		for _, g := range acct.Permissions.Tools {

@@ -34,6 +34,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 )
 
 // directServer is a go-sdk server of the stateless revision with the cache in its
@@ -68,7 +69,7 @@ func newDirectServer(t *testing.T) *directServer {
 			if !ok {
 				return res, err
 			}
-			acct, _ := req.GetExtra().TokenInfo.Extra["account"].(*catalog.Account)
+			acct := caller.Of(req.GetExtra())
 			own := *l
 			own.Tools = nil
 			for _, tl := range l.Tools {

@@ -59,9 +59,10 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
-// serveRecorded starts a server whose clients acting as accounts, and the manager's
-// client it asks SubjectAccessReviews with, record their requests to the API server.
-func serveRecorded(t *testing.T) (string, *apiLog) {
+// serveRecorded starts a server (with opts) whose clients acting as accounts, and the
+// manager's client it asks SubjectAccessReviews with, record their requests to the API
+// server as they send them.
+func serveRecorded(t *testing.T, opts mcpserver.Options) (string, *apiLog) {
 	t.Helper()
 	log := &apiLog{}
 	cluster := managerCluster
@@ -75,7 +76,7 @@ func serveRecorded(t *testing.T) (string, *apiLog) {
 	cluster.Connection.Manager = mc
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	u, err := startServerWith(ctx, store, mcpserver.Options{}, cluster)
+	u, err := startServerWith(ctx, store, opts, cluster)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,7 +89,7 @@ func serveRecorded(t *testing.T) (string, *apiLog) {
 // its name taken reads the instance once to see whether the key made it.
 func TestEntityCreateIsOneRequestAsTheAccount(t *testing.T) {
 	g := NewWithT(t)
-	url, log := serveRecorded(t)
+	url, log := serveRecorded(t, mcpserver.Options{})
 	cs := connect(t, url, token, nil)
 	const path = "/apis/zorp.sandbar.dev/v1/namespaces/default/spaceboots"
 	const as = " as system:serviceaccount:default:claude"

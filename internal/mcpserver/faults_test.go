@@ -88,15 +88,24 @@ func TestUnreachableAPIServerIsSaidSo(t *testing.T) {
 // A client that cancels a call stops its work; the server goes on serving.
 func TestCancelledCallStopsItsWork(t *testing.T) {
 	g := NewWithT(t)
-	cs := connect(t, serve(t, mcpserver.Options{CallTimeout: time.Minute}), token, nil)
+	url, log := serveRecorded(t, mcpserver.Options{CallTimeout: time.Minute})
+	cs := connect(t, url, token, nil)
 	listTools(t, cs)
 	holdAPIServer(t)
+	log.take()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
 		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "sandbar_entity_find", Arguments: map[string]any{"class": "zorp/SpaceBoot"}})
 		done <- err
 	}()
+	// Cancelled once its work is under way: its list of instances has left for the
+	// held API server (cancelled before the server has the call, it counts nothing).
+	var sent []string
+	g.Eventually(func() []string {
+		sent = append(sent, log.take()...)
+		return sent
+	}).WithTimeout(timeout).WithPolling(poll).Should(ContainElement(ContainSubstring("/spaceboots")))
 	cancelled := func() float64 {
 		families, err := metrics.Registry.Gather()
 		g.Expect(err).NotTo(HaveOccurred())

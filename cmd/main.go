@@ -86,7 +86,7 @@ func run() int {
 		LeaseDuration:           &s.lease.duration,
 		RenewDeadline:           &s.lease.renewDeadline,
 		RetryPeriod:             &s.lease.retryPeriod,
-		// A replica that stops (a rolling restart) hands the s.lease over at once: the
+		// A replica that stops (a rolling restart) hands the lease over at once: the
 		// next leader takes up reconciliation and tasks without waiting for it to
 		// expire. run returns right after the manager stops, as this needs.
 		LeaderElectionReleaseOnCancel: true,

@@ -99,7 +99,7 @@ test-mcp-shard-%:
 	$(TEST_ENV) go test $(GO_TEST_FLAGS) -run "$$(hack/test-shard.sh internal/mcpserver $* $(MCP_SHARDS))" ./internal/mcpserver/
 
 .PHONY: test-repeat-mcp
-test-repeat-mcp: envtest-assets ts-client ## Run the MCP server's control-plane suite twice in each shard's process (-count=2; about 13 minutes, not in make test, which runs it once).
+test-repeat-mcp: envtest-assets ts-client ## Run the MCP server's control-plane suite twice in each shard's process (-count=2; about 16 minutes, not in make test, which runs it once).
 	$(MAKE) --no-print-directory -j $(MCP_SHARDS) --output-sync=target $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS))) GO_TEST_FLAGS="-count=2 -race -timeout 40m"
 
 # UNIT_PACKAGES are the packages whose tests need only Go.

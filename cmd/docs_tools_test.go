@@ -21,9 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -155,93 +153,6 @@ func argRows(b *strings.Builder, prefix string, s *jsonschema.Schema) {
 			argRows(b, prefix+k+"[].", p.Items)
 		}
 	}
-}
-
-func argType(s *jsonschema.Schema) string {
-	t := s.Type
-	if t == "" && len(s.Types) > 0 {
-		t = strings.Join(s.Types, " or ")
-	}
-	switch {
-	case t == "array" && s.Items != nil:
-		return "[]" + argType(s.Items)
-	case t == "" && len(s.Enum) > 0:
-		// An enum without a type: its values say it.
-		if _, ok := s.Enum[0].(string); ok {
-			return "string"
-		}
-		return "any"
-	case t == "":
-		return "any"
-	}
-	return t
-}
-
-// schemaChecks is what a schema holds besides its type: an argument's, a chart value's.
-func schemaChecks(s *jsonschema.Schema) string {
-	if s == nil {
-		return ""
-	}
-	var out []string
-	if len(s.Enum) > 0 {
-		var vals []string
-		for _, v := range s.Enum {
-			vals = append(vals, "`"+jsonText(v)+"`")
-		}
-		out = append(out, "one of "+strings.Join(vals, ", "))
-	}
-	num := func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
-	if s.Minimum != nil {
-		out = append(out, "minimum "+num(*s.Minimum))
-	}
-	if s.Maximum != nil {
-		out = append(out, "maximum "+num(*s.Maximum))
-	}
-	if s.MaxItems != nil {
-		out = append(out, fmt.Sprintf("at most %d items", *s.MaxItems))
-	}
-	switch {
-	case s.MinLength == nil:
-	case *s.MinLength == 1:
-		out = append(out, "not empty")
-	default:
-		out = append(out, fmt.Sprintf("at least %d characters", *s.MinLength))
-	}
-	if s.MaxLength != nil {
-		out = append(out, fmt.Sprintf("at most %d characters", *s.MaxLength))
-	}
-	if s.Pattern != "" {
-		out = append(out, "pattern "+code(s.Pattern))
-	}
-	if s.Format != "" {
-		out = append(out, "format "+s.Format)
-	}
-	if s.Default != nil {
-		out = append(out, "default `"+string(s.Default)+"`")
-	}
-	if len(s.Required) > 0 {
-		out = append(out, "requires "+strings.Join(s.Required, ", "))
-	}
-	if alts := slices.Concat(s.AnyOf, s.OneOf); len(alts) > 0 {
-		var either []string
-		for _, alt := range alts {
-			if alt.Const != nil {
-				either = append(either, "exactly "+jsonText(*alt.Const))
-			} else if c := schemaChecks(alt); c != "" {
-				either = append(either, c)
-			}
-		}
-		out = append(out, strings.Join(either, " or "))
-	}
-	if s.Items != nil {
-		if c := schemaChecks(s.Items); c != "" && len(s.Items.Properties) == 0 {
-			out = append(out, "each item: "+c)
-		}
-	}
-	if s.AdditionalProperties != nil && s.AdditionalProperties.Not != nil && len(s.Properties) > 0 {
-		out = append(out, "no other keys")
-	}
-	return strings.Join(out, "; ")
 }
 
 func sortedKeys[V any](m map[string]V) []string {

@@ -68,11 +68,15 @@ func renderTools(defs []*tool.Def) string {
 	b.WriteString("  as an MCP task (a WorkflowProcess); the others are `forbidden`.\n")
 	b.WriteString("- **Granted by name**: no glob in an account's `spec.permissions.tools` grants the tool, not even\n")
 	b.WriteString("  `*`; the list must name it, and a read-only account never has it.\n")
+	b.WriteString("- **Core**: in the `core` toolset, which `tools/list` shows an account that names no\n")
+	b.WriteString("  `spec.toolsets`; *in place of classes*: listed in it only to an account not served every per-class\n")
+	b.WriteString("  tool. Every verb is in the toolset of its group (`sandbar_<group>_*`) and in `all`; an account may\n")
+	b.WriteString("  call any verb its permissions allow, listed or not.\n")
 	b.WriteString("- **Read-only tools** take `resultContinue`, the token of a result's next part when a result was\n")
 	b.WriteString("  cut at `--max-result-bytes`.\n\n")
 
-	b.WriteString("| tool | title | read-only | destructive | idempotent | task | granted by name |\n")
-	b.WriteString("|---|---|---|---|---|---|---|\n")
+	b.WriteString("| tool | title | read-only | destructive | idempotent | task | granted by name | core |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|\n")
 	yes := func(v bool) string {
 		if v {
 			return "yes"
@@ -85,8 +89,12 @@ func renderTools(defs []*tool.Def) string {
 		if d.LongRunning {
 			task = "optional"
 		}
-		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s | %s | %s | %s |\n", name, anchor(name), cell(d.Title),
-			yes(d.ReadOnly), yes(d.Destructive), yes(d.Idempotent), task, yes(d.Explicit))
+		core := yes(d.Core)
+		if d.InPlaceOfClasses {
+			core = "in place of classes"
+		}
+		fmt.Fprintf(&b, "| [`%s`](#%s) | %s | %s | %s | %s | %s | %s | %s |\n", name, anchor(name), cell(d.Title),
+			yes(d.ReadOnly), yes(d.Destructive), yes(d.Idempotent), task, yes(d.Explicit), core)
 	}
 
 	group := ""

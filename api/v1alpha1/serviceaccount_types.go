@@ -116,13 +116,29 @@ type ServiceAccountSpec struct {
 	// as many tools as the strictest of them takes (cursor 40, vscode 128, claude-ai
 	// and claude-desktop 256; the others declare no limit): past it, the operational
 	// verbs, which take the class as an argument, instead of one tool per class.
-	// When empty, the manager's --default-max-tools (chart value
-	// clientLimits.defaultMaxTools) applies.
+	// When empty, each client gets the limit of the client it says it is (its
+	// clientInfo name), and a client that says none of these the manager's
+	// --default-max-tools (chart value clientLimits.defaultMaxTools).
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=16
 	// +kubebuilder:validation:items:Enum=claude-ai;claude-desktop;claude-code;codex;cursor;vscode;mcp-inspector
 	Clients []string `json:"clients,omitempty"`
+
+	// toolsets are the groups of operational verbs tools/list shows the account,
+	// beside its per-class tools: core (find, describe, update, delete, start and
+	// move a process, the task tools; and, where per-class tools are not served,
+	// the generic create with the verb that gives a class's create schema), a verb
+	// group by name (schema, class, types, property, codec, entity, tasks,
+	// validation, project, workflow: the tools named sandbar_<group>_*), or all.
+	// When empty, core. A verb that an entry of spec.permissions.tools other than
+	// "*" allows is listed too. Toolsets choose what is listed, not what is allowed:
+	// the account may still call any tool its permissions allow by name.
+	// +optional
+	// +listType=set
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:Enum=core;all;schema;class;types;property;codec;entity;tasks;validation;project;workflow
+	Toolsets []string `json:"toolsets,omitempty"`
 
 	// maxTools is the most tools the account is served, whatever its clients.
 	// +optional
@@ -154,6 +170,7 @@ type ServiceAccountStatus struct {
 // +kubebuilder:printcolumn:name="Active",type=boolean,JSONPath=`.spec.active`
 // +kubebuilder:printcolumn:name="Acts as",type=string,priority=1,JSONPath=`.spec.serviceAccountName`
 // +kubebuilder:printcolumn:name="Read-only",type=boolean,priority=1,JSONPath=`.spec.permissions.readOnly`
+// +kubebuilder:printcolumn:name="Toolsets",type=string,priority=1,JSONPath=`.spec.toolsets`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
 // +kubebuilder:printcolumn:name="Reason",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].reason`
 // +kubebuilder:printcolumn:name="Clients",type=string,JSONPath=`.status.conditions[?(@.type=="ClientLimits")].reason`

@@ -520,6 +520,11 @@ func (in *ServiceAccountSpec) DeepCopyInto(out *ServiceAccountSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.Toolsets != nil {
+		in, out := &in.Toolsets, &out.Toolsets
+		*out = make([]string, len(*in))
+		copy(*out, *in)
+	}
 	if in.MaxTools != nil {
 		in, out := &in.MaxTools, &out.MaxTools
 		*out = new(int32)

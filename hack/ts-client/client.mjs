@@ -16,7 +16,7 @@ import { CreateTaskResultSchema, LATEST_PROTOCOL_VERSION } from "@modelcontextpr
 import { check, refusedToken, run, textOf } from "./check.mjs";
 
 const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
-const REQUIRED_TOOLS = ["sandbar_entity_create", CLASS_TOOL];
+const REQUIRED_TOOLS = ["sandbar_entity_find", CLASS_TOOL];
 const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const REALM = 'realm="sandbar-mcp"';
 

@@ -69,7 +69,7 @@ async function main() {
     step = "tools/list";
     const tools = (await client.listTools()).tools.map((t) => t.name);
     seen.tools = tools.length;
-    for (const want of [CLASS_TOOL, EXPORT_TOOL]) {
+    for (const want of [CLASS_TOOL, "sandbar_entity_find"]) {
       check(tools.includes(want), `tool ${want} is not listed; got ${JSON.stringify(tools)}`);
     }
 

@@ -586,6 +586,7 @@ func AccountOf(sa *metav1alpha1.ServiceAccount, defaultServiceAccount string) *A
 		Ready:              meta.IsStatusConditionTrue(sa.Status.Conditions, metav1alpha1.ConditionReady),
 		Permissions:        sa.Spec.Permissions,
 		Clients:            sa.Spec.Clients,
+		Toolsets:           sa.Spec.Toolsets,
 	}
 	if sa.Spec.MaxTools != nil {
 		a.MaxTools = int(*sa.Spec.MaxTools)

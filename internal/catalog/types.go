@@ -176,6 +176,8 @@ type Account struct {
 	// (0: as its clients take).
 	Clients  []string
 	MaxTools int
+	// Toolsets are the groups of verbs tools/list shows it (empty: core).
+	Toolsets []string
 }
 
 // Snapshot is one immutable version of the catalog. Never modify a snapshot that has

@@ -37,13 +37,16 @@ func TestChartPassesClientLimitsToTheManager(t *testing.T) {
 		To(ContainElements("--client-tool-prefix=mcp__acme__", "--default-max-tools=128",
 			"--max-result-bytes=1048576", "--max-result-items=0"))
 
-	// The bootstrap account declares its clients.
-	out := renderChart(t, "--set", "bootstrap.enabled=true", "--set", "bootstrap.clients={cursor,claude-code}")
+	// The bootstrap account declares its clients and toolsets.
+	out := renderChart(t, "--set", "bootstrap.enabled=true", "--set", "bootstrap.clients={cursor,claude-code}",
+		"--set", "bootstrap.toolsets={core,project}")
 	var admin metav1alpha1.ServiceAccount
 	g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
 		find(t, decode(t, out), "ServiceAccount.meta.sandbar.dev sandbar-system/admin").Object, &admin)).To(Succeed())
 	g.Expect(admin.Spec.Clients).To(Equal([]string{"cursor", "claude-code"}))
-	chartRefuses(t, "--set", "bootstrap.clients={netscape}") // an unknown client
+	g.Expect(admin.Spec.Toolsets).To(Equal([]string{"core", "project"}))
+	chartRefuses(t, "--set", "bootstrap.clients={netscape}")    // an unknown client
+	chartRefuses(t, "--set", "bootstrap.toolsets={everything}") // an unknown toolset
 	g.Expect(chartRefuses(t, "--set", "clientLimits.defaultMaxTools=-1")).To(ContainSubstring("/clientLimits/defaultMaxTools"), "a negative limit")
 	g.Expect(chartRefuses(t, "--set", "clientLimits.maxResultBytes=100")).To(ContainSubstring("/clientLimits/maxResultBytes"),
 		"a byte bound smaller than one item")

@@ -81,7 +81,8 @@ func newPlanner(opts Options, env *verbs.Env) (*planner, error) {
 
 func (p *planner) entry(d *tool.Def, snap *catalog.Snapshot) entry {
 	t := d.Tool(p.opts.NameStyle, snap)
-	info := tool.Info{Canonical: d.Canonical(), ReadOnly: d.ReadOnly, LongRunning: d.LongRunning, Explicit: d.Explicit}
+	info := tool.Info{Canonical: d.Canonical(), ReadOnly: d.ReadOnly, LongRunning: d.LongRunning, Explicit: d.Explicit,
+		Core: d.Core, InPlaceOfClasses: d.InPlaceOfClasses}
 	if d.PerAccount() {
 		info.Schema = func(acct *catalog.Account) any { return d.InputSchemaFor(snap, acct) }
 	}
@@ -186,7 +187,7 @@ func (c *ClientCheck) Account(snap *catalog.Snapshot, acct *catalog.Account) cat
 	for _, e := range entries {
 		table[e.tool.Name] = e.info
 	}
-	b := authorize.Plan(acct, table, len(withheld) > 0, c.plan.opts.DefaultMaxTools)
+	b := authorize.Plan(acct, "", table, len(withheld) > 0, c.plan.opts.DefaultMaxTools)
 	reason := metav1alpha1.ReasonWithinClientLimits
 	if !b.Fits() {
 		reason = metav1alpha1.ReasonTooManyTools

@@ -25,6 +25,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -151,18 +152,15 @@ func TestClassesWithinClientLimitsSayHowTheirToolMeasures(t *testing.T) {
 	g.Expect(cond.Message).To(ContainSubstring("sandbar_class_zorp_SpaceBoot fits every client"))
 }
 
-// An account whose client takes fewer tools than the per-class tools would bring is
-// served the operational verbs instead, in tools/list and tools/call alike, and its
-// status says so; an account that declares no such client keeps the per-class tools.
-func TestAccountOfCursorPastItsToolLimitIsServedOperationalVerbs(t *testing.T) {
+// toolAccount creates an account in a namespace of its own that may edit instances
+// there, and answers it with its token once it is ready.
+func toolAccount(t *testing.T, prefix string, spec metav1alpha1.ServiceAccountSpec) (*metav1alpha1.ServiceAccount, string) {
+	t.Helper()
 	g := NewWithT(t)
 	ctx := context.Background()
-	// The 40 operational verbs are as many as Cursor takes; the samples' four concrete
-	// classes would push the account past it.
-	ns, name := unique("cursor"), unique("cursor")
-	sa := &metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: metav1alpha1.ServiceAccountSpec{ServiceName: name, ServiceAccountName: "agent",
-			APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: name + "-key"}, Clients: []string{"cursor", "claude-code"}}}
+	ns, name := unique(prefix), unique(prefix)
+	spec.ServiceName, spec.ServiceAccountName, spec.APIKeySecretRef = name, "agent", metav1alpha1.SecretKeyRef{Name: name + "-key"}
+	sa := &metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}, Spec: spec}
 	objs := []client.Object{
 		&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}},
 		&corev1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "agent"}},
@@ -175,7 +173,33 @@ func TestAccountOfCursorPastItsToolLimitIsServedOperationalVerbs(t *testing.T) {
 		g.Expect(k8s.Create(ctx, o)).To(Succeed())
 	}
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), objs[0]) })
-	tok := issueWhenReady(t, ns, name)
+	return sa, issueWhenReady(t, ns, name)
+}
+
+// connectNamed is a go-sdk client that names itself name in initialize.
+func connectNamed(t *testing.T, tok, name string) *mcp.ClientSession {
+	t.Helper()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: name, Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: mcpURL, HTTPClient: &http.Client{Transport: testenv.Bearer{Token: tok}}, MaxRetries: -1},
+		&mcp.ClientSessionOptions{ProtocolVersion: sessionRevision})
+	if err != nil {
+		t.Fatalf("connecting as %s: %v", name, err)
+	}
+	t.Cleanup(func() { _ = cs.Close() })
+	return cs
+}
+
+// An account past the most tools its clients take is listed the core verbs with the
+// generic create and the verb that gives a class's create schema, in place of the
+// per-class tools: a client learns a class's arguments in one call and creates with
+// them; the per-class tool, called anyway, says what to call instead.
+func TestAccountPastItsToolLimitIsServedACreateSchemaInPlaceOfClassTools(t *testing.T) {
+	g := NewWithT(t)
+	// The nine verbs of the core toolset it may call (no glob grants
+	// sandbar_entity_delete) and the samples' four classes are thirteen tools.
+	limit := int32(12)
+	sa, tok := toolAccount(t, "narrow", metav1alpha1.ServiceAccountSpec{MaxTools: &limit})
+	ns := sa.Namespace
 
 	var cond *metav1.Condition
 	g.Eventually(func() string {
@@ -183,29 +207,83 @@ func TestAccountOfCursorPastItsToolLimitIsServedOperationalVerbs(t *testing.T) {
 		return cond.Reason
 	}).WithTimeout(timeout).WithPolling(poll).Should(Equal(metav1alpha1.ReasonTooManyTools))
 	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-	g.Expect(cond.Message).To(And(MatchRegexp(`would see (4[1-9]|[5-9]\d|\d{3,}) tools, more than the 40 its clients take \(cursor\)`),
-		ContainSubstring("served 40 tools"), ContainSubstring("operational verbs")))
+	g.Expect(cond.Message).To(And(ContainSubstring("would see 13 tools, more than the 12 its clients take (spec.maxTools)"),
+		ContainSubstring("served 11 tools"), ContainSubstring("may be called by name")))
 
 	cs := connect(t, mcpURL, tok, nil)
 	tools := listTools(t, cs)
-	g.Expect(tools).To(HaveLen(40))
-	g.Expect(tools).To(HaveKey("sandbar_entity_create"))
+	g.Expect(tools).To(HaveLen(11))
+	g.Expect(tools).To(And(HaveKey("sandbar_entity_create"), HaveKey("sandbar_entity_schema"), HaveKey("sandbar_entity_find")))
 	g.Expect(tools).NotTo(HaveKey("sandbar_class_zorp_SpaceBoot"))
-	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Cursor", "metadata": map[string]any{"name": unique("cursor")}})
+	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Narrow", "metadata": map[string]any{"name": unique("narrow")}})
 	g.Expect(res.IsError).To(BeTrue())
 	g.Expect(text(res)).To(And(ContainSubstring("not served to this account"), ContainSubstring("sandbar_entity_create"),
 		ContainSubstring(`"zorp/SpaceBoot"`)))
 	g.Expect(boots(t, ns)).To(BeEmpty(), "nothing was created")
-	res = callTool(t, cs, "sandbar_entity_create", map[string]any{"class": "zorp/SpaceBoot",
-		"attributes": map[string]any{"name": "Cursor"}, "metadata": map[string]any{"name": unique("cursor")}})
+
+	res = callTool(t, cs, "sandbar_entity_schema", map[string]any{"class": "zorp/SpaceBoot"})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	var learned struct {
+		Tool        string `json:"tool"`
+		InputSchema struct {
+			Properties struct {
+				Attributes struct {
+					Properties map[string]any `json:"properties"`
+					Required   []string       `json:"required"`
+				} `json:"attributes"`
+			} `json:"properties"`
+		} `json:"inputSchema"`
+	}
+	g.Expect(json.Unmarshal([]byte(text(res)), &learned)).To(Succeed())
+	g.Expect(learned.Tool).To(Equal("sandbar_entity_create"))
+	g.Expect(learned.InputSchema.Properties.Attributes.Required).To(Equal([]string{"name"}))
+	g.Expect(learned.InputSchema.Properties.Attributes.Properties).To(HaveKey("vacuumRated"))
+	res = callTool(t, cs, learned.Tool, map[string]any{"class": "zorp/SpaceBoot",
+		"attributes": map[string]any{"name": "Narrow", "vacuumRated": true}, "metadata": map[string]any{"name": unique("narrow")}})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 	g.Expect(boots(t, ns)).To(HaveLen(1))
 
-	// The sample account declares no clients, and the suite's default is no limit.
-	g.Expect(listTools(t, connect(t, mcpURL, token, nil))).To(HaveKey("sandbar_class_zorp_SpaceBoot"))
-	claude := &metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude"}}
-	g.Expect(clientLimits(t, claude, func() []metav1.Condition { return claude.Status.Conditions }).Reason).
-		To(Equal(metav1alpha1.ReasonWithinClientLimits))
+	// A verb its toolsets do not list is still called by name.
+	res = callTool(t, cs, "sandbar_class_required-slots", map[string]any{"class": "zorp/SpaceBoot"})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+}
+
+// An account that declares no clients is listed as many tools as the client it uses
+// takes, as the client names itself in initialize: every verb and every class's tool
+// for Claude Code and VS Code, the verbs alone (the classes through the generic
+// create) for Cursor, whose 40 they would exceed. What the account declares wins.
+func TestToolLimitFollowsTheClientThatAsks(t *testing.T) {
+	g := NewWithT(t)
+	// Every verb a glob grants (41) and the samples' four classes: more than Cursor's 40.
+	_, tok := toolAccount(t, "named", metav1alpha1.ServiceAccountSpec{Toolsets: []string{"all"}})
+	for name, perClass := range map[string]bool{"claude-code": true, "Visual Studio Code": true, "cursor-vscode": false, "sandbar-test": true} {
+		tools := listTools(t, connectNamed(t, tok, name))
+		if perClass {
+			g.Expect(tools).To(HaveKey("sandbar_class_zorp_SpaceBoot"), "%s takes every tool", name)
+			continue
+		}
+		g.Expect(tools).NotTo(HaveKey("sandbar_class_zorp_SpaceBoot"), "%s takes at most 40 tools", name)
+		g.Expect(tools).To(HaveKey("sandbar_entity_schema"))
+		cs := connectNamed(t, tok, name)
+		res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Cursor"})
+		g.Expect(text(res)).To(ContainSubstring("more than the 40 its clients take (cursor, as the client names itself)"))
+	}
+
+	// An account for Claude Code alone is listed every tool, whatever the client says.
+	_, tok = toolAccount(t, "declared", metav1alpha1.ServiceAccountSpec{Toolsets: []string{"all"}, Clients: []string{"claude-code"}})
+	g.Expect(listTools(t, connectNamed(t, tok, "cursor-vscode"))).To(HaveKey("sandbar_class_zorp_SpaceBoot"))
+
+	// An account as config/samples declares one (no toolsets, no clients): the core
+	// verbs and every class's tool, for every client.
+	plain, tok := toolAccount(t, "plain", metav1alpha1.ServiceAccountSpec{})
+	for _, name := range []string{"cursor-vscode", "sandbar-test"} {
+		tools := listTools(t, connectNamed(t, tok, name))
+		g.Expect(tools).To(And(HaveKey("sandbar_class_zorp_SpaceBoot"), HaveKey("sandbar_entity_find"),
+			Not(HaveKey("sandbar_schema_classes")), Not(HaveKey("sandbar_entity_create"))), name)
+	}
+	g.Eventually(func() string {
+		return clientLimits(t, plain, func() []metav1.Condition { return plain.Status.Conditions }).Reason
+	}).WithTimeout(timeout).WithPolling(poll).Should(Equal(metav1alpha1.ReasonWithinClientLimits))
 }
 
 // The clients a ServiceAccount may declare are the clients whose limits the server knows.

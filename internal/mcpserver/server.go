@@ -115,7 +115,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{opts: opts, store: store, informers: cl.Informers, fingerprints: map[string]string{},
-		lists: ahead.NewListCache(ahead.MaxEntries, ahead.MaxBytes)}
+		lists: ahead.NewListCache(ahead.MaxEntries, ahead.MaxBytes, tool.ClientOf)}
 	var err error
 	var anonymous *catalog.Account
 	if opts.NoAuth {

@@ -23,12 +23,15 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 	"golang.org/x/crypto/bcrypt"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -36,6 +39,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/controllers"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -186,6 +190,14 @@ func run(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
+	// The suite's sample account lists every verb (toolsets: all), as an admin's
+	// would, so that its tests see every verb in tools/list. The account as
+	// config/samples declares it (the core toolset) is TestToolLimitFollowsTheClientThatAsks's.
+	every := &metav1alpha1.ServiceAccount{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: "claude"}}
+	if err := k8s.Patch(ctx, every, client.RawPatch(types.MergePatchType, []byte(`{"spec":{"toolsets":["all"]}}`))); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
 	if token, err = apikey.Issue(ctx, k8s, "default", "claude"); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -193,7 +205,8 @@ func run(m *testing.M) int {
 	if err := waitFor(func() bool {
 		s := store.Load()
 		c, a := s.Classes["zorp.spaceboot"], s.Accounts["claude"]
-		return c != nil && c.Ready && c.InstanceAPI != nil && c.InstanceAPI.Established && a != nil && a.Ready
+		return c != nil && c.Ready && c.InstanceAPI != nil && c.InstanceAPI.Established && a != nil && a.Ready &&
+			slices.Equal(a.Toolsets, []string{"all"})
 	}); err != nil {
 		fmt.Fprintln(os.Stderr, "the samples did not become ready:", err)
 		return 1

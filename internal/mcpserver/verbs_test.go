@@ -124,6 +124,11 @@ func TestEveryVerbAnswers(t *testing.T) {
 		}, check: func(g Gomega, out map[string]any) {
 			g.Expect(out["valid"]).To(BeTrue())
 		}},
+		{verb: "sandbar_entity_schema", args: classArg("zorp/SpaceBoot"), check: func(g Gomega, out map[string]any) {
+			g.Expect(out["tool"]).To(Equal("sandbar_entity_create"))
+			g.Expect(out).To(HaveKeyWithValue("inputSchema", HaveKeyWithValue("properties",
+				HaveKeyWithValue("attributes", HaveKeyWithValue("required", Equal([]any{"name"}))))))
+		}},
 		{verb: "sandbar_class_describe", args: classArg("zorp/SpaceBoot"), check: func(g Gomega, out map[string]any) {
 			g.Expect(out["class"]).To(Equal("zorp/SpaceBoot"))
 			g.Expect(out["ancestors"]).To(ContainElement("zorp/Footwear"))

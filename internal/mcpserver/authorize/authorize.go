@@ -52,6 +52,11 @@ func MayCall(acct *catalog.Account, name string, info tool.Info) bool {
 	if globs == nil {
 		globs = []string{"*"}
 	}
+	return allows(globs, name, info)
+}
+
+// allows says whether one of the permission entries globs allows a served tool.
+func allows(globs []string, name string, info tool.Info) bool {
 	for _, g := range globs {
 		if info.Explicit {
 			if names(g, name, info.Canonical) {
@@ -158,7 +163,13 @@ type budgets struct {
 	withheld bool
 
 	mu        sync.Mutex
-	byAccount map[*catalog.Account]Budget
+	byAccount map[budgetKey]Budget
+}
+
+// budgetKey is an account and the known client (tool.ClientOf) it asks with.
+type budgetKey struct {
+	acct   *catalog.Account
+	client string
 }
 
 // maxBudgets bounds the cache of one table; past it the cache starts over.
@@ -170,40 +181,55 @@ func NewGuard(served *tool.Table, style tool.NameStyle, maxTools int) *Guard {
 	return &Guard{served: served, style: style, maxTools: maxTools}
 }
 
-// Budget is what the account is served of the tools served now.
-func (g *Guard) Budget(acct *catalog.Account) Budget {
+// Budget is what the account is served of the tools served now, asking as a client
+// (tool.ClientOf; "" for one that is not known).
+func (g *Guard) Budget(acct *catalog.Account, client string) Budget {
 	tools, withheld := g.served.All(), len(g.served.Withheld()) > 0
 	if acct == nil || acct.User != "" {
 		// OAuth users' accounts are made for each request: nothing to reuse.
-		return Plan(acct, tools, withheld, g.maxTools)
+		return Plan(acct, client, tools, withheld, g.maxTools)
 	}
 	id := reflect.ValueOf(tools).UnsafePointer()
 	c := g.budgets.Load()
 	if c == nil || c.tools != id || c.withheld != withheld {
-		c = &budgets{tools: id, withheld: withheld, byAccount: map[*catalog.Account]Budget{}}
+		c = &budgets{tools: id, withheld: withheld, byAccount: map[budgetKey]Budget{}}
 		g.budgets.Store(c)
 	}
+	k := budgetKey{acct: acct, client: client}
 	c.mu.Lock()
-	b, ok := c.byAccount[acct]
+	b, ok := c.byAccount[k]
 	c.mu.Unlock()
 	if ok {
 		return b
 	}
-	b = Plan(acct, tools, withheld, g.maxTools)
+	b = Plan(acct, client, tools, withheld, g.maxTools)
 	c.mu.Lock()
 	if len(c.byAccount) >= maxBudgets {
 		clear(c.byAccount)
 	}
-	c.byAccount[acct] = b
+	c.byAccount[k] = b
 	c.mu.Unlock()
 	return b
 }
 
-// May says whether the account may call the verb of a canonical name, as served now.
+// ClientOf is the known client a request comes from (tool.ClientOf of the name in
+// its clientInfo: the session's, or on 2026-07-28 the request's _meta), "" for none.
+func ClientOf(req mcp.Request) string {
+	if r, ok := req.(interface{ ClientInfo() *mcp.Implementation }); ok {
+		if info := r.ClientInfo(); info != nil {
+			return tool.ClientOf(info.Name)
+		}
+	}
+	return ""
+}
+
+// May says whether the account may call the verb of a canonical name, as served now
+// (to a client that is not known: which client asks changes only whether the
+// fallback verbs of a per-class tool surface are served).
 func (g *Guard) May(acct *catalog.Account, canonical string) bool {
 	name := tool.Encode(g.style, canonical)
 	info, ok := g.served.Lookup(name)
-	return ok && MayCall(acct, name, info) && g.Budget(acct).Shows(info)
+	return ok && MayCall(acct, name, info) && g.Budget(acct, "").Shows(info)
 }
 
 // Refusal is the JSON-RPC answer to a method the account's permissions do not allow,
@@ -232,8 +258,8 @@ func (g *Guard) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// list is the tools/list of next without the tools the caller may not call, each
-// with the schema the caller's permissions give it.
+// list is the tools/list of next without the tools the caller may not call or its
+// toolsets do not list, each with the schema the caller's permissions give it.
 func (g *Guard) list(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	res, err := next(ctx, method, req)
 	if err != nil {
@@ -243,10 +269,10 @@ func (g *Guard) list(ctx context.Context, method string, req mcp.Request, next m
 	list := res.(*mcp.ListToolsResult)
 	out := *list
 	out.Tools = list.Tools[:0:0]
-	budget := g.Budget(acct)
+	budget := g.Budget(acct, ClientOf(req))
 	for _, t := range list.Tools {
 		info, ok := g.served.Lookup(t.Name)
-		if !ok || !MayCall(acct, t.Name, info) || !budget.Shows(info) {
+		if !ok || !MayCall(acct, t.Name, info) || !budget.Lists(t.Name, info) {
 			continue
 		}
 		if info.Schema != nil {
@@ -279,7 +305,7 @@ func (g *Guard) refuse(method string, req mcp.Request) (mcp.Result, error) {
 			return tool.ErrorResult(fmt.Sprintf(
 				"forbidden: this account's permissions do not allow the tool %q (see tools/list for the tools it may call)", name)), nil
 		}
-		if budget := g.Budget(acct); !budget.Shows(info) {
+		if budget := g.Budget(acct, ClientOf(req)); !budget.Shows(info) {
 			tool.Count(name, "forbidden")
 			if info.Fallback {
 				return tool.ErrorResult(fmt.Sprintf("the tool %q is not served to this account: it is served each class's own create tool "+

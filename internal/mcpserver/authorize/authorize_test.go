@@ -17,6 +17,7 @@ limitations under the License.
 package authorize
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -111,25 +112,112 @@ func TestNamespace(t *testing.T) {
 func TestBudgetFollowsTheServedTableAndTheAccount(t *testing.T) {
 	var served tool.Table
 	g := NewGuard(&served, tool.StyleUnderscore, 3)
-	find := tool.Info{Canonical: "sandbar.entity.find", ReadOnly: true}
+	find := tool.Info{Canonical: "sandbar.entity.find", ReadOnly: true, Core: true}
 	perClass := func(class string) tool.Info {
 		return tool.Info{Canonical: "sandbar.zorp." + class + ".create", Class: "zorp." + class}
 	}
 	served.Replace(map[string]tool.Info{"sandbar_entity_find": find, "sandbar_zorp_a_create": perClass("a")}, nil)
 	acct := account(metav1alpha1.Permissions{})
-	if b := g.Budget(acct); b.Over || b.Would != 2 {
+	if b := g.Budget(acct, ""); b.Over || b.Would != 2 {
 		t.Fatalf("two tools under a limit of 3: %+v", b)
 	}
-	if b := g.Budget(acct); b.Over || b.Would != 2 {
+	if b := g.Budget(acct, ""); b.Over || b.Would != 2 {
 		t.Fatalf("asked again: %+v", b)
 	}
 	served.Replace(map[string]tool.Info{"sandbar_entity_find": find, "sandbar_zorp_a_create": perClass("a"),
 		"sandbar_zorp_b_create": perClass("b"), "sandbar_zorp_c_create": perClass("c")}, nil)
-	if b := g.Budget(acct); !b.Over || b.Would != 4 {
+	if b := g.Budget(acct, ""); !b.Over || b.Would != 4 {
 		t.Errorf("after two classes were added the account would see 4 tools, over its 3: %+v", b)
 	}
 	narrow := account(metav1alpha1.Permissions{Tools: []string{"sandbar_entity_*"}})
-	if b := g.Budget(narrow); b.Over || b.Would != 1 {
+	if b := g.Budget(narrow, ""); b.Over || b.Would != 1 {
 		t.Errorf("the account's new permissions allow one tool: %+v", b)
+	}
+}
+
+// Toolsets choose what tools/list shows, never what may be called: the core toolset
+// lists its verbs and every class's tool, and lists the generic create and the create
+// schema only where the per-class tools are not all served; a named group lists its
+// verbs; all lists every verb.
+func TestToolsetsChooseWhatIsListedNotWhatMayBeCalled(t *testing.T) {
+	tools := map[string]tool.Info{
+		"sandbar_entity_find":    {Canonical: "sandbar.entity.find", ReadOnly: true, Core: true},
+		"sandbar_entity_create":  {Canonical: "sandbar.entity.create", Core: true, InPlaceOfClasses: true},
+		"sandbar_entity_schema":  {Canonical: "sandbar.entity.schema", ReadOnly: true, Core: true, InPlaceOfClasses: true},
+		"sandbar_schema_classes": {Canonical: "sandbar.schema.classes", ReadOnly: true},
+		"sandbar_project_export": {Canonical: "sandbar.project.export", ReadOnly: true},
+		"sandbar_class_zorp_A":   {Canonical: "sandbar.class.zorp.A", Class: "zorp.a"},
+		"sandbar_class_zorp_B":   {Canonical: "sandbar.class.zorp.B", Class: "zorp.b"},
+	}
+	listed := func(b Budget) []string {
+		var out []string
+		for name, info := range tools {
+			if b.Lists(name, info) {
+				out = append(out, name)
+			}
+		}
+		slices.Sort(out)
+		return out
+	}
+	acct := account(metav1alpha1.Permissions{})
+	b := Plan(acct, "", tools, false, 0)
+	if got := listed(b); !slices.Equal(got, []string{"sandbar_class_zorp_A", "sandbar_class_zorp_B", "sandbar_entity_find"}) {
+		t.Errorf("the core toolset lists %v", got)
+	}
+	if !b.Shows(tools["sandbar_schema_classes"]) || !b.Shows(tools["sandbar_entity_create"]) {
+		t.Error("a verb the toolsets do not list may still be called")
+	}
+	if !strings.Contains(b.Describe(), "2 more tools its permissions allow are not listed (toolsets: core)") {
+		t.Errorf("the status says what is not listed: %s", b.Describe())
+	}
+
+	// Past the limit (2, from spec.maxTools): the core verbs and the two in place of the classes.
+	acct.MaxTools = 2
+	b = Plan(acct, "", tools, false, 0)
+	if got := listed(b); !b.Over || !slices.Equal(got, []string{"sandbar_entity_create", "sandbar_entity_find", "sandbar_entity_schema"}) {
+		t.Errorf("past its limit the account is listed %v (%+v)", got, b)
+	}
+	// A class withheld from every client: the create and its schema are listed beside the classes.
+	acct.MaxTools = 0
+	b = Plan(acct, "", tools, true, 0)
+	if got := listed(b); len(got) != 5 || !slices.Contains(got, "sandbar_entity_schema") {
+		t.Errorf("with a class withheld the account is listed %v", got)
+	}
+
+	acct.Toolsets = []string{"project", "core"}
+	if got := listed(Plan(acct, "", tools, false, 0)); !slices.Contains(got, "sandbar_project_export") || slices.Contains(got, "sandbar_schema_classes") {
+		t.Errorf("toolsets core and project list %v", got)
+	}
+	acct.Toolsets = []string{"all"}
+	if got := listed(Plan(acct, "", tools, false, 0)); len(got) != len(tools) {
+		t.Errorf("toolset all lists %v, not every tool", got)
+	}
+	// Permissions that name tools more narrowly than "*" list what they allow.
+	named := account(metav1alpha1.Permissions{Tools: []string{"*", "sandbar_project_*"}})
+	if got := listed(Plan(named, "", tools, false, 0)); !slices.Contains(got, "sandbar_project_export") || slices.Contains(got, "sandbar_schema_classes") {
+		t.Errorf("permissions naming sandbar_project_* list %v", got)
+	}
+	acct.Toolsets = []string{"schema"}
+	if got := listed(Plan(acct, "", tools, false, 0)); !slices.Equal(got, []string{"sandbar_class_zorp_A", "sandbar_class_zorp_B", "sandbar_schema_classes"}) {
+		t.Errorf("toolset schema lists %v", got)
+	}
+}
+
+// The guard keeps a budget per account and client: the same account is listed
+// every class's tool by a client with no limit and none by one whose limit they exceed.
+func TestBudgetFollowsTheClientThatAsks(t *testing.T) {
+	var served tool.Table
+	g := NewGuard(&served, tool.StyleUnderscore, 0)
+	served.Replace(map[string]tool.Info{"sandbar_entity_find": {Canonical: "sandbar.entity.find", ReadOnly: true, Core: true},
+		"sandbar_class_zorp_A": {Canonical: "sandbar.class.zorp.A", Class: "zorp.a"}}, nil)
+	acct := account(metav1alpha1.Permissions{})
+	acct.MaxTools = 0
+	if b := g.Budget(acct, "claude-code"); b.Over || b.Limit != 0 {
+		t.Errorf("claude-code takes every tool: %+v", b)
+	}
+	// A limit of one tool (as no known client has) through spec.maxTools, then back.
+	acct.MaxTools = 1
+	if b := g.Budget(acct, "cursor"); !b.Over || b.Client != "spec.maxTools" {
+		t.Errorf("spec.maxTools wins over the client's name: %+v", b)
 	}
 }

@@ -18,65 +18,91 @@ package authorize
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
 // Budget is what an account is served of a tool table, against the most tools its
-// clients take (tool.ToolLimit). The MCP server serves by it, and the ServiceAccount
-// reconciler reports it, from the same function (Plan).
+// clients take (tool.ToolLimit), and what tools/list shows it of that (its toolsets,
+// tool.Listed). The MCP server serves by it, and the ServiceAccount reconciler
+// reports it, from the same function (Plan).
 type Budget struct {
-	// Would is how many tools the account would see with its per-class tools, and
-	// PerClass how many of those are per-class tools.
+	// Would is how many tools the account would be listed with its per-class tools,
+	// and PerClass how many of those are per-class tools.
 	Would, PerClass int
-	// Limit is the most tools its clients take (0: no limit), from Client (a client's
-	// name, "spec.maxTools" or "default").
+	// Limit is the most tools its clients take (0: no limit), from Client (where the
+	// limit comes from: "spec.maxTools", a client's name, or "default").
 	Limit  int
 	Client string
 	// Over: the per-class tools would push the account past its limit, so it is
 	// served the operational verbs (which take the class as an argument) instead.
 	Over bool
-	// Served is how many tools it sees.
+	// Served is how many tools it is listed.
 	Served int
-	// fallback: the fallback tools (tool.Info.Fallback) are served to the account.
+	// Toolsets are the account's toolsets (empty: core).
+	Toolsets []string
+	// named are the entries of its spec.permissions.tools other than "*": a verb one
+	// of them allows is listed whatever the toolsets (the admin chose it).
+	named []string
+	// fallback: the fallback tools (tool.Info.Fallback) are served to the account,
+	// and the verbs in place of the per-class tools (InPlaceOfClasses) listed.
 	fallback bool
+	// hidden counts the tools the account may call that its toolsets do not list.
+	hidden int
 }
 
-// Plan is the budget of an account for the tools of a table; withheld says whether
-// some class's own tool is not served (then every account gets the fallback tools).
-// defaultLimit applies to accounts that declare no clients and no spec.maxTools.
-func Plan(acct *catalog.Account, tools map[string]tool.Info, withheld bool, defaultLimit int) Budget {
-	var operational, perClass, fallback int
-	for name, info := range tools {
-		if !MayCall(acct, name, info) {
-			continue
-		}
-		switch {
-		case info.Fallback:
-			fallback++
-		case info.Class != "":
-			perClass++
-		default:
-			operational++
+// Plan is the budget of an account for the tools of a table, for requests of a
+// client (tool.ClientOf; "" for an unknown one); withheld says whether some class's
+// own tool is not served (then every account gets the fallback tools).
+// defaultLimit applies to accounts that declare no clients and no spec.maxTools,
+// from clients that are not known.
+func Plan(acct *catalog.Account, client string, tools map[string]tool.Info, withheld bool, defaultLimit int) Budget {
+	b := Budget{}
+	if acct != nil {
+		b.Toolsets = acct.Toolsets
+		for _, g := range acct.Permissions.Tools {
+			if g != "*" {
+				b.named = append(b.named, g)
+			}
 		}
 	}
-	b := Budget{PerClass: perClass, fallback: withheld}
-	b.Limit, b.Client = tool.ToolLimit(acct, defaultLimit)
-	b.Would = operational + perClass
-	if withheld {
-		b.Would += fallback
+	// listed counts the verbs listed whether or not the account is served its
+	// per-class tools; inPlace those listed only when it is not.
+	var listed, perClass, fallback, inPlace, hidden int
+	for name, info := range tools {
+		switch {
+		case !MayCall(acct, name, info):
+		case info.Class != "":
+			perClass++
+		case b.listed(name, info, true) && info.Fallback:
+			fallback++
+		case b.listed(name, info, true):
+			listed++
+		case b.listed(name, info, false):
+			inPlace++
+		default:
+			hidden++
+		}
+	}
+	b.PerClass, b.fallback, b.hidden = perClass, withheld || perClass == 0, hidden
+	b.Limit, b.Client = tool.ToolLimit(acct, client, defaultLimit)
+	b.Would = listed + perClass
+	if b.fallback {
+		b.Would += fallback + inPlace
 	}
 	b.Over = b.Limit > 0 && b.Would > b.Limit && perClass > 0
 	b.Served = b.Would
 	if b.Over {
+		b.Served = listed + fallback + inPlace
 		b.fallback = true
-		b.Served = operational + fallback
 	}
 	return b
 }
 
-// Shows says whether an account with this budget sees a served tool it may call.
+// Shows says whether an account with this budget is served a tool it may call:
+// whether it may call it.
 func (b Budget) Shows(info tool.Info) bool {
 	switch {
 	case info.Fallback:
@@ -87,24 +113,48 @@ func (b Budget) Shows(info tool.Info) bool {
 	return true
 }
 
+// Lists says whether tools/list shows the account a served tool it may call: one
+// it is served, of its toolsets or named by its permissions.
+func (b Budget) Lists(name string, info tool.Info) bool {
+	return b.Shows(info) && b.listed(name, info, !b.fallback)
+}
+
+// listed says whether the account's toolsets list a tool, or an entry of its
+// permissions other than "*" allows it.
+func (b Budget) listed(name string, info tool.Info, classesServed bool) bool {
+	return tool.Listed(b.Toolsets, info, classesServed) || allows(b.named, name, info)
+}
+
 // Describe says in words what the account sees, for its status.
 func (b Budget) Describe() string {
+	var msg string
 	switch {
 	case b.Over:
-		msg := fmt.Sprintf("the account would see %d tools, more than the %d its clients take (%s); it is served %d tools: "+
+		msg = fmt.Sprintf("the account would see %d tools, more than the %d its clients take (%s); it is served %d tools: "+
 			"the operational verbs, which take the class as an argument, instead of its %d per-class tools",
 			b.Would, b.Limit, b.Client, b.Served, b.PerClass)
 		if b.Served > b.Limit {
-			msg += fmt.Sprintf("; that is still more than %d: narrow spec.permissions.tools", b.Limit)
+			msg += fmt.Sprintf("; that is still more than %d: narrow spec.toolsets or spec.permissions.tools", b.Limit)
 		}
-		return msg
 	case b.Limit > 0 && b.Served > b.Limit:
-		return fmt.Sprintf("the account sees %d tools, more than the %d its clients take (%s): narrow spec.permissions.tools",
+		msg = fmt.Sprintf("the account sees %d tools, more than the %d its clients take (%s): narrow spec.toolsets or spec.permissions.tools",
 			b.Served, b.Limit, b.Client)
 	case b.Limit > 0:
-		return fmt.Sprintf("the account sees %d tools; its clients take %d (%s)", b.Served, b.Limit, b.Client)
+		msg = fmt.Sprintf("the account sees %d tools; its clients take %d (%s)", b.Served, b.Limit, b.Client)
+	default:
+		msg = fmt.Sprintf("the account sees %d tools; its clients declare no limit", b.Served)
 	}
-	return fmt.Sprintf("the account sees %d tools; its clients declare no limit", b.Served)
+	if b.Client == "default" {
+		msg += "; a client that names itself as one of " + strings.Join(tool.ClientNames(), ", ") + " gets that client's limit"
+	}
+	if b.hidden > 0 {
+		toolsets := "core"
+		if len(b.Toolsets) > 0 {
+			toolsets = strings.Join(b.Toolsets, ", ")
+		}
+		msg += fmt.Sprintf("; %d more tools its permissions allow are not listed (toolsets: %s), and may be called by name", b.hidden, toolsets)
+	}
+	return msg
 }
 
 // Fits reports whether the account sees no more tools than its clients take.

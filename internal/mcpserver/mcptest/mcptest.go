@@ -39,6 +39,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -188,15 +189,36 @@ type Config struct {
 	// would do it. Without it, a process fails as it is created, so that a call that
 	// waits for one answers at once (what the fuzz targets want).
 	RunWorkflows bool
+	// Account changes the account config/samples declares (no toolsets, no clients:
+	// tools/list shows it the core toolset, within the limit of the client that
+	// asks); SampleAccount leaves it as it is. Without it the account is an admin's
+	// for Claude Code that lists every verb (toolsets all, clients claude-code), so
+	// that a test sees every verb in tools/list.
+	Account func(*metav1alpha1.ServiceAccountSpec)
+	// Copies adds this many copies of the sample class zorp/SpaceBoot (kinds Copy1,
+	// Copy2, ...), each a concrete class with its own tool.
+	Copies int
+}
+
+// SampleAccount leaves the account as config/samples declares it (Config.Account).
+func SampleAccount(*metav1alpha1.ServiceAccountSpec) {}
+
+// everyVerb makes the account an admin's for Claude Code that lists every verb.
+func everyVerb(spec *metav1alpha1.ServiceAccountSpec) {
+	spec.Toolsets, spec.Clients = []string{"all"}, []string{"claude-code"}
 }
 
 // StartWith is Start with the choices of c.
 func StartWith(c Config) (*Server, error) {
 	scheme := controllers.NewScheme()
-	objs, in, err := samples(scheme)
+	if c.Account == nil {
+		c.Account = everyVerb
+	}
+	objs, in, err := samples(scheme, c.Account)
 	if err != nil {
 		return nil, err
 	}
+	in.Classes = append(in.Classes, copies(in.Classes, c.Copies)...)
 	snap := catalog.Build(in)
 	// The generated APIs of the concrete classes, as their CRDs would serve them.
 	instances := meta.NewDefaultRESTMapper(nil)
@@ -321,8 +343,9 @@ func (s *Server) fakeCluster(scheme *runtime.Scheme, snap *catalog.Snapshot, ins
 
 // samples reads config/samples into typed objects, with the status the reconcilers
 // would give them (every class resolved and served, the account ready), adds the
-// built-in workflows' definitions, and answers the catalog inputs they make.
-func samples(scheme *runtime.Scheme) ([]client.Object, catalog.Inputs, error) {
+// built-in workflows' definitions, and answers the catalog inputs they make. account
+// changes the account (Config.Account).
+func samples(scheme *runtime.Scheme, account func(*metav1alpha1.ServiceAccountSpec)) ([]client.Object, catalog.Inputs, error) {
 	var objs []client.Object
 	var in catalog.Inputs
 	ready := []metav1.Condition{{Type: metav1alpha1.ConditionReady, Status: metav1.ConditionTrue, Reason: "Fuzz"},
@@ -353,6 +376,7 @@ func samples(scheme *runtime.Scheme) ([]client.Object, catalog.Inputs, error) {
 				in.Workflows = append(in.Workflows, *t)
 			case *metav1alpha1.ServiceAccount:
 				t.Status.Conditions = ready[:1]
+				account(&t.Spec)
 				in.ServiceAccounts = append(in.ServiceAccounts, *t)
 			}
 			objs = append(objs, o.(client.Object))
@@ -364,6 +388,23 @@ func samples(scheme *runtime.Scheme) ([]client.Object, catalog.Inputs, error) {
 		in.Workflows = append(in.Workflows, *wd)
 	}
 	return objs, in, nil
+}
+
+// copies are n copies of the sample class zorp/SpaceBoot under kinds of their own.
+func copies(classes []metav1alpha1.Class, n int) []metav1alpha1.Class {
+	var out []metav1alpha1.Class
+	for _, c := range classes {
+		if c.Name != "zorp.spaceboot" {
+			continue
+		}
+		for i := 1; i <= n; i++ {
+			cp := *c.DeepCopy()
+			cp.Spec.Kind = fmt.Sprintf("Copy%d", i)
+			cp.Name = "zorp.copy" + strconv.Itoa(i)
+			out = append(out, cp)
+		}
+	}
+	return out
 }
 
 // interceptor answers SubjectAccessReviews (the fake cluster has no RBAC: the

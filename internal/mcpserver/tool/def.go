@@ -55,6 +55,14 @@ type Spec struct {
 	// waits, at most, for something the cluster does (a task to end, a Class to be
 	// served).
 	Waits time.Duration
+	// Core verbs are in the core toolset, the one tools/list shows an account that
+	// names no toolsets: keep it small, since every class's own tool is listed beside it.
+	Core bool
+	// InPlaceOfClasses verbs are listed only to accounts that are not served every
+	// per-class tool (past their clients' limit, a class whose tool clients would
+	// drop, or a tool surface without them): the generic create, and the verb that
+	// gives a class's create schema. They may be called all the same.
+	InPlaceOfClasses bool
 }
 
 // Call is one tool call in progress: the catalog it sees, the account it acts for,

@@ -106,23 +106,53 @@ func Measure(t *mcp.Tool, prefix string) Fit {
 	return f
 }
 
+// clientNames are the names known clients give themselves (clientInfo.name, in
+// initialize or, on 2026-07-28, in each request's _meta), lower-cased, by the name
+// spec.clients gives them.
+var clientNames = map[string]string{
+	"claude-ai":                     "claude-ai", // claude.ai and Claude Desktop connectors
+	"claude-desktop":                "claude-desktop",
+	"claude-code":                   "claude-code",
+	"codex":                         "codex",
+	"codex-mcp-client":              "codex",
+	"cursor":                        "cursor",
+	"cursor-vscode":                 "cursor",
+	"vscode":                        "vscode",
+	"visual studio code":            "vscode",
+	"visual studio code - insiders": "vscode",
+	"visual-studio-code":            "vscode",
+	"mcp-inspector":                 "mcp-inspector",
+}
+
+// ClientOf is the known client (a key of Clients) that a client's own name says it
+// is, or "" for a name no known client gives itself.
+func ClientOf(name string) string {
+	if len(name) > 64 {
+		return ""
+	}
+	return clientNames[strings.ToLower(strings.TrimSpace(name))]
+}
+
 // ToolLimit is the most tools an account's clients take: its spec.maxTools, else the
-// strictest limit of the clients it declares, else def (0: none). client names the
-// client the limit comes from ("spec.maxTools", a client's name, or "default").
-func ToolLimit(acct *catalog.Account, def int) (limit int, client string) {
-	if acct == nil {
-		return def, "default"
-	}
-	if acct.MaxTools > 0 {
+// strictest limit of the clients it declares, else the limit of the known client the
+// request comes from (client, from ClientOf; "" for none), else def (0: none).
+// source names where the limit comes from ("spec.maxTools", a declared client's
+// name, "<client>, as the client names itself", or "default").
+func ToolLimit(acct *catalog.Account, client string, def int) (limit int, source string) {
+	switch {
+	case acct != nil && acct.MaxTools > 0:
 		return acct.MaxTools, "spec.maxTools"
-	}
-	if len(acct.Clients) > 0 {
+	case acct != nil && len(acct.Clients) > 0:
 		for _, c := range acct.Clients {
 			if n := Clients[c]; n > 0 && (limit == 0 || n < limit) {
-				limit, client = n, c
+				limit, source = n, c
 			}
 		}
-		return limit, client
+		return limit, source
+	case client != "":
+		if _, ok := Clients[client]; ok {
+			return Clients[client], client + ", as the client names itself"
+		}
 	}
 	return def, "default"
 }

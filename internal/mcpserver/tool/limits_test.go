@@ -31,17 +31,47 @@ import (
 func TestToolLimitIsTheStrictestDeclaredClients(t *testing.T) {
 	for _, tc := range []struct {
 		acct   *catalog.Account
+		caller string // the client the request comes from (ClientOf)
 		limit  int
 		client string
 	}{
-		{&catalog.Account{}, 40, "default"},
-		{&catalog.Account{Clients: []string{"claude-ai", "vscode"}}, 128, "vscode"},
-		{&catalog.Account{Clients: []string{"vscode", "cursor", "claude-code"}}, 40, "cursor"},
-		{&catalog.Account{Clients: []string{"claude-code", "codex"}}, 0, ""},
-		{&catalog.Account{Clients: []string{"cursor"}, MaxTools: 90}, 90, "spec.maxTools"},
+		{&catalog.Account{}, "", 40, "default"},
+		{nil, "", 40, "default"},
+		{&catalog.Account{Clients: []string{"claude-ai", "vscode"}}, "", 128, "vscode"},
+		{&catalog.Account{Clients: []string{"vscode", "cursor", "claude-code"}}, "", 40, "cursor"},
+		{&catalog.Account{Clients: []string{"claude-code", "codex"}}, "", 0, ""},
+		{&catalog.Account{Clients: []string{"cursor"}, MaxTools: 90}, "", 90, "spec.maxTools"},
+		// An account that declares neither takes the limit of the client that asks.
+		{&catalog.Account{}, "cursor", 40, "cursor, as the client names itself"},
+		{&catalog.Account{}, "claude-code", 0, "claude-code, as the client names itself"},
+		{&catalog.Account{}, "vscode", 128, "vscode, as the client names itself"},
+		{&catalog.Account{}, "claude-ai", 256, "claude-ai, as the client names itself"},
+		// What the account declares wins over what the client says it is.
+		{&catalog.Account{Clients: []string{"cursor"}}, "claude-code", 40, "cursor"},
+		{&catalog.Account{MaxTools: 12}, "claude-code", 12, "spec.maxTools"},
 	} {
-		if limit, client := ToolLimit(tc.acct, 40); limit != tc.limit || client != tc.client {
-			t.Errorf("ToolLimit(%v, %v) = %d, %q; want %d, %q", tc.acct.Clients, tc.acct.MaxTools, limit, client, tc.limit, tc.client)
+		if limit, client := ToolLimit(tc.acct, tc.caller, 40); limit != tc.limit || client != tc.client {
+			t.Errorf("ToolLimit(%+v, %q) = %d, %q; want %d, %q", tc.acct, tc.caller, limit, client, tc.limit, tc.client)
+		}
+	}
+}
+
+// Known clients are recognised by the names they give themselves in clientInfo, in
+// any case; any other name, however long, is no known client.
+func TestClientOfKnowsTheNamesClientsGiveThemselves(t *testing.T) {
+	for name, want := range map[string]string{
+		"claude-code": "claude-code", "claude-ai": "claude-ai", "cursor-vscode": "cursor", "Cursor": "cursor",
+		"Visual Studio Code": "vscode", "Visual Studio Code - Insiders": "vscode", "codex-mcp-client": "codex",
+		"mcp-inspector": "mcp-inspector", " claude-code ": "claude-code",
+		"": "", "sandbar-test": "", "claude-code-but-not": "", strings.Repeat("claude-code", 10): "",
+	} {
+		if got := ClientOf(name); got != want {
+			t.Errorf("ClientOf(%q) = %q, want %q", name, got, want)
+		}
+	}
+	for _, name := range clientNames {
+		if _, ok := Clients[name]; !ok {
+			t.Errorf("a client name maps to %q, which is not a known client (Clients)", name)
 		}
 	}
 }

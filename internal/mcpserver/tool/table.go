@@ -40,6 +40,11 @@ type Info struct {
 	// Fallback tools are served only to accounts that need them in place of per-class
 	// tools (Table.Fallback): the operational verbs of a per-class tool surface.
 	Fallback bool
+	// Core verbs are in the core toolset (Spec.Core).
+	Core bool
+	// InPlaceOfClasses verbs are listed only to accounts that are not served every
+	// per-class tool (Spec.InPlaceOfClasses); any account may call them.
+	InPlaceOfClasses bool
 }
 
 // Table is the tools a server serves now, by served name. The catalog sync writes

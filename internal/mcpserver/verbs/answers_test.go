@@ -25,6 +25,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -375,6 +376,26 @@ func verbRows() []verbRow {
 			return map[string]any{"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": "Dry"}}
 		}, check: func(f *fixture, out map[string]any) {
 			f.g.Expect(out["valid"]).To(BeTrue())
+		}},
+		// A class's create schema, and the generic create taking arguments that match it.
+		{verb: "sandbar_entity_schema", args: classArg("zorp/SpaceBoot"), check: func(f *fixture, out map[string]any) {
+			f.g.Expect(out["tool"]).To(Equal("sandbar_entity_create"))
+			raw, err := json.Marshal(out["inputSchema"])
+			f.g.Expect(err).NotTo(HaveOccurred())
+			var s jsonschema.Schema
+			f.g.Expect(json.Unmarshal(raw, &s)).To(Succeed())
+			attrs := s.Properties["attributes"]
+			f.g.Expect(attrs.Required).To(Equal([]string{"name"}))
+			f.g.Expect(attrs.Properties).To(HaveKey("vacuumRated"))
+			resolved, err := s.Resolve(nil)
+			f.g.Expect(err).NotTo(HaveOccurred())
+			args := map[string]any{"class": *s.Properties["class"].Const, "attributes": map[string]any{"name": "Schema " + f.id, "vacuumRated": true},
+				"metadata": map[string]any{"name": "schema-" + f.id}}
+			f.g.Expect(resolved.Validate(args)).To(Succeed())
+			f.g.Expect(resolved.Validate(map[string]any{"class": "zorp/SpaceBoot", "attributes": map[string]any{}})).NotTo(Succeed(),
+				"the schema requires the class's required slots")
+			f.answer(out["tool"].(string), args)
+			f.g.Expect(f.instance("SpaceBoot", "schema-"+f.id)).NotTo(BeNil(), "the generic create took the arguments")
 		}},
 		{verb: "sandbar_entity_delete", args: func(f *fixture) map[string]any {
 			return map[string]any{"class": "zorp/SpaceBoot", "name": f.boot(nil)}

@@ -62,18 +62,55 @@ func (e *Env) as(c *tool.Call) (client.Client, error) { return e.Identities.Clie
 
 // All is every operational verb, in the order tools/list shows them.
 func (e *Env) All() []*tool.Def {
-	return slices.Concat(
+	all := slices.Concat(
 		e.schemaVerbs(),
 		e.classVerbs(),
 		e.typesVerbs(),
 		e.propertyVerbs(),
 		e.codecVerbs(),
 		e.entityVerbs(),
+		e.discoveryVerbs(),
 		e.taskVerbs(),
 		e.validationVerbs(),
 		e.projectVerbs(),
 		e.workflowVerbs(),
 	)
+	for _, d := range all {
+		switch core[d.Group+"."+d.Name] {
+		case inCore:
+			d.Core = true
+		case inPlaceOfClasses:
+			d.Core, d.InPlaceOfClasses = true, true
+		}
+	}
+	return all
+}
+
+// How a verb is in the core toolset.
+const (
+	inCore = iota + 1
+	// inPlaceOfClasses: listed only to accounts not served every per-class tool.
+	inPlaceOfClasses
+)
+
+// core is the core toolset, the verbs an account that names no toolsets is listed
+// beside its per-class tools: find, describe, update and delete instances, start and
+// move processes, follow tasks; and, where the per-class tools are not all served,
+// the generic create with the schema of a class's create arguments. Every client
+// README lists takes it with the sample metamodel's per-class tools.
+var core = map[string]int{
+	"entity.find":            inCore,
+	"entity.update":          inCore,
+	"entity.delete":          inCore,
+	"class.describe":         inCore,
+	"workflow.start-process": inCore,
+	"workflow.transition":    inCore,
+	"tasks.get":              inCore,
+	"tasks.result":           inCore,
+	"tasks.list":             inCore,
+	"tasks.cancel":           inCore,
+	"entity.create":          inPlaceOfClasses,
+	"entity.schema":          inPlaceOfClasses,
 }
 
 // class resolves a class argument: a Class name ("zorp.spaceboot"), an ident

@@ -60,6 +60,8 @@ const (
 // NewListCache.
 type ListCache struct {
 	maxEntries, maxBytes int
+	// client is what of a client's own name (clientInfo.name) an answer depends on.
+	client func(name string) string
 
 	mu sync.Mutex
 	// generation counts the changes of the served tools: odd while one is under
@@ -79,6 +81,8 @@ type key struct {
 	account  [sha256.Size]byte
 	revision string
 	cursor   string
+	// client is what of the client's name the answer depends on (ListCache.client).
+	client string
 	// request is the digest of a stateless request Direct answers (requestDigest); a
 	// key with it holds the result the SDK sent, and nothing else is set but the
 	// generation.
@@ -90,9 +94,20 @@ type entry struct {
 	body []byte
 }
 
-// NewListCache makes a cache of at most maxEntries answers and maxBytes bytes.
-func NewListCache(maxEntries, maxBytes int) *ListCache {
-	return &ListCache{maxEntries: maxEntries, maxBytes: maxBytes, entries: map[key]*list.Element{}, order: list.New()}
+// NewListCache makes a cache of at most maxEntries answers and maxBytes bytes, for
+// answers that depend on the client's own name (clientInfo.name) through client:
+// the tools an account is listed may depend on the client it uses. client maps a
+// name to few values (a known client, or "" for the rest), which key the answers.
+func NewListCache(maxEntries, maxBytes int, client func(name string) string) *ListCache {
+	return &ListCache{maxEntries: maxEntries, maxBytes: maxBytes, client: client, entries: map[key]*list.Element{}, order: list.New()}
+}
+
+// clientKey is what of a client's name an answer depends on.
+func (c *ListCache) clientKey(info *mcp.Implementation) string {
+	if info == nil {
+		return c.client("")
+	}
+	return c.client(info.Name)
 }
 
 // Changing forgets every answer and caches none until the returned function is
@@ -144,6 +159,9 @@ func (c *ListCache) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 // list answers a tools/list from the cache, or renders the answer of next and keeps it.
 func (c *ListCache) list(ctx context.Context, method string, req mcp.Request, next mcp.MethodHandler) (mcp.Result, error) {
 	k := keyOf(req)
+	if r, ok := req.(*mcp.ListToolsRequest); ok {
+		k.client = c.clientKey(r.ClientInfo())
+	}
 	c.mu.Lock()
 	k.generation = c.generation
 	if el, ok := c.entries[k]; ok && k.generation%2 == 0 {

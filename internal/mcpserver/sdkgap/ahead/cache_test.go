@@ -135,7 +135,7 @@ func names(t *testing.T, res mcp.Result) []string {
 }
 
 func TestAnswersAreKeptPerAccountAndForgottenWhenTheToolsChange(t *testing.T) {
-	c := NewListCache(MaxEntries, MaxBytes)
+	c := NewListCache(MaxEntries, MaxBytes, strings.ToLower)
 	l := &lister{tools: []string{"a_one", "a_two", "b_one"}}
 	h := c.Middleware(l.handle)
 	a := &catalog.Account{Namespace: "x", Name: "a", Permissions: metav1alpha1.Permissions{Tools: []string{"a_"}}}
@@ -182,7 +182,7 @@ func TestAnswersAreKeptPerAccountAndForgottenWhenTheToolsChange(t *testing.T) {
 
 func TestTheCacheKeepsItsBounds(t *testing.T) {
 	l := &lister{tools: []string{"a_" + strings.Repeat("x", 1000)}}
-	c := NewListCache(3, 2500)
+	c := NewListCache(3, 2500, strings.ToLower)
 	h := c.Middleware(l.handle)
 	for i := range 10 {
 		acct := &catalog.Account{Namespace: "x", MaxTools: i, Permissions: metav1alpha1.Permissions{Tools: []string{"a_"}}}
@@ -195,7 +195,7 @@ func TestTheCacheKeepsItsBounds(t *testing.T) {
 		}
 	}
 	// An answer over the byte bound is sent, not kept.
-	c = NewListCache(3, 100)
+	c = NewListCache(3, 100, strings.ToLower)
 	h = c.Middleware(l.handle)
 	res, err := h(context.Background(), "tools/list", request(&catalog.Account{Permissions: metav1alpha1.Permissions{Tools: []string{"a_"}}}, ""))
 	if err != nil || len(names(t, res)) != 1 {

@@ -221,7 +221,7 @@ func (c *ListCache) session(w http.ResponseWriter, r *http.Request, id string, s
 	if _, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok {
 		return false // a request of the stateless revision's form: the SDK's to refuse
 	}
-	body := c.lookup(key{account: accountKey(who), revision: init.ProtocolVersion, cursor: p.Cursor})
+	body := c.lookup(key{account: accountKey(who), revision: init.ProtocolVersion, cursor: p.Cursor, client: c.clientKey(init.ClientInfo)})
 	return body != nil && answer(w, r, msg.ID, body, p, ss, info, serve)
 }
 

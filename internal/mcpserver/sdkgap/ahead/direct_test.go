@@ -51,7 +51,7 @@ type directServer struct {
 
 func newDirectServer(t *testing.T) *directServer {
 	t.Helper()
-	d := &directServer{cache: NewListCache(MaxEntries, MaxBytes), accounts: map[string]*catalog.Account{
+	d := &directServer{cache: NewListCache(MaxEntries, MaxBytes, strings.ToLower), accounts: map[string]*catalog.Account{
 		"a": {Namespace: "x", Name: "a", Permissions: metav1alpha1.Permissions{Tools: []string{"a_"}}},
 		"b": {Namespace: "x", Name: "b", Permissions: metav1alpha1.Permissions{Tools: []string{"b_"}}},
 	}}

@@ -3,7 +3,8 @@
 # output, the ratio of their ns/op: how many times the baseline X costs; the same for
 # every further baseline BenchmarkXBaseline<Variant> of it; and, where a
 # BenchmarkXFloor was run too (the least any server could cost for the same work), X
-# against it. A benchmark that measures both arms in turns reports its own ratio
+# against it. A benchmark that reports tokens (what an answer costs a model's context)
+# is printed as X (tokens) with its baseline's tokens. A benchmark that measures both arms in turns reports its own ratio
 # (with ours- and bare- figures): it is printed as X (in turns), its time a call
 # (ratio, ours against bare) or its calls/s (throughput-ratio); one that also
 # reports ratio-floor (against a bare go-sdk server doing the same work in the same
@@ -25,6 +26,7 @@ awk '
       if ($(i+1) == "throughput-ratio") { tput[name] += $i; pruns[name]++ }
       if ($(i+1) == "ours-calls/s") ocalls[name] += $i
       if ($(i+1) == "bare-calls/s") bcalls[name] += $i
+      if ($(i+1) == "tokens") { tok[name] += $i; tokruns[name]++ }
     }
   }
   END {
@@ -54,5 +56,11 @@ awk '
       }
       f = n "Floor"
       if (f in sum) printf "%-48s %14.0f %14.0f %7.2fx %5d\n", n " (floor)", x, sum[f] / runs[f], x / (sum[f] / runs[f]), runs[n]
+    }
+    for (n in tok) {
+      if (n ~ /Baseline/) continue
+      b = n "Baseline"
+      if (!(b in tok)) continue
+      printf "%-48s %14.0f %14.0f %7.2fx %5d\n", n " (tokens)", tok[n] / tokruns[n], tok[b] / tokruns[b], (tok[n] / tokruns[n]) / (tok[b] / tokruns[b]), tokruns[n]
     }
   }' "$1"

@@ -140,6 +140,15 @@ type ServiceAccountSpec struct {
 	// +kubebuilder:validation:items:Enum=core;all;schema;class;types;property;codec;entity;tasks;validation;project;workflow
 	Toolsets []string `json:"toolsets,omitempty"`
 
+	// confirm: the calls that cannot be undone (sandbar_entity_delete, and the
+	// metamodel changes of sandbar_schema_define-class and define-property) ask the
+	// user first: through the client where it can ask (elicitation; on 2026-07-28
+	// an input_required result), else they need the argument confirm: true. false
+	// turns the questions off for the account (an agent that runs unattended).
+	// +optional
+	// +kubebuilder:default=true
+	Confirm *bool `json:"confirm,omitempty"`
+
 	// maxTools is the most tools the account is served, whatever its clients.
 	// +optional
 	// +kubebuilder:validation:Minimum=1

@@ -525,6 +525,11 @@ func (in *ServiceAccountSpec) DeepCopyInto(out *ServiceAccountSpec) {
 		*out = make([]string, len(*in))
 		copy(*out, *in)
 	}
+	if in.Confirm != nil {
+		in, out := &in.Confirm, &out.Confirm
+		*out = new(bool)
+		**out = **in
+	}
 	if in.MaxTools != nil {
 		in, out := &in.MaxTools, &out.MaxTools
 		*out = new(int32)

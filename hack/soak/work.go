@@ -471,7 +471,7 @@ func (w *worker) createOne(ctx context.Context) {
 	if len(w.live) >= w.s.cfg.live {
 		old := w.live[0]
 		w.live = w.live[1:]
-		out := w.call(ctx, "sandbar_entity_delete", map[string]any{"class": "zorp/SpaceBoot", "name": old.name})
+		out := w.call(ctx, "sandbar_entity_delete", map[string]any{"class": "zorp/SpaceBoot", "name": old.name, "confirm": true})
 		w.s.mu.Lock()
 		if out != nil {
 			old.deleted = true

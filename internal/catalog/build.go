@@ -587,6 +587,7 @@ func AccountOf(sa *metav1alpha1.ServiceAccount, defaultServiceAccount string) *A
 		Permissions:        sa.Spec.Permissions,
 		Clients:            sa.Spec.Clients,
 		Toolsets:           sa.Spec.Toolsets,
+		NoConfirm:          sa.Spec.Confirm != nil && !*sa.Spec.Confirm,
 	}
 	if sa.Spec.MaxTools != nil {
 		a.MaxTools = int(*sa.Spec.MaxTools)

@@ -178,6 +178,9 @@ type Account struct {
 	MaxTools int
 	// Toolsets are the groups of verbs tools/list shows it (empty: core).
 	Toolsets []string
+	// NoConfirm: calls that cannot be undone run without asking the user first
+	// (spec.confirm: false).
+	NoConfirm bool
 }
 
 // Snapshot is one immutable version of the catalog. Never modify a snapshot that has

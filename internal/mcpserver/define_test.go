@@ -139,14 +139,14 @@ func TestDefineClassServesItsToolWithReadyAndInputSchema(t *testing.T) {
 	prop, cls := prefix+".depth", prefix+".gauge"
 	deleteMetamodelAfter(t, []string{cls}, []string{prop})
 
-	out := answer(t, callTool(t, cs, defineProperty, map[string]any{"name": prop,
+	out := answer(t, callTool(t, cs, defineProperty, map[string]any{"confirm": true, "name": prop,
 		"spec": map[string]any{"range": "integer", "minimum": 0, "description": "How deep."}}))
 	g.Expect(out).To(HaveKeyWithValue("created", true))
 	g.Expect(out).To(HaveKeyWithValue("field", "depth"))
 	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
 	g.Expect(m(out["schema"])).To(HaveKeyWithValue("type", "integer"))
 
-	out = answer(t, callTool(t, cs, defineClass, map[string]any{"name": cls, "spec": gaugeSpec(prefix, slot(prop, true))}))
+	out = answer(t, callTool(t, cs, defineClass, map[string]any{"confirm": true, "name": cls, "spec": gaugeSpec(prefix, slot(prop, true))}))
 	g.Expect(out).To(HaveKeyWithValue("created", true))
 	g.Expect(out).To(HaveKeyWithValue("ident", prefix+"/Gauge"))
 	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
@@ -167,7 +167,7 @@ func TestDefineClassServesItsToolWithReadyAndInputSchema(t *testing.T) {
 	g.Expect(string(listed)).To(ContainSubstring(`"depth"`))
 
 	// Defining it again as it is changes nothing and answers the same.
-	again := answer(t, callTool(t, cs, defineClass, map[string]any{"name": cls, "spec": gaugeSpec(prefix, slot(prop, true))}))
+	again := answer(t, callTool(t, cs, defineClass, map[string]any{"confirm": true, "name": cls, "spec": gaugeSpec(prefix, slot(prop, true))}))
 	g.Expect(again).To(HaveKeyWithValue("created", false))
 	g.Expect(m(again["ready"])).To(HaveKeyWithValue("status", "True"))
 	classUnchanged(t, made)
@@ -183,7 +183,7 @@ func TestDefineDryRunWritesNothingAndPreviews(t *testing.T) {
 	prop, cls := prefix+".depth", prefix+".gauge"
 	deleteMetamodelAfter(t, []string{cls}, []string{prop})
 
-	out := answer(t, callTool(t, cs, defineProperty, map[string]any{"name": prop, "dryRun": true,
+	out := answer(t, callTool(t, cs, defineProperty, map[string]any{"confirm": true, "name": prop, "dryRun": true,
 		"spec": map[string]any{"range": "string", "enum": []any{"shallow", "deep"}}}))
 	g.Expect(out).To(HaveKeyWithValue("dryRun", true))
 	g.Expect(out).To(HaveKeyWithValue("valid", true))
@@ -193,13 +193,13 @@ func TestDefineDryRunWritesNothingAndPreviews(t *testing.T) {
 
 	// A class whose property does not exist yet: valid for the API server, but it
 	// would not resolve.
-	out = answer(t, callTool(t, cs, defineClass, map[string]any{"name": cls, "dryRun": true, "spec": gaugeSpec(prefix, slot(prop, false))}))
+	out = answer(t, callTool(t, cs, defineClass, map[string]any{"confirm": true, "name": cls, "dryRun": true, "spec": gaugeSpec(prefix, slot(prop, false))}))
 	g.Expect(out).To(HaveKeyWithValue("valid", false))
 	g.Expect(m(out["problem"])).To(HaveKeyWithValue("reason", metav1alpha1.ReasonUnknownProperty))
 	g.Expect(out).NotTo(HaveKey("tool"))
 
-	answer(t, callTool(t, cs, defineProperty, map[string]any{"name": prop, "spec": map[string]any{"range": "string", "enum": []any{"shallow", "deep"}}}))
-	out = answer(t, callTool(t, cs, defineClass, map[string]any{"name": cls, "dryRun": true, "spec": gaugeSpec(prefix, slot(prop, true))}))
+	answer(t, callTool(t, cs, defineProperty, map[string]any{"confirm": true, "name": prop, "spec": map[string]any{"range": "string", "enum": []any{"shallow", "deep"}}}))
+	out = answer(t, callTool(t, cs, defineClass, map[string]any{"confirm": true, "name": cls, "dryRun": true, "spec": gaugeSpec(prefix, slot(prop, true))}))
 	g.Expect(out).To(HaveKeyWithValue("dryRun", true))
 	g.Expect(out).To(HaveKeyWithValue("valid", true))
 	g.Expect(m(out["tool"])).To(HaveKeyWithValue("name", "sandbar_class_"+prefix+"_Gauge"))
@@ -212,13 +212,13 @@ func TestDefineDryRunWritesNothingAndPreviews(t *testing.T) {
 	// The API server's rules apply: a kind must be UpperCamelCase, prefix meta is reserved.
 	for _, spec := range []map[string]any{{"prefix": prefix, "kind": "gauge"}, {"prefix": "meta", "kind": "Gauge"}} {
 		for _, dry := range []bool{true, false} {
-			msg := refused(t, callTool(t, cs, defineClass, map[string]any{"name": cls, "dryRun": dry, "spec": spec}))
+			msg := refused(t, callTool(t, cs, defineClass, map[string]any{"confirm": true, "name": cls, "dryRun": dry, "spec": spec}))
 			g.Expect(msg).To(And(ContainSubstring("the API server refused the Class "+cls), ContainSubstring("nothing was written")))
 			_, exists = classNamed(t, cls)
 			g.Expect(exists).To(BeFalse())
 		}
 	}
-	msg := refused(t, callTool(t, cs, defineProperty, map[string]any{"name": prefix + ".bad", "spec": map[string]any{"range": "integer", "enum": []any{"1"}}}))
+	msg := refused(t, callTool(t, cs, defineProperty, map[string]any{"confirm": true, "name": prefix + ".bad", "spec": map[string]any{"range": "integer", "enum": []any{"1"}}}))
 	g.Expect(msg).To(ContainSubstring("enum applies only to ranges string, keyword, uri and uuid"))
 	_, exists = propertyNamed(t, prefix+".bad")
 	g.Expect(exists).To(BeFalse())
@@ -236,13 +236,13 @@ func TestDefineRefusesABreakingChangeAndLeavesTheClass(t *testing.T) {
 	depth, width, cls := prefix+".depth", prefix+".width", prefix+".gauge"
 	deleteMetamodelAfter(t, []string{cls}, []string{depth, width})
 	for _, p := range []string{depth, width} {
-		answer(t, callTool(t, cs, defineProperty, map[string]any{"name": p, "spec": map[string]any{"range": "integer"}}))
+		answer(t, callTool(t, cs, defineProperty, map[string]any{"confirm": true, "name": p, "spec": map[string]any{"range": "integer"}}))
 	}
-	out := answer(t, callTool(t, cs, defineClass, map[string]any{"name": cls, "spec": gaugeSpec(prefix, slot(depth, false))}))
+	out := answer(t, callTool(t, cs, defineClass, map[string]any{"confirm": true, "name": cls, "spec": gaugeSpec(prefix, slot(depth, false))}))
 	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
 	before, _ := classNamed(t, cls)
 
-	breaking := map[string]any{"name": cls, "spec": gaugeSpec(prefix, slot(depth, false), slot(width, true))}
+	breaking := map[string]any{"confirm": true, "name": cls, "spec": gaugeSpec(prefix, slot(depth, false), slot(width, true))}
 	msg := refused(t, callTool(t, cs, defineClass, breaking))
 	g.Expect(msg).To(And(ContainSubstring("refused: the change to the Class "+cls+" is breaking"),
 		ContainSubstring(`class `+cls+`: slot "width" becomes required`), ContainSubstring("Nothing was written"),
@@ -256,14 +256,14 @@ func TestDefineRefusesABreakingChangeAndLeavesTheClass(t *testing.T) {
 	classUnchanged(t, before)
 
 	depthBefore, _ := propertyNamed(t, depth)
-	msg = refused(t, callTool(t, cs, defineProperty, map[string]any{"name": depth, "spec": map[string]any{"range": "string"}}))
+	msg = refused(t, callTool(t, cs, defineProperty, map[string]any{"confirm": true, "name": depth, "spec": map[string]any{"range": "string"}}))
 	g.Expect(msg).To(And(ContainSubstring("refused: the change to the Property "+depth),
 		ContainSubstring(`class `+cls+`: slot "depth" changes type from integer to string`)))
 	propertyUnchanged(t, depthBefore)
 	classUnchanged(t, before)
 
 	// A compatible change goes through: the new slot optional.
-	out = answer(t, callTool(t, cs, defineClass, map[string]any{"name": cls, "spec": gaugeSpec(prefix, slot(depth, false), slot(width, false))}))
+	out = answer(t, callTool(t, cs, defineClass, map[string]any{"confirm": true, "name": cls, "spec": gaugeSpec(prefix, slot(depth, false), slot(width, false))}))
 	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
 	g.Expect(m(m(m(out["tool"])["inputSchema"])["properties"])).To(HaveKey("width"))
 }
@@ -282,9 +282,9 @@ func TestDefineClassIsNotGrantedByGlobs(t *testing.T) {
 		g.Expect(tools).NotTo(HaveKey(defineClass), "globs %v", globs)
 		g.Expect(tools).NotTo(HaveKey(defineProperty), "globs %v", globs)
 		g.Expect(callTool(t, cs, "sandbar_schema_classes", nil).IsError).To(BeFalse(), "globs %v grant the other schema tools", globs)
-		msg := refused(t, callTool(t, cs, defineClass, map[string]any{"name": cls, "spec": gaugeSpec(prefix)}))
+		msg := refused(t, callTool(t, cs, defineClass, map[string]any{"confirm": true, "name": cls, "spec": gaugeSpec(prefix)}))
 		g.Expect(msg).To(ContainSubstring(`the tool "sandbar_schema_define-class" is granted only by name: no glob such as "*" allows it`))
-		msg = refused(t, callTool(t, cs, defineProperty, map[string]any{"name": prefix + ".depth", "spec": map[string]any{"range": "integer"}}))
+		msg = refused(t, callTool(t, cs, defineProperty, map[string]any{"confirm": true, "name": prefix + ".depth", "spec": map[string]any{"range": "integer"}}))
 		g.Expect(msg).To(ContainSubstring("granted only by name"))
 		_, exists := classNamed(t, cls)
 		g.Expect(exists).To(BeFalse(), "globs %v: nothing was defined", globs)
@@ -332,14 +332,14 @@ func TestDefineWithoutRBACOnTheMetamodelIsForbidden(t *testing.T) {
 	// RBAC decisions are cached for a few seconds: the binding above may not be seen
 	// at once (until then the read is refused, and nothing is created either).
 	g.Eventually(func() string {
-		return refused(t, callTool(t, cs, defineClass, map[string]any{"name": cls, "spec": gaugeSpec(prefix)}))
+		return refused(t, callTool(t, cs, defineClass, map[string]any{"confirm": true, "name": cls, "spec": gaugeSpec(prefix)}))
 	}).WithTimeout(timeout).WithPolling(poll).Should(And(HavePrefix("forbidden: "),
 		ContainSubstring(`cannot create resource "classes" in API group "meta.sandbar.dev"`),
 		ContainSubstring("system:serviceaccount:"+tn.namespace+":agent")))
 	_, exists := classNamed(t, cls)
 	g.Expect(exists).To(BeFalse(), "nothing was created")
 
-	msg := refused(t, callTool(t, cs, defineProperty, map[string]any{"name": prop, "spec": map[string]any{"range": "integer"}}))
+	msg := refused(t, callTool(t, cs, defineProperty, map[string]any{"confirm": true, "name": prop, "spec": map[string]any{"range": "integer"}}))
 	g.Expect(msg).To(And(HavePrefix("forbidden: "), ContainSubstring(`cannot create resource "properties"`)))
 	_, exists = propertyNamed(t, prop)
 	g.Expect(exists).To(BeFalse(), "nothing was created")
@@ -355,14 +355,14 @@ func TestDefineCannotChangeAKubectlMadeClass(t *testing.T) {
 
 	boot, _ := classNamed(t, "zorp.spaceboot")
 	spec := map[string]any{"prefix": "zorp", "kind": "SpaceBoot", "description": "Mine now.", "parents": []any{"zorp.footwear"}}
-	msg := refused(t, callTool(t, mine, defineClass, map[string]any{"name": "zorp.spaceboot", "spec": spec}))
+	msg := refused(t, callTool(t, mine, defineClass, map[string]any{"confirm": true, "name": "zorp.spaceboot", "spec": spec}))
 	g.Expect(msg).To(And(ContainSubstring("forbidden: the Class zorp.spaceboot was not defined through MCP (an admin made it with kubectl or Helm)"),
 		ContainSubstring("choose another name, or ask a cluster admin")))
-	refused(t, callTool(t, mine, defineClass, map[string]any{"name": "zorp.spaceboot", "spec": spec, "dryRun": true}))
+	refused(t, callTool(t, mine, defineClass, map[string]any{"confirm": true, "name": "zorp.spaceboot", "spec": spec, "dryRun": true}))
 	classUnchanged(t, boot)
 
 	name, _ := propertyNamed(t, "footwear.name")
-	msg = refused(t, callTool(t, mine, defineProperty, map[string]any{"name": "footwear.name", "spec": map[string]any{"range": "integer"}}))
+	msg = refused(t, callTool(t, mine, defineProperty, map[string]any{"confirm": true, "name": "footwear.name", "spec": map[string]any{"range": "integer"}}))
 	g.Expect(msg).To(ContainSubstring("forbidden: the Property footwear.name was not defined through MCP"))
 	propertyUnchanged(t, name)
 
@@ -370,18 +370,18 @@ func TestDefineCannotChangeAKubectlMadeClass(t *testing.T) {
 	cls := prefix + ".base"
 	deleteMetamodelAfter(t, []string{cls}, nil)
 	abstract := map[string]any{"prefix": prefix, "kind": "Base", "abstract": true}
-	out := answer(t, callTool(t, mine, defineClass, map[string]any{"name": cls, "spec": abstract}))
+	out := answer(t, callTool(t, mine, defineClass, map[string]any{"confirm": true, "name": cls, "spec": abstract}))
 	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
 	g.Expect(out).NotTo(HaveKey("tool"), "an abstract class has no create tool")
 	made, _ := classNamed(t, cls)
 	abstract["description"] = "Hijacked."
-	msg = refused(t, callTool(t, other, defineClass, map[string]any{"name": cls, "spec": abstract}))
+	msg = refused(t, callTool(t, other, defineClass, map[string]any{"confirm": true, "name": cls, "spec": abstract}))
 	g.Expect(msg).To(And(ContainSubstring("forbidden: the Class "+cls+" was defined by the account default/"+owner.Name),
 		ContainSubstring("ask the owner")))
 	classUnchanged(t, made)
 
 	abstract["description"] = "Still the owner's."
-	answer(t, callTool(t, mine, defineClass, map[string]any{"name": cls, "spec": abstract}))
+	answer(t, callTool(t, mine, defineClass, map[string]any{"confirm": true, "name": cls, "spec": abstract}))
 	changed, _ := classNamed(t, cls)
 	g.Expect(changed.Spec.Description).To(Equal("Still the owner's."))
 }
@@ -394,7 +394,7 @@ func TestDefinePropertyAnswersTheConditionThatSaysWhatIsWrong(t *testing.T) {
 	cs := connect(t, mcpURL, tok, nil)
 	prop := unique("p") + ".wearer"
 	deleteMetamodelAfter(t, nil, []string{prop})
-	out := answer(t, callTool(t, cs, defineProperty, map[string]any{"name": prop, "spec": map[string]any{"range": "ref", "target": "zorp.nobody"}}))
+	out := answer(t, callTool(t, cs, defineProperty, map[string]any{"confirm": true, "name": prop, "spec": map[string]any{"range": "ref", "target": "zorp.nobody"}}))
 	g.Expect(out).To(HaveKeyWithValue("created", true))
 	g.Expect(m(out["problem"])).To(HaveKeyWithValue("reason", metav1alpha1.ReasonUnknownClass))
 	g.Expect(m(out["ready"])).To(And(HaveKeyWithValue("status", "False"), HaveKeyWithValue("reason", metav1alpha1.ReasonUnknownClass)), "%v", out)
@@ -421,12 +421,12 @@ func TestDefinePropertyCannotRewriteAnotherOwnersClass(t *testing.T) {
 
 	integer := map[string]any{"range": "integer", "description": "A count."}
 	for _, p := range []string{shared, own, adminUsed} {
-		answer(t, callTool(t, mine, defineProperty, map[string]any{"name": p, "spec": integer}))
+		answer(t, callTool(t, mine, defineProperty, map[string]any{"confirm": true, "name": p, "spec": integer}))
 	}
-	out := answer(t, callTool(t, mine, defineClass, map[string]any{"name": meter,
+	out := answer(t, callTool(t, mine, defineClass, map[string]any{"confirm": true, "name": meter,
 		"spec": map[string]any{"prefix": prefix, "kind": "Meter", "slots": []any{slot(shared, false), slot(own, false)}}}))
 	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
-	out = answer(t, callTool(t, theirs, defineClass, map[string]any{"name": gauge, "spec": gaugeSpec(prefix, slot(shared, true))}))
+	out = answer(t, callTool(t, theirs, defineClass, map[string]any{"confirm": true, "name": gauge, "spec": gaugeSpec(prefix, slot(shared, true))}))
 	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
 	admins := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: dial},
 		Spec: metav1alpha1.ClassSpec{Prefix: prefix, Kind: "Dial", Slots: []metav1alpha1.SlotRef{{Property: adminUsed}}}}
@@ -449,14 +449,14 @@ func TestDefinePropertyCannotRewriteAnotherOwnersClass(t *testing.T) {
 	// account's create tool.
 	rewrite := map[string]any{"range": "integer", "maximum": 3, "description": "Rewritten."}
 	for _, dry := range []bool{false, true} {
-		msg := refused(t, callTool(t, mine, defineProperty, map[string]any{"name": shared, "spec": rewrite, "dryRun": dry}))
+		msg := refused(t, callTool(t, mine, defineProperty, map[string]any{"confirm": true, "name": shared, "spec": rewrite, "dryRun": dry}))
 		g.Expect(msg).To(And(HavePrefix("forbidden: the Property "+shared+" is used by classes of other owners"),
 			ContainSubstring(gauge+" (the account default/"+user.Name+")"),
 			ContainSubstring("Nothing was written"), ContainSubstring("Define a new Property")), "dryRun %v", dry)
 		g.Expect(msg).NotTo(ContainSubstring(meter), "the author's own class is not in the way")
 	}
 	// A breaking change is refused for the same reason, before the guard's list.
-	msg := refused(t, callTool(t, mine, defineProperty, map[string]any{"name": shared, "spec": map[string]any{"range": "string"}}))
+	msg := refused(t, callTool(t, mine, defineProperty, map[string]any{"confirm": true, "name": shared, "spec": map[string]any{"range": "string"}}))
 	g.Expect(msg).To(HavePrefix("forbidden: the Property " + shared + " is used by classes of other owners"))
 	propertyUnchanged(t, sharedBefore)
 	classUnchanged(t, gaugeBefore)
@@ -465,18 +465,18 @@ func TestDefinePropertyCannotRewriteAnotherOwnersClass(t *testing.T) {
 
 	// An admin's class counts as another owner's.
 	adminUsedBefore, _ := propertyNamed(t, adminUsed)
-	msg = refused(t, callTool(t, mine, defineProperty, map[string]any{"name": adminUsed, "spec": rewrite}))
+	msg = refused(t, callTool(t, mine, defineProperty, map[string]any{"confirm": true, "name": adminUsed, "spec": rewrite}))
 	g.Expect(msg).To(And(HavePrefix("forbidden: the Property "+adminUsed+" is used by classes of other owners"),
 		ContainSubstring(dial+" (made by an admin with kubectl or Helm)")))
 	propertyUnchanged(t, adminUsedBefore)
 
 	// Defined again as it is, it changes nothing, and the call succeeds.
-	out = answer(t, callTool(t, mine, defineProperty, map[string]any{"name": shared, "spec": integer}))
+	out = answer(t, callTool(t, mine, defineProperty, map[string]any{"confirm": true, "name": shared, "spec": integer}))
 	g.Expect(out).To(HaveKeyWithValue("created", false))
 	propertyUnchanged(t, sharedBefore)
 
 	// A Property only the author's own classes use still changes, and so do their tools.
-	out = answer(t, callTool(t, mine, defineProperty, map[string]any{"name": own, "spec": map[string]any{"range": "integer", "maximum": 5}}))
+	out = answer(t, callTool(t, mine, defineProperty, map[string]any{"confirm": true, "name": own, "spec": map[string]any{"range": "integer", "maximum": 5}}))
 	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
 	changed, _ := propertyNamed(t, own)
 	g.Expect(changed.Spec.Maximum).NotTo(BeNil())
@@ -500,18 +500,18 @@ func TestDefineClassCannotRewriteAnotherOwnersSubclass(t *testing.T) {
 
 	integer := map[string]any{"range": "integer", "description": "A count."}
 	for _, p := range []string{width, depth} {
-		answer(t, callTool(t, mine, defineProperty, map[string]any{"name": p, "spec": integer}))
+		answer(t, callTool(t, mine, defineProperty, map[string]any{"confirm": true, "name": p, "spec": integer}))
 	}
 	baseSpec := map[string]any{"prefix": prefix, "kind": "Base", "abstract": true, "slots": []any{slot(width, false)}}
-	answer(t, callTool(t, mine, defineClass, map[string]any{"name": base, "spec": baseSpec}))
-	out := answer(t, callTool(t, theirs, defineClass, map[string]any{"name": sub,
+	answer(t, callTool(t, mine, defineClass, map[string]any{"confirm": true, "name": base, "spec": baseSpec}))
+	out := answer(t, callTool(t, theirs, defineClass, map[string]any{"confirm": true, "name": sub,
 		"spec": map[string]any{"prefix": prefix, "kind": "Sub", "parents": []any{base}, "slots": []any{slot(depth, false)}}}))
 	g.Expect(m(out["ready"])).To(HaveKeyWithValue("status", "True"), "%v", out)
 	baseBefore, _ := classNamed(t, base)
 	subBefore, _ := classNamed(t, sub)
 
 	for _, dry := range []bool{false, true} {
-		msg := refused(t, callTool(t, mine, defineClass, map[string]any{"name": base, "dryRun": dry,
+		msg := refused(t, callTool(t, mine, defineClass, map[string]any{"confirm": true, "name": base, "dryRun": dry,
 			"spec": map[string]any{"prefix": prefix, "kind": "Base", "abstract": true, "slots": []any{slot(width, true)}}}))
 		g.Expect(msg).To(And(HavePrefix("forbidden: the Class "+base+" is inherited by classes of other owners"),
 			ContainSubstring(sub+" (the account default/"+user.Name+")"), ContainSubstring("Nothing was written")), "dryRun %v", dry)
@@ -519,14 +519,14 @@ func TestDefineClassCannotRewriteAnotherOwnersSubclass(t *testing.T) {
 	classUnchanged(t, baseBefore)
 	classUnchanged(t, subBefore)
 
-	out = answer(t, callTool(t, mine, defineClass, map[string]any{"name": base, "spec": baseSpec}))
+	out = answer(t, callTool(t, mine, defineClass, map[string]any{"confirm": true, "name": base, "spec": baseSpec}))
 	g.Expect(out).To(HaveKeyWithValue("created", false))
 	classUnchanged(t, baseBefore)
 
 	aloneSpec := map[string]any{"prefix": prefix, "kind": "Alone", "slots": []any{slot(width, false)}}
-	answer(t, callTool(t, mine, defineClass, map[string]any{"name": alone, "spec": aloneSpec}))
+	answer(t, callTool(t, mine, defineClass, map[string]any{"confirm": true, "name": alone, "spec": aloneSpec}))
 	aloneSpec["slots"] = []any{slot(width, false), slot(depth, false)}
-	out = answer(t, callTool(t, mine, defineClass, map[string]any{"name": alone, "spec": aloneSpec}))
+	out = answer(t, callTool(t, mine, defineClass, map[string]any{"confirm": true, "name": alone, "spec": aloneSpec}))
 	g.Expect(out).To(HaveKeyWithValue("created", false))
 	changed, _ := classNamed(t, alone)
 	g.Expect(changed.Spec.Slots).To(HaveLen(2))

@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -63,9 +64,9 @@ func TestEntityDeleteRemovesTheInstanceAndSaysWhich(t *testing.T) {
 	u := newBoot(t, "default", name, map[string]any{"name": "Doomed"})
 	_, tok := newAccount(t, unique("deleter"), deleter)
 	cs := connect(t, mcpURL, tok, nil)
-	args := map[string]any{"class": "zorp/SpaceBoot", "name": name}
+	args := map[string]any{"confirm": true, "class": "zorp/SpaceBoot", "name": name}
 
-	dry := callTool(t, cs, "sandbar_entity_delete", map[string]any{"class": "zorp/SpaceBoot", "name": name, "dryRun": true})
+	dry := callTool(t, cs, "sandbar_entity_delete", map[string]any{"confirm": true, "class": "zorp/SpaceBoot", "name": name, "dryRun": true})
 	g.Expect(dry.IsError).To(BeFalse(), text(dry))
 	g.Expect(text(dry)).To(ContainSubstring("nothing was deleted"))
 	exists, _ := bootExists(t, "default", name)
@@ -93,7 +94,7 @@ func TestEntityDeleteIsGrantedOnlyByNameAndNeverToReadOnlyAccounts(t *testing.T)
 	g := NewWithT(t)
 	name := unique("kept-boot")
 	newBoot(t, "default", name, map[string]any{"name": "Kept"})
-	args := map[string]any{"class": "zorp/SpaceBoot", "name": name}
+	args := map[string]any{"confirm": true, "class": "zorp/SpaceBoot", "name": name}
 
 	for _, perms := range []metav1alpha1.Permissions{
 		{}, {Tools: []string{"*"}}, {Tools: []string{"sandbar_entity_*"}},
@@ -150,7 +151,7 @@ func TestEntityDeleteWithoutRBACDeleteIsForbiddenAndDeletesNothing(t *testing.T)
 
 	cs := connect(t, mcpURL, tok, nil)
 	g.Expect(listTools(t, cs)).To(HaveKey("sandbar_entity_delete"))
-	res := callTool(t, cs, "sandbar_entity_delete", map[string]any{"class": "zorp/SpaceBoot", "name": name})
+	res := callTool(t, cs, "sandbar_entity_delete", map[string]any{"confirm": true, "class": "zorp/SpaceBoot", "name": name})
 	g.Expect(res.IsError).To(BeTrue(), text(res))
 	g.Expect(text(res)).To(And(HavePrefix("forbidden: "),
 		ContainSubstring(`User "system:serviceaccount:`+ns+`:agent" cannot delete resource "spaceboots"`),
@@ -171,7 +172,7 @@ func TestEntityDeleteAtAStaleResourceVersionDeletesNothing(t *testing.T) {
 	_, tok := newAccount(t, unique("deleter"), deleter)
 	cs := connect(t, mcpURL, tok, nil)
 
-	res := callTool(t, cs, "sandbar_entity_delete", map[string]any{"class": "zorp/SpaceBoot", "name": name, "resourceVersion": stale})
+	res := callTool(t, cs, "sandbar_entity_delete", map[string]any{"confirm": true, "class": "zorp/SpaceBoot", "name": name, "resourceVersion": stale})
 	g.Expect(res.IsError).To(BeTrue(), text(res))
 	g.Expect(text(res)).To(And(HavePrefix("conflict: "), ContainSubstring(`changed since resourceVersion "`+stale+`"`),
 		ContainSubstring("nothing was deleted")))
@@ -179,7 +180,7 @@ func TestEntityDeleteAtAStaleResourceVersionDeletesNothing(t *testing.T) {
 	g.Expect(exists).To(BeTrue(), "nothing was deleted")
 	g.Expect(current).To(Equal(u.GetResourceVersion()))
 
-	res = callTool(t, cs, "sandbar_entity_delete", map[string]any{"class": "zorp/SpaceBoot", "name": name, "resourceVersion": current})
+	res = callTool(t, cs, "sandbar_entity_delete", map[string]any{"confirm": true, "class": "zorp/SpaceBoot", "name": name, "resourceVersion": current})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 	g.Eventually(func() bool { exists, _ := bootExists(t, "default", name); return exists }).
 		WithTimeout(timeout).WithPolling(poll).Should(BeFalse())
@@ -193,7 +194,7 @@ func TestEntityDeleteIsAudited(t *testing.T) {
 	newBoot(t, "default", name, map[string]any{"name": "Audited"})
 	account := unique("deleter")
 	_, tok := newAccount(t, account, deleter)
-	res := callTool(t, connect(t, url, tok, nil), "sandbar_entity_delete", map[string]any{"class": "zorp/SpaceBoot", "name": name})
+	res := callTool(t, connect(t, url, tok, nil), "sandbar_entity_delete", map[string]any{"confirm": true, "class": "zorp/SpaceBoot", "name": name})
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 
 	events, raw := readAudit(t, path)
@@ -202,4 +203,34 @@ func TestEntityDeleteIsAudited(t *testing.T) {
 	g.Expect(e.Outcome).To(Equal(telemetry.Allowed))
 	g.Expect(e.Account).To(Equal(&telemetry.Ref{Namespace: "default", Name: account}))
 	g.Expect(e.Object).To(Equal(&telemetry.Object{Class: "zorp.spaceboot", Namespace: "default", Name: name}))
+}
+
+// A delete asks the user through a client that can ask (elicitation), at both
+// revisions against the API server: declined, the instance stays; accepted, it goes.
+func TestDeleteAsksTheUserThroughTheClient(t *testing.T) {
+	g := NewWithT(t)
+	_, tok := newAccount(t, unique("asked"), deleter)
+	for _, rev := range []string{sessionRevision, revision2026} {
+		for _, action := range []string{"decline", "accept"} {
+			name := unique("asked-boot")
+			newBoot(t, "default", name, map[string]any{"name": "Asked"})
+			var question string
+			cs, _ := connectAt(t, mcpURL, tok, rev, &mcp.ClientOptions{
+				ElicitationHandler: func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					question = req.Params.Message
+					return &mcp.ElicitResult{Action: action, Content: map[string]any{"confirm": action == "accept"}}, nil
+				}})
+			res := callTool(t, cs, "sandbar_entity_delete", map[string]any{"class": "zorp/SpaceBoot", "name": name})
+			g.Expect(question).To(Equal(`Delete the zorp/SpaceBoot "`+name+`" in namespace "default" for good?`), "%s %s", rev, action)
+			exists, _ := bootExists(t, "default", name)
+			if action == "decline" {
+				g.Expect(res.IsError).To(BeTrue(), "%s: %s", rev, text(res))
+				g.Expect(exists).To(BeTrue(), "%s: declined, the instance stays", rev)
+				continue
+			}
+			g.Expect(res.IsError).To(BeFalse(), "%s: %s", rev, text(res))
+			g.Eventually(func() bool { exists, _ := bootExists(t, "default", name); return exists }).
+				WithTimeout(timeout).WithPolling(poll).Should(BeFalse(), "%s: accepted, the instance is gone", rev)
+		}
+	}
 }

@@ -79,13 +79,13 @@ func TestEveryVerbAnswers(t *testing.T) {
 			g.Expect(items(out, "datatypes")).To(HaveLen(10))
 		}},
 		{verb: "sandbar_schema_define-property", args: func() map[string]any {
-			return map[string]any{"name": "every" + run + ".gauge-depth", "spec": map[string]any{"range": "integer"}}
+			return map[string]any{"name": "every" + run + ".gauge-depth", "spec": map[string]any{"range": "integer"}, "confirm": true}
 		}, check: func(g Gomega, out map[string]any) {
 			g.Expect(out["field"]).To(Equal("gaugeDepth"))
 			g.Expect(out["ready"]).To(HaveKeyWithValue("status", "True"))
 		}},
 		{verb: "sandbar_schema_define-class", args: func() map[string]any {
-			return map[string]any{"name": "every" + run + ".gauge", "spec": map[string]any{"prefix": "every" + run, "kind": "Gauge",
+			return map[string]any{"name": "every" + run + ".gauge", "confirm": true, "spec": map[string]any{"prefix": "every" + run, "kind": "Gauge",
 				"slots": []any{map[string]any{"property": "every" + run + ".gauge-depth"}}}}
 		}, check: func(g Gomega, out map[string]any) {
 			g.Expect(out["ready"]).To(HaveKeyWithValue("status", "True"))
@@ -277,7 +277,7 @@ func TestEveryVerbAnswers(t *testing.T) {
 				g.Expect(out["task"]).To(HaveKeyWithValue("status", "cancelled"))
 			}},
 		{verb: "sandbar_entity_delete", args: func() map[string]any {
-			return map[string]any{"class": "zorp/SpaceBoot", "name": boot + "-2"}
+			return map[string]any{"class": "zorp/SpaceBoot", "name": boot + "-2", "confirm": true}
 		}, check: func(g Gomega, out map[string]any) {
 			g.Expect(out).To(And(HaveKeyWithValue("deleted", true), HaveKeyWithValue("name", boot+"-2"), HaveKey("uid")))
 		}},

@@ -63,6 +63,9 @@ type Spec struct {
 	// drop, or a tool surface without them): the generic create, and the verb that
 	// gives a class's create schema. They may be called all the same.
 	InPlaceOfClasses bool
+	// Confirms tools ask the user before they do what cannot be undone (Call.Confirm):
+	// they take the argument confirm, which says the user has agreed.
+	Confirms bool
 }
 
 // Call is one tool call in progress: the catalog it sees, the account it acts for,
@@ -84,6 +87,8 @@ type Call struct {
 	// Sealer seals the tokens the call hands the client to hand back (continue
 	// tokens), bound to the account and the query (see Call.Scope).
 	Sealer *seal.Sealer
+	// Asking is what the call knows of asking the client's user (Call.Confirm).
+	Asking Asking
 }
 
 // Tokens is the call's sealer; a call made without one (a test's) gets the
@@ -148,6 +153,9 @@ func Verb[In any](spec Spec, run func(ctx context.Context, c *Call, in In) (any,
 	simplify(s)
 	if spec.ReadOnly {
 		addContinueArg(s)
+	}
+	if spec.Confirms {
+		addConfirmArg(s)
 	}
 	for _, c := range constraints {
 		if err := c(s); err != nil {

@@ -61,7 +61,7 @@ func IsDomain(err error) bool {
 var (
 	calls = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "sandbar_mcp_tool_calls_total",
-		Help: "Tool calls by tool and outcome (ok, error, forbidden, unavailable, cancelled, protocol_error, internal_error).",
+		Help: "Tool calls by tool and outcome (ok, error, forbidden, input_required, unavailable, cancelled, protocol_error, internal_error).",
 	}, []string{"tool", "outcome"})
 	duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "sandbar_mcp_tool_call_duration_seconds",
@@ -103,6 +103,9 @@ func handle(ctx context.Context, d *Def, name string, call func(*mcp.CallToolReq
 	if err == nil && d.ReadOnly {
 		w, args, err = readContinue(c, args)
 	}
+	if err == nil && d.Confirms {
+		c.Asking.Confirmed, args, err = readConfirm(args)
+	}
 	if err == nil {
 		out, err = d.Run(ctx, c, args)
 	}
@@ -118,6 +121,10 @@ func answer(ctx context.Context, d *Def, name string, c *Call, args json.RawMess
 	var de *DomainError
 	var rpc *jsonrpc.Error
 	denied, forbidden := Denied(err)
+	if ask, ok := needsInput(err); ok {
+		Count(name, "input_required")
+		return ask, nil
+	}
 	switch {
 	case errors.As(err, &de):
 		Count(name, "error")

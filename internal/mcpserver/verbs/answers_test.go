@@ -398,7 +398,7 @@ func verbRows() []verbRow {
 			f.g.Expect(f.instance("SpaceBoot", "schema-"+f.id)).NotTo(BeNil(), "the generic create took the arguments")
 		}},
 		{verb: "sandbar_entity_delete", args: func(f *fixture) map[string]any {
-			return map[string]any{"class": "zorp/SpaceBoot", "name": f.boot(nil)}
+			return map[string]any{"class": "zorp/SpaceBoot", "name": f.boot(nil), "confirm": true}
 		}, check: func(f *fixture, out map[string]any) {
 			f.g.Expect(out).To(And(HaveKeyWithValue("deleted", true), HaveKeyWithValue("name", "boot-"+f.id), HaveKey("uid")))
 			f.g.Expect(f.instance("SpaceBoot", "boot-"+f.id)).To(BeNil(), "the instance is gone")

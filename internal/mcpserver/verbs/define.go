@@ -63,13 +63,13 @@ type definePropertyArgs struct {
 
 func (e *Env) defineVerbs() []*tool.Def {
 	return []*tool.Def{
-		tool.Verb(tool.Spec{Group: "schema", Name: "define-class", Title: "Define a class", Idempotent: true, Explicit: true, Waits: defineWait,
+		tool.Verb(tool.Spec{Group: "schema", Name: "define-class", Title: "Define a class", Idempotent: true, Explicit: true, Waits: defineWait, Confirms: true,
 			Description: "Create or change a Class of the metamodel: {name, spec: {prefix, kind, description?, abstract?, parents?, slots?: [{property, required?}], instanceAPI?}, dryRun?}. " +
 				"A concrete class becomes an instance API and a create tool; the answer has its Ready condition and the tool's input schema. " +
 				"A change that stored instances may not survive (a slot removed, retyped or newly required) is refused with the list, unless spec.instanceAPI.allowBreakingChanges. " +
 				"dryRun: true validates and previews without writing. Only the account that created a Class may change it; the Properties come first (sandbar_schema_define-property)."},
 			e.defineClass),
-		tool.Verb(tool.Spec{Group: "schema", Name: "define-property", Title: "Define a property", Idempotent: true, Explicit: true, Waits: defineWait,
+		tool.Verb(tool.Spec{Group: "schema", Name: "define-property", Title: "Define a property", Idempotent: true, Explicit: true, Waits: defineWait, Confirms: true,
 			Description: "Create or change a Property (a typed slot Classes use): {name, spec: {range, field?, cardinality?, description?, target?, enum?, minimum?, maximum?, pattern?, maxLength?}, dryRun?}. " +
 				"The answer has its Ready condition and the JSON Schema of its values. A change that the instances of a class using it may not survive is refused with the list. " +
 				"dryRun: true validates and previews without writing. Only the account that created a Property may change it, and only while no Class of another account (or an admin's) uses it."},
@@ -393,6 +393,9 @@ func (e *Env) defineClass(ctx context.Context, c *tool.Call, in defineClassArgs)
 	if len(refused) > 0 {
 		return nil, refusedBreaking("Class", in.Name, refused)
 	}
+	if err := confirmDefine(c, "Class", in.Name, exists, exists && reflect.DeepEqual(dry.Spec, existing.Spec), len(breaking)); err != nil {
+		return nil, err
+	}
 	if err := write(ctx, kc, "Class", obj, exists, false); err != nil {
 		return nil, err
 	}
@@ -533,10 +536,28 @@ func (e *Env) defineProperty(ctx context.Context, c *tool.Call, in definePropert
 	if len(refused) > 0 {
 		return nil, refusedBreaking("Property", in.Name, refused)
 	}
+	if err := confirmDefine(c, "Property", in.Name, exists, exists && reflect.DeepEqual(dry.Spec, existing.Spec), len(breaking)); err != nil {
+		return nil, err
+	}
 	if err := write(ctx, kc, "Property", obj, exists, false); err != nil {
 		return nil, err
 	}
 	return e.awaitProperty(ctx, obj, out), nil
+}
+
+// confirmDefine asks the user to confirm a change of the metamodel (a new Class or
+// Property, or a changed one: every account's tools and instances follow it); a
+// define that changes nothing asks nothing.
+func confirmDefine(c *tool.Call, kind, name string, exists, unchanged bool, breaking int) error {
+	switch {
+	case unchanged:
+		return nil
+	case !exists:
+		return c.Confirm(fmt.Sprintf("Add the %s %q to the metamodel?", kind, name))
+	case breaking > 0:
+		return c.Confirm(fmt.Sprintf("Change the %s %q of the metamodel, with %d breaking changes?", kind, name, breaking))
+	}
+	return c.Confirm(fmt.Sprintf("Change the %s %q of the metamodel?", kind, name))
 }
 
 func hasSlot(cl *catalog.Class, property string) bool {

@@ -131,7 +131,7 @@ func (e *Env) entityVerbs() []*tool.Def {
 			e.update).Patch(enum("class", classes(true))),
 		// Granted only by name (Explicit): a delete cannot be undone. So an account
 		// granted "*" still sees no more than the 40 tools of the strictest client (Cursor).
-		tool.Verb(tool.Spec{Group: "entity", Name: "delete", Title: "Delete an instance", Destructive: true, Idempotent: true, Explicit: true,
+		tool.Verb(tool.Spec{Group: "entity", Name: "delete", Title: "Delete an instance", Destructive: true, Idempotent: true, Explicit: true, Confirms: true,
 			Description: "Delete an instance permanently: {class, name, namespace?, resourceVersion?, dryRun?}. There is no undo. " +
 				"With resourceVersion the delete fails if the instance changed since; with dryRun nothing is deleted, the answer says whether it would be."},
 			e.delete).Patch(enum("class", classes(true))),
@@ -731,6 +731,11 @@ func (e *Env) delete(ctx context.Context, c *tool.Call, in deleteArgs) (any, err
 	}
 	if in.ResourceVersion != "" && in.ResourceVersion != u.GetResourceVersion() {
 		return nil, e.staleVersion(cl, ns, in.Name, in.ResourceVersion)
+	}
+	if !in.DryRun {
+		if err := c.Confirm(fmt.Sprintf("Delete the %s %q in namespace %q for good?", cl.Ident(), in.Name, ns)); err != nil {
+			return nil, err
+		}
 	}
 	uid := u.GetUID()
 	pre := client.Preconditions{UID: &uid}

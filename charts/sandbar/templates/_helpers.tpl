@@ -41,3 +41,12 @@ app.kubernetes.io/component: manager
 {{- fail "oauth.issuerURL is set: set oauth.resourceURL to the public URL of the OAuth route, or enable the Ingress" -}}
 {{- end -}}
 {{- end -}}
+
+{{- /* The origin clients reach the server at: mcp.publicURL, or the first Ingress host. */ -}}
+{{- define "sandbar.publicURL" -}}
+{{- if .Values.mcp.publicURL -}}
+{{- .Values.mcp.publicURL -}}
+{{- else if and .Values.ingress.enabled .Values.ingress.hosts -}}
+{{- printf "https://%s" (first .Values.ingress.hosts).host -}}
+{{- end -}}
+{{- end -}}

@@ -232,3 +232,24 @@ func TestOAuthRouteCardNamesItsMetadata(t *testing.T) {
 	g.Expect(status).To(Equal(http.StatusOK))
 	g.Expect(prm["resource"]).To(Equal(s.oauth))
 }
+
+// On the OAuth host, where /mcp is the OAuth route, the card names that route alone;
+// other hosts get the bearer-token endpoints beside it.
+func TestOAuthHostCardNamesOnlyTheOAuthRoute(t *testing.T) {
+	g := NewWithT(t)
+	const host = "mcp-oauth.sandbar.test"
+	s := newOAuthServer(t, oauth.Config{Host: host, ResourceURL: "https://" + host + "/mcp"})
+	resp, body := fetchDoc(t, http.MethodGet, s.mcp+"/server-card", map[string]string{"Host": host})
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	var c card.ServerCard
+	g.Expect(json.Unmarshal(body, &c)).To(Succeed())
+	var urls []string
+	for _, r := range c.Remotes {
+		g.Expect(r.Headers).To(BeEmpty(), "no API key on the OAuth route")
+		urls = append(urls, r.URL)
+	}
+	g.Expect(urls).To(Equal([]string{"https://" + host + "/mcp", "https://" + host + "/mcp/sse"}))
+	other, _, _ := readCard(t, s.mcp+"/server-card")
+	g.Expect(other.Remotes).To(HaveLen(4))
+	g.Expect(other.Remotes[0].URL).To(Equal(s.mcp))
+}

@@ -148,3 +148,29 @@ func TestParsePublicURL(t *testing.T) {
 		NewWithT(t).Expect(got).To(Equal(row.want))
 	}
 }
+
+// On the OAuth host /mcp is the OAuth route: the card there names no bearer-token
+// endpoint on it. In the no-auth mode the endpoints need no header.
+func TestTheCardNamesEachEndpointWithItsAuthentication(t *testing.T) {
+	g := NewWithT(t)
+	oauthHost := &card.OAuth{URL: "https://mcp-oauth.example.com/mcp", MetadataURL: "https://mcp-oauth.example.com/.well-known/oauth-protected-resource/mcp"}
+	d := newDocs(t, card.Config{Bearer: true, OAuth: oauthHost})
+	read := func(d *card.Documents, host string) card.ServerCard {
+		var c card.ServerCard
+		g.Expect(json.Unmarshal(get(d.CardHandler(), http.MethodGet, host).Body.Bytes(), &c)).To(Succeed())
+		return c
+	}
+	var urls []string
+	for _, r := range read(d, "mcp-oauth.example.com").Remotes {
+		g.Expect(r.Headers).To(BeEmpty(), "the OAuth route takes no API key")
+		urls = append(urls, r.URL)
+	}
+	g.Expect(urls).To(Equal([]string{"https://mcp-oauth.example.com/mcp", "https://mcp-oauth.example.com/mcp/sse"}))
+	g.Expect(read(d, "sandbar.example.com").Remotes).To(HaveLen(4))
+
+	noAuth := read(newDocs(t, card.Config{}), "127.0.0.1:8080")
+	g.Expect(noAuth.Remotes).To(HaveLen(2))
+	g.Expect(noAuth.Remotes[0].Headers).To(BeEmpty())
+	g.Expect(noAuth.Meta[card.MetaKey]).To(HaveKeyWithValue("authentication",
+		HaveKeyWithValue("none", []any{"http://127.0.0.1:8080/mcp", "http://127.0.0.1:8080/mcp/sse"})))
+}

@@ -105,7 +105,9 @@ const tokenFormat = "<namespace>/<service>:<key>"
 // experimental is the card's warning.
 const experimental = "MCP Server Cards are an experimental extension (SEP-2127): this document's shape may change with it."
 
-// Card is the card of a server reached at origin.
+// Card is the card of a server reached at origin. Where /mcp at origin is the
+// OAuth route (on the OAuth host), the card names that route alone: the endpoints
+// of bearer tokens are on another host, which only a public URL names.
 func (d *Documents) Card(origin string) ServerCard {
 	c := d.cfg
 	meta := Meta{Experimental: experimental, Extensions: map[string]struct{}{}}
@@ -118,22 +120,9 @@ func (d *Documents) Card(origin string) ServerCard {
 			session = append(session, v)
 		}
 	}
-	endpoint, legacy := origin+c.Endpoint, origin+c.LegacySSE
-	var headers []KeyValueInput
-	if c.Bearer {
-		headers = []KeyValueInput{{
-			Name: "Authorization", Value: "Bearer {token}",
-			Input: Input{Description: "An API key of a Sandbar ServiceAccount, as a bearer token.", IsRequired: true, IsSecret: true},
-			Variables: map[string]Input{"token": {Description: "The key, as " + tokenFormat + " (sandbar create-key prints it).",
-				IsRequired: true, IsSecret: true, Placeholder: tokenFormat}},
-		}}
-		meta.Authentication.Bearer = &Bearer{Remotes: []string{endpoint, legacy}, TokenFormat: tokenFormat}
-	} else {
-		meta.Authentication.None = []string{endpoint, legacy}
-	}
-	remotes := []Remote{
-		{Type: "streamable-http", URL: endpoint, Headers: headers, SupportedProtocolVersions: c.Versions},
-		{Type: "sse", URL: legacy, Headers: headers, SupportedProtocolVersions: session},
+	var remotes []Remote
+	if endpoint := origin + c.Endpoint; c.OAuth == nil || endpoint != c.OAuth.URL {
+		remotes = d.keyed(&meta.Authentication, endpoint, origin+c.LegacySSE, session)
 	}
 	if o := c.OAuth; o != nil {
 		remotes = append(remotes,
@@ -143,6 +132,28 @@ func (d *Documents) Card(origin string) ServerCard {
 	}
 	return ServerCard{Schema: SchemaURL, Name: Name, Version: c.Version, Description: Description, Title: Title,
 		Repository: &Repository{URL: RepositoryURL, Source: "github"}, Remotes: remotes, Meta: map[string]any{MetaKey: meta}}
+}
+
+// keyed are the endpoints of API keys (Streamable HTTP, and legacy SSE with the
+// session-based revisions), each with the Authorization header it needs, or none in
+// the no-auth mode; auth records which.
+func (d *Documents) keyed(auth *Authentication, endpoint, legacy string, session []string) []Remote {
+	var headers []KeyValueInput
+	if d.cfg.Bearer {
+		headers = []KeyValueInput{{
+			Name: "Authorization", Value: "Bearer {token}",
+			Input: Input{Description: "An API key of a Sandbar ServiceAccount, as a bearer token.", IsRequired: true, IsSecret: true},
+			Variables: map[string]Input{"token": {Description: "The key, as " + tokenFormat + " (sandbar create-key prints it).",
+				IsRequired: true, IsSecret: true, Placeholder: tokenFormat}},
+		}}
+		auth.Bearer = &Bearer{Remotes: []string{endpoint, legacy}, TokenFormat: tokenFormat}
+	} else {
+		auth.None = []string{endpoint, legacy}
+	}
+	return []Remote{
+		{Type: "streamable-http", URL: endpoint, Headers: headers, SupportedProtocolVersions: d.cfg.Versions},
+		{Type: "sse", URL: legacy, Headers: headers, SupportedProtocolVersions: session},
+	}
 }
 
 // Catalog is a catalog of one entry, this server's card, in the format of an AI

@@ -29,7 +29,8 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
-// The public URL the server card names: the first Ingress host with the Ingress on,
+// The public URL the server card names: the first Ingress host with the Ingress on
+// (https with its TLS),
 // mcp.publicURL when set, none otherwise (each request's host); the schema refuses
 // one with a path. The chart's registry entry (server.json), its {host} filled with
 // the Ingress host, names the endpoint the manager's card names.
@@ -39,8 +40,11 @@ func TestChartNamesThePublicURLOfTheServerCard(t *testing.T) {
 		return slices.DeleteFunc(managerArgs(t, renderChart(t, flags...)), func(a string) bool { return !strings.HasPrefix(a, "--mcp-public-url") })
 	}
 	g.Expect(publicURL()).To(BeEmpty())
-	g.Expect(publicURL("--set", "ingress.enabled=true", "--set", "ingress.hosts[0].host=mcp.example.org")).
+	g.Expect(publicURL("--set", "ingress.enabled=true", "--set", "ingress.hosts[0].host=mcp.example.org",
+		"--set", "ingress.tls[0].secretName=tls", "--set", "ingress.tls[0].hosts[0]=mcp.example.org")).
 		To(Equal([]string{"--mcp-public-url=https://mcp.example.org"}))
+	g.Expect(publicURL("--set", "ingress.enabled=true", "--set", "ingress.hosts[0].host=mcp.example.org")).
+		To(Equal([]string{"--mcp-public-url=http://mcp.example.org"}), "an Ingress without TLS serves http")
 	g.Expect(publicURL("--set", "ingress.enabled=true", "--set", "mcp.publicURL=https://sandbar.example.net")).
 		To(Equal([]string{"--mcp-public-url=https://sandbar.example.net"}))
 	g.Expect(chartRefuses(t, "--set", "mcp.publicURL=https://sandbar.example.net/mcp")).To(ContainSubstring("/mcp/publicURL"))

@@ -75,8 +75,8 @@ const (
 type Config struct {
 	// Version is the build's version.
 	Version string
-	// PublicURL is the origin clients reach the server at (https://host[:port]; see
-	// ParsePublicURL). Empty: the host a request names, over https (http on loopback).
+	// PublicURL is the origin clients reach the server at (https://host[:port], or
+	// http; see ParsePublicURL). Empty: the host a request names, over https (http on loopback).
 	PublicURL string
 	// Endpoint is the path of Streamable HTTP, serving Versions; LegacySSE the path of
 	// the HTTP+SSE transport, serving the session-based revisions among them.
@@ -112,19 +112,20 @@ func New(cfg Config) (*Documents, error) {
 	return &Documents{cfg: cfg}, nil
 }
 
-// ParsePublicURL reads the origin clients reach the server at: an https URL
-// (http only on loopback), with no path but "/", no query, fragment or user. It
-// answers the origin, scheme://host[:port], in lower case.
+// ParsePublicURL reads the origin clients reach the server at: an https URL (or
+// http, for an install without TLS, which the card then owns up to), with no path
+// but "/", no query, fragment or user. It answers the origin, scheme://host[:port],
+// in lower case.
 func ParsePublicURL(s string) (string, error) {
 	u, err := url.Parse(s)
 	switch {
 	case err != nil, u.Host == "", u.User != nil, u.RawQuery != "", u.ForceQuery, u.Fragment != "",
 		u.Path != "" && u.Path != "/", !validHost(u.Host):
 		return "", fmt.Errorf("must be an origin such as https://sandbar.example.com (no path, query or fragment), not %q", s)
-	case u.Scheme == "https", u.Scheme == "http" && loopback(u.Hostname()):
+	case u.Scheme == "https", u.Scheme == "http":
 		return strings.ToLower(u.Scheme + "://" + u.Host), nil
 	}
-	return "", fmt.Errorf("must be an https URL (http only on loopback), not %q", s)
+	return "", fmt.Errorf("must be an https (or http) URL, not %q", s)
 }
 
 // errHost is the answer to a request whose Host names no host.

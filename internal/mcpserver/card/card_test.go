@@ -131,7 +131,7 @@ func TestParsePublicURL(t *testing.T) {
 		{"https://sandbar.example.com/", "https://sandbar.example.com"},
 		{"https://sandbar.example.com:8443", "https://sandbar.example.com:8443"},
 		{"http://127.0.0.1:8080", "http://127.0.0.1:8080"},
-		{"http://sandbar.example.com", ""},
+		{"http://sandbar.example.com", "http://sandbar.example.com"},
 		{"https://sandbar.example.com/mcp", ""},
 		{"https://sandbar.example.com?x=1", ""},
 		{"https://sandbar.example.com#x", ""},

@@ -184,6 +184,7 @@ func bindFlags(fs *flag.FlagSet) *settings {
 	fs.DurationVar(&s.mcpOpts.SessionTimeout, "mcp-session-timeout", 30*time.Minute, "Close MCP sessions idle for this long.")
 	fs.DurationVar(&s.mcpOpts.CallTimeout, "mcp-call-timeout", 10*time.Second, "Answer a tool call within this long: past it, or when the Kubernetes API server refuses, the answer says what happened and what to do next (tools that wait get their waiting time on top).")
 	fs.DurationVar(&s.mcpOpts.ShutdownDelay, "mcp-shutdown-delay", 3*time.Second, "On SIGTERM, go on taking MCP requests this long with /readyz failing (so a load balancer moves away), then close the port and let requests in flight finish (up to 10 s).")
+	fs.StringVar(&s.mcpOpts.PublicURL, "mcp-public-url", "", "Origin clients reach the MCP server at, as https://sandbar.example.com: the endpoints its server card (/mcp/server-card) and catalogs (/.well-known/ai-catalog.json, /.well-known/mcp/catalog.json) name. Empty: the host each request names, over https (http on loopback).")
 	fs.BoolVar(&s.mcpOpts.NoAuth, "mcp-insecure-no-auth", false, "Serve MCP without tokens, as an account of --mcp-no-auth-namespace allowed every tool; only with a loopback --mcp-bind-address (for tools that cannot send a token, such as the MCP conformance suite).")
 	fs.StringVar(&s.mcpOpts.NoAuthNamespace, "mcp-no-auth-namespace", "default", "The namespace of the no-auth account.")
 	fs.Float64Var(&s.qps, "kube-api-qps", 50, "Requests per second the manager may send to the API server (reconcilers and MCP together).")

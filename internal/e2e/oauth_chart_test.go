@@ -104,8 +104,10 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 			"--oauth-clients=claude-ai",
 		}), helm)
 		g.Expect(paths(objs, "sandbar-oauth")).To(Equal([]string{
-			"sandbar.example.com/oauth/mcp", "sandbar.example.com/oauth/mcp/sse", "sandbar.example.com/.well-known/oauth-protected-resource/oauth/mcp"}), helm)
-		g.Expect(paths(objs, "sandbar")).To(Equal([]string{"sandbar.example.com/mcp", "sandbar.example.com/mcp/sse"}), helm)
+			"sandbar.example.com/oauth/mcp", "sandbar.example.com/oauth/mcp/sse", "sandbar.example.com/oauth/mcp/server-card",
+			"sandbar.example.com/.well-known/oauth-protected-resource/oauth/mcp"}), helm)
+		g.Expect(paths(objs, "sandbar")).To(Equal([]string{"sandbar.example.com/mcp", "sandbar.example.com/mcp/sse", "sandbar.example.com/mcp/server-card",
+			"sandbar.example.com/.well-known/ai-catalog.json", "sandbar.example.com/.well-known/mcp/catalog.json"}), helm)
 		var role rbacv1.ClusterRole
 		g.Expect(objs).To(HaveKey("ClusterRole.rbac.authorization.k8s.io sandbar-oauth-impersonator"))
 		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
@@ -129,7 +131,7 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 		g.Expect(oauthFlags(args)).To(ContainElements("--oauth-resource-url=https://mcp-oauth.example.com/mcp", "--oauth-host=mcp-oauth.example.com",
 			"--oauth-scopes=mcp", "--oauth-scopes-supported=api://sandbar/mcp"), helm)
 		g.Expect(paths(objs, "sandbar-oauth")).To(Equal([]string{"mcp-oauth.example.com/mcp", "mcp-oauth.example.com/mcp/sse",
-			"mcp-oauth.example.com/.well-known/oauth-protected-resource", "mcp-oauth.example.com/.well-known/oauth-protected-resource/mcp"}), helm)
+			"mcp-oauth.example.com/mcp/server-card", "mcp-oauth.example.com/.well-known/oauth-protected-resource", "mcp-oauth.example.com/.well-known/oauth-protected-resource/mcp"}), helm)
 
 		for _, bad := range [][]string{
 			{"oauth.issuerURL=http://idp.example.com"},

@@ -26,6 +26,7 @@ limitations under the License.
 //	resources  instances and metamodel objects as resources, subscriptions, completion
 //	prompts    workflow definitions as prompts
 //	redact     no credential leaves the server
+//	card       the server card and the catalogs that point to it (public documents)
 //
 // The server derives its tools, resources and prompts from the catalog whenever it
 // changes, and reads the informer caches, so every replica serves it.

@@ -21,6 +21,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/card"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
@@ -135,6 +136,10 @@ type Options struct {
 	MaxStreamsPerAccount  int
 	MaxStreams            int
 
+	// PublicURL is the origin clients reach the server at (https://host[:port]), which
+	// the server card and its catalogs name; empty: the host a request names.
+	PublicURL string
+
 	// OAuth serves OAuth access tokens of a trusted issuer on a route of their own;
 	// off without an issuer.
 	OAuth oauth.Config
@@ -217,6 +222,11 @@ func (o Options) Validate() error {
 	}
 	if err := o.validateLimits(); err != nil {
 		return err
+	}
+	if o.PublicURL != "" {
+		if _, err := card.ParsePublicURL(o.PublicURL); err != nil {
+			return fmt.Errorf("--mcp-public-url %w", err)
+		}
 	}
 	if o.NoAuth && o.OAuth.Enabled() {
 		return errors.New("--mcp-insecure-no-auth and --oauth-issuer-url exclude each other")

@@ -38,6 +38,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/card"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/keys"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
@@ -180,12 +181,16 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		return nil, err
 	}
 	transport, legacy := s.transports(opts, tel, taskAdapter, receiving)
-	e.Handle("/mcp", transport)
+	e.Handle(endpointPath, transport)
 	e.Handle(legacySSEPath, legacy)
+	var route *card.OAuth
 	if opts.OAuth.Enabled() {
-		if err := serveOAuth(e, opts.OAuth, authn, opts.Telemetry.Authentication, transport, legacy); err != nil {
+		if route, err = serveOAuth(e, opts.OAuth, authn, opts.Telemetry.Authentication, transport, legacy); err != nil {
 			return nil, err
 		}
+	}
+	if err := serveCards(e, opts, route); err != nil {
+		return nil, err
 	}
 	s.edge, s.http = e, e.Handler()
 	return s, nil
@@ -338,9 +343,12 @@ func (s *Server) liveSession(id string) (*mcp.ServerSession, *catalog.Account) {
 	return ss, s.sessions.Account(ss)
 }
 
-// legacySSEPath serves the HTTP+SSE transport of 2024-11-05 (GET the stream, POST
-// to the endpoint it names), beside Streamable HTTP on /mcp.
-const legacySSEPath = "/mcp/sse"
+// endpointPath serves Streamable HTTP; legacySSEPath the HTTP+SSE transport of
+// 2024-11-05 (GET the stream, POST to the endpoint it names) beside it.
+const (
+	endpointPath  = "/mcp"
+	legacySSEPath = "/mcp/sse"
+)
 
 // serveOAuth serves the transports to OAuth access tokens on the OAuth route (its
 // path and its legacy SSE path under it, and /mcp and /mcp/sse on its host if it
@@ -348,11 +356,12 @@ const legacySSEPath = "/mcp/sse"
 // Metadata. /mcp on other hosts advertises nothing of OAuth: clients with a
 // configured bearer token (which some drop once a server advertises OAuth) keep it.
 // audited wraps the token check, so that its refusals are audit events as /mcp's are.
+// It answers the route as the server card names it.
 func serveOAuth(e *edge.Edge, cfg oauth.Config, authn *keys.Authenticator,
-	audited func(func(http.Handler) http.Handler) func(http.Handler) http.Handler, transport, legacy http.Handler) error {
+	audited func(func(http.Handler) http.Handler) func(http.Handler) http.Handler, transport, legacy http.Handler) (*card.OAuth, error) {
 	o, err := oauth.NewAuthenticator(cfg, authn)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cfg = o.Config()
 	metadata := auth.ProtectedResourceMetadataHandler(o.Metadata())
@@ -366,7 +375,7 @@ func serveOAuth(e *edge.Edge, cfg oauth.Config, authn *keys.Authenticator,
 		e.HandlePublic(cfg.Host+oauth.WellKnownResource+"/mcp", metadata)
 		e.HandlePublic(cfg.Host+oauth.WellKnownResource, metadata)
 	}
-	return nil
+	return &card.OAuth{URL: cfg.ResourceURL, MetadataURL: o.MetadataURL()}, nil
 }
 
 // Handler is the server's HTTP handler: /mcp, /mcp/sse, /healthz and /readyz.

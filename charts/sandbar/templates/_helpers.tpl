@@ -41,3 +41,13 @@ app.kubernetes.io/component: manager
 {{- fail "oauth.issuerURL is set: set oauth.resourceURL to the public URL of the OAuth route, or enable the Ingress" -}}
 {{- end -}}
 {{- end -}}
+
+{{- /* The origin clients reach the server at: mcp.publicURL, or the first Ingress
+host (https with the Ingress's TLS, http without, as NOTES.txt says). */ -}}
+{{- define "sandbar.publicURL" -}}
+{{- if .Values.mcp.publicURL -}}
+{{- .Values.mcp.publicURL -}}
+{{- else if and .Values.ingress.enabled .Values.ingress.hosts -}}
+{{- printf "%s://%s" (ternary "https" "http" (gt (len .Values.ingress.tls) 0)) (first .Values.ingress.hosts).host -}}
+{{- end -}}
+{{- end -}}

@@ -115,3 +115,44 @@ func waitForTool(t *testing.T, name string) {
 		t.Fatalf("the server does not serve %s: %v (last tools/list error: %v)", name, err, listErr)
 	}
 }
+
+// TestTypeScriptSDKClientsConfirmADelete is a second opinion on confirmations:
+// hack/ts-client/confirm.mjs deletes one SpaceBoot with the TypeScript SDK v1 client
+// (the server asks through elicitation/create on 2025-11-25) and another with the
+// v2 client pinned to 2026-07-28 (an input_required result its elicitation handler
+// answers); the user accepts each time, and both instances are gone.
+func TestTypeScriptSDKClientsConfirmADelete(t *testing.T) {
+	dir := filepath.Join(testenv.RepoRoot(), "hack", "ts-client")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal("run make test (it installs the TypeScript SDK client)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("the TypeScript SDK client needs Node.js (node on PATH): %v", err)
+	}
+	_, tok := newAccount(t, unique("ts-confirm"), deleter)
+	v1, v2 := unique("ts-confirm-v1"), unique("ts-confirm-v2")
+	newBoot(t, "default", v1, map[string]any{"name": "TS v1"})
+	newBoot(t, "default", v2, map[string]any{"name": "TS v2"})
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "confirm.mjs"))
+	cmd.Dir = dir
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		return strings.HasPrefix(kv, "MCP_URL=") || strings.HasPrefix(kv, "MCP_TOKEN=")
+	}), "MCP_URL="+mcpURL, "MCP_TOKEN="+tok, "BOOT_V1="+v1, "BOOT_V2="+v2)
+	out, err := cmd.CombinedOutput()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("the TypeScript SDK clients did not finish within 60 s; output:\n%s", out)
+	}
+	if err != nil {
+		t.Fatalf("the TypeScript SDK clients failed (%v); output:\n%s", err, out)
+	}
+	t.Logf("TypeScript SDK clients: %s", strings.TrimSpace(string(out)))
+	for _, name := range []string{v1, v2} {
+		if err := waitFor(func() bool { exists, _ := bootExists(t, "default", name); return !exists }); err != nil {
+			t.Errorf("the SpaceBoot %s the script deleted after the user accepted is still there", name)
+		}
+	}
+}

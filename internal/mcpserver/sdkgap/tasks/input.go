@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"hash/fnv"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -67,11 +68,20 @@ func declaresElicitation(req mcp.Request) bool {
 	return caps.Elicitation.Form != nil || caps.Elicitation.URL == nil
 }
 
-// inputKey is the key of the question a process asks in its current state: one a
-// step (the steps it has taken so far), so that no key of a task is used twice, as
-// the extension requires, and an answer to an earlier question is ignored.
+// inputKey is the key of the question a process asks in its current state: a digest
+// of the transitions it has taken, so that each stay in a state has a key of its
+// own (no key of a task is used twice, as the extension requires) and an answer to
+// an earlier question is ignored. The start, which the controller records, perhaps
+// after the first question was asked, does not count; nor does the length of the
+// history, which keeps only the newest steps.
 func inputKey(p *metav1alpha1.WorkflowProcess) string {
-	return fmt.Sprintf("transition-%d", len(p.Status.History))
+	h := fnv.New64a()
+	for _, e := range p.Status.History {
+		if e.Transition != "" {
+			_, _ = fmt.Fprintf(h, "%s\x00%s\x00%s\x00%s\x00%d\n", e.Transition, e.From, e.To, e.Actor, e.Time.Unix())
+		}
+	}
+	return fmt.Sprintf("transition-%016x", h.Sum64())
 }
 
 // asking sets t, a process's task as tasks/get answers it, to input_required with

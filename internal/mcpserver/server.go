@@ -151,15 +151,17 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	}
 	tel := opts.Telemetry.WithRequestLog(s.requests)
 	taskAdapter, err := tasks.New(s.mcp, &s.served, s.processes,
-		tool.Bounds{Bytes: opts.MaxResultBytes, Items: opts.MaxResultItems}, tool.Encode(opts.NameStyle, "sandbar.tasks.result"))
+		tool.Bounds{Bytes: opts.MaxResultBytes, Items: opts.MaxResultItems}, tool.Encode(opts.NameStyle, "sandbar.tasks.result"),
+		tool.Encode(opts.NameStyle, "sandbar.workflow.transition"))
 	if err != nil {
 		return nil, err
 	}
 	// The first is the outermost: the recovery of a panic that nothing inside
 	// recovered (telemetry recovers the rest, and logs and audits it as the request it
 	// was); telemetry times every request and sees the answer the client gets;
-	// redaction sees every answer last before it (results and errors, whichever
-	// middleware made them); the count of SubjectAccessReviews bounds those of each
+	// a result of the stateless revision that a middleware made is marked complete,
+	// as the SDK marks its own; redaction sees every answer last before that (results
+	// and errors, whichever middleware made them); the count of SubjectAccessReviews bounds those of each
 	// request (everything inside it checks access); then the session registry and the
 	// Tasks adapter see every request and the account first (the adapter's Params,
 	// outermost, fills what the SDK leaves nil before anything reads it). tools/list is
@@ -167,7 +169,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	// last changed. What the server sends on its own (progress, list changes, resource
 	// updates) reaches a session only while its account may have it, and passes
 	// redaction on the sending side.
-	receiving := []mcp.Middleware{contain.Middleware, taskAdapter.Params, tel.Middleware(&s.served), redact.Middleware, countReviews, bounded(opts.callTimeout()), s.sessions.Middleware,
+	receiving := []mcp.Middleware{contain.Middleware, taskAdapter.Params, tel.Middleware(&s.served), mcptransport.CompleteResults, redact.Middleware, countReviews, bounded(opts.callTimeout()), s.sessions.Middleware,
 		s.lists.Middleware, taskAdapter.Middleware, guard.Middleware, s.prompts.Middleware, s.resources.Middleware}
 	s.mcp.AddReceivingMiddleware(receiving...)
 	s.mcp.AddSendingMiddleware(s.sessions.Notifications, s.resources.Updates, redact.Sending)
@@ -212,14 +214,37 @@ func (s *Server) newSDKServer(opts Options) *mcp.Server {
 		CompletionHandler: func(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
 			return s.resources.Complete(ctx, req)
 		},
-		// The stateless revision's lists and reads say how they may be cached: what
-		// they hold is one account's (its tools, its namespaces), so only that
-		// account's client may keep it, and the TTL stays 0 (list changes come as
-		// notifications).
-		SetCacheable:       func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) { c.CacheScope = "private" },
+		SetCacheable:       cacheable,
 		SubscribeHandler:   func(ctx context.Context, req *mcp.SubscribeRequest) error { return s.resources.Subscribe(ctx, req) },
 		UnsubscribeHandler: func(ctx context.Context, req *mcp.UnsubscribeRequest) error { return s.resources.Unsubscribe(ctx, req) },
 	})
+}
+
+// catalogTTL is how long a client of the stateless revision may keep what follows
+// the catalog (server/discover, tools/list, prompts/list, resources/templates/list)
+// before it asks again. That revision has no stream that tells every client of a
+// change: only a client that holds a subscriptions/listen stream hears
+// list_changed, and the rest learn of a new Class or workflow when they ask again.
+// A catalog change reaches the served lists within syncInterval; with what a
+// client keeps no older than the rest of a second, every client sees a new Class
+// within a second, and the server is still spared a client that lists before
+// every step of a conversation.
+const catalogTTL = time.Second - syncInterval
+
+// cacheable says how a result of the stateless revision may be cached (its ttlMs
+// and cacheScope). What the lists and reads hold is one account's (its tools, its
+// workflows, its namespaces' instances): only that account's client may keep it,
+// never a cache shared between accounts, so every answer is "private". Instances
+// (resources/list, resources/read) change with any write to the cluster, which
+// nothing announces except to a subscription: their answers are stale at once (0).
+func cacheable(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
+	c.CacheScope = "private"
+	switch req.(type) {
+	case *mcp.ListResourcesRequest, *mcp.ReadResourceRequest:
+		c.TTLMs = 0
+	default:
+		c.TTLMs = int(catalogTTL / time.Millisecond)
+	}
 }
 
 // newAuthenticator checks API keys against the catalog's accounts; with a
@@ -265,7 +290,10 @@ func (s *Server) transports(opts Options, tel *telemetry.Telemetry, taskAdapter 
 	// session for a POST without a session id; a session's GET, a stateless request's
 	// subscriptions/listen and a legacy GET each hold a stream open.
 	holds := sessions.NewHolds(opts.Holds(), opts.Telemetry.Refused)
-	held := mcptransport.ByRevision(holds.Sessions(streamable, s.sessions), holds.Listens(stateless, opts.MaxRequestBytes))
+	// A stateless request whose headers do not repeat its body is refused before it
+	// takes a hold.
+	held := mcptransport.ByRevision(holds.Sessions(streamable, s.sessions),
+		mcptransport.MirroredHeaders(holds.Listens(stateless, opts.MaxRequestBytes), opts.MaxRequestBytes))
 	// Every transport sees the same capture (request ids, task parameters) behind the
 	// same chain: /mcp serves the session-based revisions and the stateless one side by
 	// side, and the legacy one (2024-11-05) is /mcp/sse.

@@ -223,9 +223,11 @@ type statelessRaw struct {
 	t     testing.TB
 	url   string
 	token string
-	// tasks declares the extension on every request.
-	tasks bool
-	id    atomic.Int64
+	// tasks declares the extension on every request; elicits declares elicitation
+	// (form mode).
+	tasks   bool
+	elicits bool
+	id      atomic.Int64
 }
 
 func newStatelessRaw(t testing.TB, url, token string, tasks bool) *statelessRaw {
@@ -236,6 +238,9 @@ func (s *statelessRaw) post(method, name string, params map[string]any) *http.Re
 	caps := map[string]any{}
 	if s.tasks {
 		caps["extensions"] = map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}
+	}
+	if s.elicits {
+		caps["elicitation"] = map[string]any{}
 	}
 	if params == nil {
 		params = map[string]any{}
@@ -463,7 +468,7 @@ func TestStatelessPlainJSONAnswer(t *testing.T) {
 	out, _ := io.ReadAll(resp.Body)
 	_ = resp.Body.Close()
 	g.Expect(resp.StatusCode).To(Equal(http.StatusBadRequest))
-	g.Expect(string(out)).To(ContainSubstring("missing required Mcp-Method header"))
+	g.Expect(string(out)).To(ContainSubstring(`the Mcp-Method header is missing; it must repeat the body's method \"server/discover\"`))
 
 	resp = post("server/discover")
 	defer resp.Body.Close()

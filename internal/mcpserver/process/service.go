@@ -28,6 +28,7 @@ import (
 	"encoding/base32"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -366,6 +367,31 @@ func (s *Service) Transition(ctx context.Context, acct *catalog.Account, id, tra
 		}
 		return workflow.Transition(w, &p.Status, transition, Actor(acct), reason, metav1.Now())
 	})
+}
+
+// Waiting is what a process of a user workflow waits for: the transitions of its
+// workflow that can take it on from its current state. It is nil for a built-in
+// job, which the server moves, and for a process that has ended. (A user
+// workflow's process moves only when someone takes one of them.)
+func (s *Service) Waiting(p *metav1alpha1.WorkflowProcess) []metav1alpha1.WorkflowTransition {
+	if builtin.IsBuiltin(p.Spec.Definition) || Status(p) != Working {
+		return nil
+	}
+	w := s.store.Load().Workflows[p.Spec.Definition]
+	if w == nil {
+		return nil
+	}
+	state := p.Status.State
+	if state == "" {
+		state = w.Spec.Initial // not started by the controller yet
+	}
+	var next []metav1alpha1.WorkflowTransition
+	for _, t := range w.Spec.Transitions {
+		if slices.Contains(t.From, state) {
+			next = append(next, t)
+		}
+	}
+	return next
 }
 
 // update applies a step of the engine to a fresh read of a process and writes its

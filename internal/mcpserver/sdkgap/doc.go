@@ -47,7 +47,11 @@ limitations under the License.
 // and answers tasks/get with -32601, even to a client that declared it; its results
 // have no resultType "task". tasks.Adapter's stateless form declares it, answers a
 // long-running tool with a task, and serves tasks/get (with the result once the
-// task ends), tasks/update and tasks/cancel (tasks/adapter.go). Canary:
+// task ends), tasks/update and tasks/cancel (tasks/adapter.go). Its input path: a
+// process of a user workflow, which waits in each state for a transition, is an
+// input_required task to a client that declared elicitation, with one form that
+// asks which transition to take, and that client's tasks/update takes it
+// (tasks/input.go). Canary:
 // TestCanarySDKHasNoTasksExtension. Watch [go-sdk#942] (closed: "no work in the
 // SDK, given we haven't implemented them yet").
 //
@@ -114,6 +118,34 @@ limitations under the License.
 // transport.StatelessRequest and StatelessSession tell the middleware which era a
 // request is of (transport/revision.go). Canary:
 // TestCanarySDKServesEachEraInAHandlerOfItsOwn.
+//
+// # Headers that repeat the body (Mcp-Method, Mcp-Name)
+//
+// The stateless revision has every request repeat its method in Mcp-Method, and the
+// name of a tools/call or prompts/get (the URI of a resources/read) in Mcp-Name, and
+// has the server refuse one whose header is missing or differs (400, -32020
+// HeaderMismatch). go-sdk v1.8.0's stateless handler refuses those, but a missing
+// header's refusal names only the header, not what the body says, and it compares
+// an Mcp-Name sent in the revision's Base64 form (=?base64?...?=, which a client
+// must use for a name that is not plain ASCII) without decoding it, so it refuses a
+// name that matches. transport.MirroredHeaders checks them first, names the
+// header's value and the body's, and hands an encoded name that matches on decoded
+// (transport/headers.go). A client whose headers differ from its body is refused,
+// whoever it is: GitHub Copilot's server/discover is said to send such headers, and
+// the revision leaves no room (the server MUST refuse: a proxy may have routed or
+// limited the request by the header while the server would act on the body); the
+// refusal says which values differ, for the client to fix. Canary:
+// TestCanarySDKsHeaderChecksNameOnlyTheHeaderAndDoNotDecode.
+//
+// # resultType on the results a middleware makes
+//
+// The stateless revision requires resultType on every result. go-sdk v1.8.0 sets it
+// on a tools/call, prompts/get or resources/read result only in its own handlers of
+// those methods, in an unexported field, so a result a receiving middleware returns
+// instead (a refusal before the tool runs) goes out without it.
+// transport.CompleteResults, a receiving middleware outside those that answer on
+// their own, gives such a result "complete" (transport/resulttype.go). Canary:
+// TestCanarySDKLeavesResultsOfMiddlewareUntyped.
 //
 // # An event store bounded in streams
 //

@@ -235,8 +235,8 @@ func (t *Telemetry) describe(method string, req mcp.Request, served *tool.Table)
 			r.resource = p.Params.URI
 		}
 	}
-	if method == "tasks/cancel" {
-		r.mutating = true
+	if method == "tasks/cancel" || method == "tasks/update" {
+		r.mutating = true // it may end or move a process
 	}
 	extra := req.GetExtra()
 	var header http.Header

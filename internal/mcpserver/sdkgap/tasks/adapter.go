@@ -20,8 +20,9 @@ limitations under the License.
 // serves tasks/get, tasks/result, tasks/list and tasks/cancel), and the extension
 // io.modelcontextprotocol/tasks of the stateless revision 2026-07-28 (declared in
 // server/discover; a long-running tool answers a client that declared it with a
-// task; tasks/get carries the result once the task ends; tasks/update and
-// tasks/cancel are acknowledged). Every task is a WorkflowProcess, handled by the
+// task; tasks/get carries the result once the task ends, and the question of a
+// process that waits for a transition, which tasks/update answers; tasks/cancel is
+// acknowledged). Every task is a WorkflowProcess, handled by the
 // process service, so either form reads a task on any replica.
 //
 // This package is a shim: delete it when the SDK supports Tasks, and register the
@@ -85,6 +86,8 @@ type detailedTask struct {
 	TTLMs          *int64          `json:"ttlMs"`
 	PollIntervalMs int64           `json:"pollIntervalMs,omitempty"`
 	Result         *completeResult `json:"result,omitempty"`
+	// InputRequests are the questions of a task that is input_required (input.go).
+	InputRequests map[string]any `json:"inputRequests,omitempty"`
 }
 
 // completeResult is the tool result a task carries once it has ended: a result of
@@ -221,14 +224,19 @@ type Adapter struct {
 	// the verb that gives a longer one in parts.
 	bounds     tool.Bounds
 	resultTool string
+	// moveTool is the served name of the verb that moves a process, which the
+	// answer to a task's question takes the place of (input.go).
+	moveTool string
 }
 
 // New registers the tasks/* methods on a server; add Middleware to its receiving
 // middleware. A tasks/result longer than bounds.Bytes (0: no bound) is cut, and its
 // note names resultTool, which gives the whole result in parts; a result stored in
-// pages (an export's) is given a page at a time.
-func New(server *mcp.Server, served *tool.Table, processes *process.Service, bounds tool.Bounds, resultTool string) (*Adapter, error) {
-	a := &Adapter{served: served, processes: processes, bounds: bounds, resultTool: resultTool}
+// pages (an export's) is given a page at a time. moveTool is the served name of
+// the verb that moves a process: an answer to a task's question (tasks/update)
+// needs the right to call it.
+func New(server *mcp.Server, served *tool.Table, processes *process.Service, bounds tool.Bounds, resultTool, moveTool string) (*Adapter, error) {
+	a := &Adapter{served: served, processes: processes, bounds: bounds, resultTool: resultTool, moveTool: moveTool}
 	return a, a.register(server)
 }
 
@@ -370,6 +378,7 @@ func (a *Adapter) stateless(ctx context.Context, method string, req mcp.Request,
 		if !declaresExtension(req) {
 			return nil, missingExtension(method)
 		}
+		ctx = context.WithValue(ctx, elicitsKey{}, declaresElicitation(req))
 	case "tasks/list", "tasks/result":
 		// Not part of the extension: tasks/get carries a task's result once it has
 		// ended. (The SDK says "method not found" whatever the message.)
@@ -508,6 +517,9 @@ func (a *Adapter) get(ctx context.Context, in *taskParams) (mcp.Result, error) {
 		if err != nil {
 			return nil, err
 		}
+		if elicits(ctx) {
+			a.asking(t, proc)
+		}
 		return t, nil
 	}
 	return &taskResult{Task: process.TaskOf(proc)}, nil
@@ -541,12 +553,7 @@ func (a *Adapter) register(server *mcp.Server) error {
 		return err
 	}
 	if err := mcp.AddReceivingCustomMethod(server, "tasks/update", func(ctx context.Context, _ *mcp.ServerSession, in *updateParams) (*ack, error) {
-		// No task of this server asks for input, so no response is outstanding: the
-		// extension has a server ignore those, and acknowledge.
-		if _, err := p.Get(ctx, caller.FromContext(ctx), in.TaskID); err != nil {
-			return nil, rpcError(err)
-		}
-		return &ack{ResultType: resultComplete}, nil
+		return a.update(ctx, in)
 	}); err != nil {
 		return err
 	}

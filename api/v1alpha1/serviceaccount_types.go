@@ -131,9 +131,10 @@ type ServiceAccountSpec struct {
 	// the generic create with the verb that gives a class's create schema), a verb
 	// group by name (schema, class, types, property, codec, entity, tasks,
 	// validation, project, workflow: the tools named sandbar_<group>_*), or all.
-	// When empty, core. A verb that an entry of spec.permissions.tools other than
-	// "*" allows is listed too. Toolsets choose what is listed, not what is allowed:
-	// the account may still call any tool its permissions allow by name.
+	// When empty, core. An account whose spec.permissions.tools is a list without
+	// "*" is listed every tool it allows, whatever its toolsets. Toolsets choose
+	// what is listed, not what is allowed: the account may still call any tool its
+	// permissions allow by name.
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=16

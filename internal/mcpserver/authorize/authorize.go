@@ -52,11 +52,6 @@ func MayCall(acct *catalog.Account, name string, info tool.Info) bool {
 	if globs == nil {
 		globs = []string{"*"}
 	}
-	return allows(globs, name, info)
-}
-
-// allows says whether one of the permission entries globs allows a served tool.
-func allows(globs []string, name string, info tool.Info) bool {
 	for _, g := range globs {
 		if info.Explicit {
 			if names(g, name, info.Canonical) {
@@ -272,7 +267,7 @@ func (g *Guard) list(ctx context.Context, method string, req mcp.Request, next m
 	budget := g.Budget(acct, ClientOf(req))
 	for _, t := range list.Tools {
 		info, ok := g.served.Lookup(t.Name)
-		if !ok || !MayCall(acct, t.Name, info) || !budget.Lists(t.Name, info) {
+		if !ok || !MayCall(acct, t.Name, info) || !budget.Lists(info) {
 			continue
 		}
 		if info.Schema != nil {

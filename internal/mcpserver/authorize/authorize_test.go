@@ -149,10 +149,12 @@ func TestToolsetsChooseWhatIsListedNotWhatMayBeCalled(t *testing.T) {
 		"sandbar_class_zorp_A":   {Canonical: "sandbar.class.zorp.A", Class: "zorp.a"},
 		"sandbar_class_zorp_B":   {Canonical: "sandbar.class.zorp.B", Class: "zorp.b"},
 	}
+	// listed is what tools/list shows an account of a budget, as the Guard filters it.
+	var who *catalog.Account
 	listed := func(b Budget) []string {
 		var out []string
 		for name, info := range tools {
-			if b.Lists(name, info) {
+			if MayCall(who, name, info) && b.Lists(info) {
 				out = append(out, name)
 			}
 		}
@@ -160,6 +162,7 @@ func TestToolsetsChooseWhatIsListedNotWhatMayBeCalled(t *testing.T) {
 		return out
 	}
 	acct := account(metav1alpha1.Permissions{})
+	who = acct
 	b := Plan(acct, "", tools, false, 0)
 	if got := listed(b); !slices.Equal(got, []string{"sandbar_class_zorp_A", "sandbar_class_zorp_B", "sandbar_entity_find"}) {
 		t.Errorf("the core toolset lists %v", got)
@@ -192,11 +195,19 @@ func TestToolsetsChooseWhatIsListedNotWhatMayBeCalled(t *testing.T) {
 	if got := listed(Plan(acct, "", tools, false, 0)); len(got) != len(tools) {
 		t.Errorf("toolset all lists %v, not every tool", got)
 	}
-	// Permissions that name tools more narrowly than "*" list what they allow.
-	named := account(metav1alpha1.Permissions{Tools: []string{"*", "sandbar_project_*"}})
-	if got := listed(Plan(named, "", tools, false, 0)); !slices.Contains(got, "sandbar_project_export") || slices.Contains(got, "sandbar_schema_classes") {
-		t.Errorf("permissions naming sandbar_project_* list %v", got)
+	// Narrow permissions (a list without "*") list every tool they allow; beside
+	// "*", an entry grants what no glob does and lists nothing more.
+	narrow := account(metav1alpha1.Permissions{Tools: []string{"sandbar_project_*", "sandbar_entity_find"}})
+	who = narrow
+	if got := listed(Plan(narrow, "", tools, false, 0)); !slices.Equal(got, []string{"sandbar_entity_find", "sandbar_project_export"}) {
+		t.Errorf("permissions sandbar_project_* and sandbar_entity_find list %v", got)
 	}
+	broad := account(metav1alpha1.Permissions{Tools: []string{"*", "sandbar_project_*"}})
+	who = broad
+	if got := listed(Plan(broad, "", tools, false, 0)); slices.Contains(got, "sandbar_project_export") {
+		t.Errorf("beside \"*\" the toolsets decide: %v", got)
+	}
+	who = acct
 	acct.Toolsets = []string{"schema"}
 	if got := listed(Plan(acct, "", tools, false, 0)); !slices.Equal(got, []string{"sandbar_class_zorp_A", "sandbar_class_zorp_B", "sandbar_schema_classes"}) {
 		t.Errorf("toolset schema lists %v", got)

@@ -18,6 +18,7 @@ package authorize
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
@@ -43,9 +44,9 @@ type Budget struct {
 	Served int
 	// Toolsets are the account's toolsets (empty: core).
 	Toolsets []string
-	// named are the entries of its spec.permissions.tools other than "*": a verb one
-	// of them allows is listed whatever the toolsets (the admin chose it).
-	named []string
+	// narrow: its spec.permissions.tools is a list without "*", so the tools it
+	// allows are the admin's choice, and each is listed whatever the toolsets.
+	narrow bool
 	// fallback: the fallback tools (tool.Info.Fallback) are served to the account,
 	// and the verbs in place of the per-class tools (InPlaceOfClasses) listed.
 	fallback bool
@@ -62,11 +63,7 @@ func Plan(acct *catalog.Account, client string, tools map[string]tool.Info, with
 	b := Budget{}
 	if acct != nil {
 		b.Toolsets = acct.Toolsets
-		for _, g := range acct.Permissions.Tools {
-			if g != "*" {
-				b.named = append(b.named, g)
-			}
-		}
+		b.narrow = acct.Permissions.Tools != nil && !slices.Contains(acct.Permissions.Tools, "*")
 	}
 	// listed counts the verbs listed whether or not the account is served its
 	// per-class tools; inPlace those listed only when it is not.
@@ -76,11 +73,11 @@ func Plan(acct *catalog.Account, client string, tools map[string]tool.Info, with
 		case !MayCall(acct, name, info):
 		case info.Class != "":
 			perClass++
-		case b.listed(name, info, true) && info.Fallback:
+		case b.listed(info, true) && info.Fallback:
 			fallback++
-		case b.listed(name, info, true):
+		case b.listed(info, true):
 			listed++
-		case b.listed(name, info, false):
+		case b.listed(info, false):
 			inPlace++
 		default:
 			hidden++
@@ -114,15 +111,15 @@ func (b Budget) Shows(info tool.Info) bool {
 }
 
 // Lists says whether tools/list shows the account a served tool it may call: one
-// it is served, of its toolsets or named by its permissions.
-func (b Budget) Lists(name string, info tool.Info) bool {
-	return b.Shows(info) && b.listed(name, info, !b.fallback)
+// it is served, of its toolsets (or any, for narrow permissions).
+func (b Budget) Lists(info tool.Info) bool {
+	return b.Shows(info) && b.listed(info, !b.fallback)
 }
 
-// listed says whether the account's toolsets list a tool, or an entry of its
-// permissions other than "*" allows it.
-func (b Budget) listed(name string, info tool.Info, classesServed bool) bool {
-	return tool.Listed(b.Toolsets, info, classesServed) || allows(b.named, name, info)
+// listed says whether the account's toolsets list a tool it may call, or its
+// permissions are narrow (a list without "*"): then every tool they allow is.
+func (b Budget) listed(info tool.Info, classesServed bool) bool {
+	return b.narrow || tool.Listed(b.Toolsets, info, classesServed)
 }
 
 // Describe says in words what the account sees, for its status.

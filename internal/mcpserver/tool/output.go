@@ -18,6 +18,7 @@ package tool
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 
@@ -81,11 +82,33 @@ func OutputSchema[Out any](longRunning bool) (*jsonschema.Schema, error) {
 		return nil, fmt.Errorf("answer %s is not a JSON object (MCP's structuredContent must be one): declare a struct", t)
 	}
 	lean(s, true)
+	if p := anything(s, ""); p != "" {
+		// An empty schema is written as true, which clients that read a property's
+		// schema as an object refuse (the TypeScript SDK does, and so every tool).
+		return nil, fmt.Errorf("answer %s: the property %q may be any JSON value: describe it with a jsonschema tag", t, p)
+	}
 	if longRunning {
 		s.Required = nil
 		s.Description = "Without a task: the task started. As a task: its result."
 	}
 	return s, nil
+}
+
+// anything is the path of a property of s whose schema is empty, if any.
+func anything(s *jsonschema.Schema, path string) string {
+	for _, name := range slices.Sorted(maps.Keys(s.Properties)) {
+		p := s.Properties[name]
+		if reflect.ValueOf(*p).IsZero() {
+			return path + name
+		}
+		if got := anything(p, path+name+"."); got != "" {
+			return got
+		}
+	}
+	if s.Items != nil {
+		return anything(s.Items, path+"[].")
+	}
+	return ""
 }
 
 // lean trims a generated schema (see OutputSchema); required says whether the

@@ -89,6 +89,16 @@ func TestAnAnswerThatIsNotAnObjectIsRefused(t *testing.T) {
 			t.Errorf("an answer of %s is declared: %v", name, err)
 		}
 	}
+	untold := Verb(Spec{Group: "t", Name: "untold"}, func(context.Context, *Call, struct{}) (struct {
+		Result any `json:"result"`
+	}, error) {
+		return struct {
+			Result any `json:"result"`
+		}{}, nil
+	})
+	if err := untold.Err(); err == nil || !strings.Contains(err.Error(), `the property "result" may be any JSON value`) {
+		t.Errorf("a property of any JSON value without a description is declared (its schema would be true, which clients refuse): %v", err)
+	}
 	ok := Verb(Spec{Group: "t", Name: "ok"}, func(context.Context, *Call, struct{}) (sample, error) { return sample{}, nil })
 	if err := ok.Err(); err != nil || ok.Tool(StyleUnderscore, nil).OutputSchema == nil {
 		t.Errorf("a struct answer is declared with its schema: %v", err)

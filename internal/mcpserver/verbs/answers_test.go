@@ -20,6 +20,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -150,6 +152,9 @@ func outputSchemas(t *testing.T, cs *mcp.ClientSession) map[string]*jsonschema.R
 		if s.Type != "object" {
 			t.Errorf("the outputSchema of %s is not an object's (MCP's structuredContent is an object): %s", tl.Name, raw)
 		}
+		if p := booleanProperty(tl.OutputSchema, ""); p != "" {
+			t.Errorf("the outputSchema of %s gives the property %s a schema that is not an object, which the TypeScript SDK refuses: %s", tl.Name, p, raw)
+		}
 		rs, err := s.Resolve(nil)
 		if err != nil {
 			t.Errorf("the outputSchema of %s does not resolve: %v: %s", tl.Name, err, raw)
@@ -158,6 +163,25 @@ func outputSchemas(t *testing.T, cs *mcp.ClientSession) map[string]*jsonschema.R
 		out[tl.Name] = rs
 	}
 	return out
+}
+
+// booleanProperty is the path of a property whose schema is not an object (true
+// or false), if any.
+func booleanProperty(schema any, path string) string {
+	s, _ := schema.(map[string]any)
+	props, _ := s["properties"].(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		if _, ok := props[name].(map[string]any); !ok {
+			return path + name
+		}
+		if p := booleanProperty(props[name], path+name+"."); p != "" {
+			return p
+		}
+	}
+	if items, ok := s["items"]; ok {
+		return booleanProperty(items, path+"[].")
+	}
+	return ""
 }
 
 // call calls a verb and answers its result and text. An answer that is not an

@@ -100,7 +100,7 @@ type Definition struct {
 // ClassToolView is a class's create tool, as tools/list shows it.
 type ClassToolView struct {
 	Name        string `json:"name"`
-	InputSchema any    `json:"inputSchema"`
+	InputSchema any    `json:"inputSchema" jsonschema:"A JSON Schema."`
 }
 
 // ProblemView is why an object is not ready.

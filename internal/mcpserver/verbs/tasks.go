@@ -62,7 +62,7 @@ type Started struct {
 // a note that it has not ended yet.
 type TaskResult struct {
 	Task   process.Task `json:"task"`
-	Result any          `json:"result,omitempty"`
+	Result any          `json:"result,omitempty" jsonschema:"The job's result, as its workflow makes it."`
 	Note   string       `json:"note,omitempty"`
 }
 

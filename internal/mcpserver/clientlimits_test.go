@@ -404,8 +404,10 @@ func TestTaskResultPastTheByteBoundNamesWhereTheRestIs(t *testing.T) {
 func TestCutFallingInsideACredentialLeaksNoHalf(t *testing.T) {
 	g := NewWithT(t)
 	leak, key := leakedToken(t)
-	// The description puts the key past the smallest bound.
-	c := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: "zorp.cutleak" + rand.String(4)}, Spec: metav1alpha1.ClassSpec{
+	// The name and the description, which the answer shows first, put the key past
+	// the smallest bound (a description holds at most 4096 bytes).
+	name := "zorp.cutleak" + rand.String(4) + "." + strings.Repeat("p", 60) + "." + strings.Repeat("q", 60)
+	c := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: metav1alpha1.ClassSpec{
 		Prefix: "zorp", Kind: "CutLeak" + strings.ToUpper(rand.String(4)), Abstract: true,
 		Description: strings.Repeat("filler ", 560) + leak + " ends here.",
 	}}

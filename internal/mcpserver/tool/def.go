@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package tool is how a tool is declared and called: a verb declares its arguments
 // as a Go struct, from which its input schema is generated (and patched with the
-// catalog's enums); arguments are decoded and checked in one place, strictly, with
+// catalog's enums), and its answer as a Go type, from which its output schema is
+// generated; arguments are decoded and checked in one place, strictly, with
 // messages a model can act on; one function maps what a verb returns to the
 // protocol (domain errors as results with isError, internal errors as -32603 with
 // the details only in the log). It also holds the tool names codec and the table

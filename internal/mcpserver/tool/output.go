@@ -21,6 +21,7 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -68,12 +69,35 @@ func answerOf(v any) any {
 // "additionalProperties" that allows anything, no null for a list (answers give
 // an empty list) or for a property that is left out when empty. A task-running
 // tool answers the process's own result when it runs as an MCP task, so its
-// schema requires none of its synchronous answer's properties.
+// schema requires none of its synchronous answer's properties. A schema is made
+// once for each type and shared: nothing changes it after.
 func OutputSchema[Out any](longRunning bool) (*jsonschema.Schema, error) {
 	t := reflect.TypeFor[Out]()
 	if s, ok := reflect.Zero(t).Interface().(shaped); ok {
 		t = s.shape()
 	}
+	k := outputKey{t, longRunning}
+	if s, ok := outputs.Load(k); ok {
+		return s.(*jsonschema.Schema), nil
+	}
+	s, err := outputSchema(t, longRunning)
+	if err != nil {
+		return nil, err
+	}
+	outputs.Store(k, s)
+	return s, nil
+}
+
+// outputs are the output schemas made, by type: a class's create tool is declared
+// anew for each catalog snapshot.
+var outputs sync.Map
+
+type outputKey struct {
+	t           reflect.Type
+	longRunning bool
+}
+
+func outputSchema(t reflect.Type, longRunning bool) (*jsonschema.Schema, error) {
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: outputTypes})
 	if err != nil {
 		return nil, fmt.Errorf("answer %s: %w", t, err)
@@ -89,7 +113,6 @@ func OutputSchema[Out any](longRunning bool) (*jsonschema.Schema, error) {
 	}
 	if longRunning {
 		s.Required = nil
-		s.Description = "Without a task: the task started. As a task: its result."
 	}
 	return s, nil
 }

@@ -121,8 +121,8 @@ type Def struct {
 	perAccount []AccountPatch
 	// raw, for tools whose schema is not a Go type (a class's own slots).
 	rawSchema any
-	// output is the schema of the tool's answers (see OutputSchema).
-	output *jsonschema.Schema
+	// output is the schema of the tool's answers (see OutputSchema), and its JSON.
+	output output
 	run    func(ctx context.Context, c *Call, args json.RawMessage) (any, error)
 	err    error
 }
@@ -138,7 +138,7 @@ func (d *Def) Err() error { return d.err }
 // arguments are refused. Its output schema is generated from Out (see
 // OutputSchema), and what run answers is the result's structured content.
 func Verb[In, Out any](spec Spec, run func(ctx context.Context, c *Call, in In) (Out, error), constraints ...Constraint) *Def {
-	out, err := OutputSchema[Out](spec.LongRunning)
+	out, err := outputOf[Out](spec.LongRunning)
 	if err != nil {
 		return &Def{Spec: spec, err: fmt.Errorf("tool %s.%s: %w", spec.Group, spec.Name, err)}
 	}
@@ -174,7 +174,7 @@ func Verb[In, Out any](spec Spec, run func(ctx context.Context, c *Call, in In) 
 // Raw declares a tool whose input schema is built at run time (a class's create tool:
 // one argument per slot), and whose answer is Out. run checks the arguments itself.
 func Raw[Out any](canonical string, spec Spec, schema any, run func(ctx context.Context, c *Call, args map[string]any) (Out, error)) *Def {
-	out, err := OutputSchema[Out](spec.LongRunning)
+	out, err := outputOf[Out](spec.LongRunning)
 	if err != nil {
 		return &Def{Spec: spec, canonical: canonical, err: fmt.Errorf("tool %s: %w", canonical, err)}
 	}
@@ -194,7 +194,7 @@ func Raw[Out any](canonical string, spec Spec, schema any, run func(ctx context.
 }
 
 // Output is the schema of the tool's answers.
-func (d *Def) Output() *jsonschema.Schema { return d.output }
+func (d *Def) Output() *jsonschema.Schema { return d.output.schema }
 
 // Patch adds a catalog-dependent change to the input schema tools/list shows.
 func (d *Def) Patch(p SchemaPatch) *Def {
@@ -268,8 +268,8 @@ func (d *Def) Tool(style NameStyle, snap *catalog.Snapshot) *mcp.Tool {
 		Title:       d.Title,
 		Description: style.Spell(d.Description),
 		InputSchema: d.InputSchema(snap),
-		// Not the typed nil of a *Schema: the SDK refuses a nil schema.
-		OutputSchema: outputOf(d),
+		// Its JSON, made once: a tools/list of many class tools encodes it often.
+		OutputSchema: outputJSON(d),
 		Annotations: &mcp.ToolAnnotations{
 			Title:           d.Title,
 			ReadOnlyHint:    d.ReadOnly,
@@ -280,11 +280,13 @@ func (d *Def) Tool(style NameStyle, snap *catalog.Snapshot) *mcp.Tool {
 	}
 }
 
-func outputOf(d *Def) any {
-	if d.output == nil {
+// outputJSON is the output schema as tools/list shows it; nil (not an empty
+// json.RawMessage, which the SDK would refuse) for a tool that has none.
+func outputJSON(d *Def) any {
+	if d.output.json == nil {
 		return nil
 	}
-	return d.output
+	return d.output.json
 }
 
 // Constraint adds what a Go type cannot say to a generated schema.

@@ -17,6 +17,7 @@ limitations under the License.
 package tool
 
 import (
+	"encoding/json"
 	"fmt"
 	"maps"
 	"reflect"
@@ -72,24 +73,38 @@ func answerOf(v any) any {
 // schema requires none of its synchronous answer's properties. A schema is made
 // once for each type and shared: nothing changes it after.
 func OutputSchema[Out any](longRunning bool) (*jsonschema.Schema, error) {
-	t := reflect.TypeFor[Out]()
-	if s, ok := reflect.Zero(t).Interface().(shaped); ok {
-		t = s.shape()
-	}
+	o, err := outputOf[Out](longRunning)
+	return o.schema, err
+}
+
+// output is an output schema and its JSON.
+type output struct {
+	schema *jsonschema.Schema
+	json   json.RawMessage
+}
+
+// outputFor is the output schema of answers of type t, made once.
+func outputFor(t reflect.Type, longRunning bool) (output, error) {
 	k := outputKey{t, longRunning}
-	if s, ok := outputs.Load(k); ok {
-		return s.(*jsonschema.Schema), nil
+	if o, ok := outputs.Load(k); ok {
+		return o.(output), nil
 	}
 	s, err := outputSchema(t, longRunning)
 	if err != nil {
-		return nil, err
+		return output{}, err
 	}
-	outputs.Store(k, s)
-	return s, nil
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return output{}, fmt.Errorf("answer %s: %w", t, err)
+	}
+	o := output{schema: s, json: raw}
+	outputs.Store(k, o)
+	return o, nil
 }
 
 // outputs are the output schemas made, by type: a class's create tool is declared
-// anew for each catalog snapshot.
+// anew for each catalog snapshot, and tools/list is rendered for each, so both the
+// schema and its JSON are made once.
 var outputs sync.Map
 
 type outputKey struct {
@@ -151,4 +166,13 @@ func lean(s *jsonschema.Schema, required bool) {
 	}
 	lean(s.Items, true)
 	lean(s.AdditionalProperties, true)
+}
+
+// outputOf is the output of answers of type Out (see OutputSchema).
+func outputOf[Out any](longRunning bool) (output, error) {
+	t := reflect.TypeFor[Out]()
+	if s, ok := reflect.Zero(t).Interface().(shaped); ok {
+		t = s.shape()
+	}
+	return outputFor(t, longRunning)
 }

@@ -73,7 +73,14 @@ func renderTools(defs []*tool.Def) string {
 	b.WriteString("  tool. Every verb is in the toolset of its group (`sandbar_<group>_*`) and in `all`; an account may\n")
 	b.WriteString("  call any verb its permissions allow, listed or not.\n")
 	b.WriteString("- **Read-only tools** take `resultContinue`, the token of a result's next part when a result was\n")
-	b.WriteString("  cut at `--max-result-bytes`.\n\n")
+	b.WriteString("  cut at `--max-result-bytes`.\n")
+	b.WriteString("- **Answers.** Every tool declares an `outputSchema`, generated from the Go type of its answer, and\n")
+	b.WriteString("  answers it as `structuredContent` (a JSON object) and, for clients that read text, as indented JSON\n")
+	b.WriteString("  text. Shown below as `{property, optional?, list: [item]}`, objects one level deep; a cut result's\n")
+	b.WriteString("  text is a part, its `structuredContent` the whole answer. A tool that may run as a task answers\n")
+	b.WriteString("  the task it started when called without one; as a task, its result is the job's, so its schema\n")
+	b.WriteString("  requires no property. A per-class create tool answers as `sandbar_entity_create` does. Errors\n")
+	b.WriteString("  are results with `isError` and a text that says what to do, without `structuredContent`.\n\n")
 
 	b.WriteString("| tool | title | read-only | destructive | idempotent | task | granted by name | core |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|\n")
@@ -129,6 +136,7 @@ func renderTools(defs []*tool.Def) string {
 		if len(facts) > 0 {
 			fmt.Fprintf(&b, "%s.\n\n", capitalize(strings.Join(facts, ", ")))
 		}
+		fmt.Fprintf(&b, "Answers `%s`.\n\n", shape(d.Output(), 0))
 		s, _ := d.InputSchema(snap).(*jsonschema.Schema)
 		if s == nil || len(s.Properties) == 0 {
 			b.WriteString("No arguments.\n")
@@ -138,6 +146,41 @@ func renderTools(defs []*tool.Def) string {
 		argRows(&b, "", s)
 	}
 	return b.String()
+}
+
+// shape is a schema as the reference shows an answer: its properties, "?" after an
+// optional one, a list's item in brackets, objects to depth 1.
+func shape(s *jsonschema.Schema, depth int) string {
+	switch {
+	case s == nil:
+		return "any"
+	case s.Items != nil:
+		return "[" + shape(s.Items, depth) + "]"
+	case len(s.Properties) == 0 || depth > 1:
+		if s.Type == "" && len(s.Types) == 0 {
+			return "any"
+		}
+		return argType(s)
+	}
+	names := s.PropertyOrder
+	if len(names) == 0 {
+		names = sortedKeys(s.Properties)
+	}
+	parts := make([]string, 0, len(names))
+	for _, k := range names {
+		p := s.Properties[k]
+		if p == nil {
+			continue
+		}
+		if !hasString(s.Required, k) && len(s.Required) > 0 {
+			k += "?"
+		}
+		if len(p.Properties) > 0 || p.Items != nil {
+			k += ": " + shape(p, depth+1)
+		}
+		parts = append(parts, k)
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
 }
 
 // argRows writes a row per argument of an object schema, and of the fields of its

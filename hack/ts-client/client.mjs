@@ -44,6 +44,7 @@ async function main() {
 
     step = "tools/list";
     const names = [];
+    const untyped = [];
     let cursor;
     let pages = 0;
     do {
@@ -51,6 +52,7 @@ async function main() {
       pages++;
       check(pages <= 100, "tools/list: more than 100 pages; the cursor does not advance");
       names.push(...page.tools.map((t) => t.name));
+      untyped.push(...page.tools.filter((t) => t.outputSchema?.type !== "object").map((t) => t.name));
       cursor = page.nextCursor;
     } while (cursor);
     seen.tools = names.length;
@@ -62,6 +64,7 @@ async function main() {
     for (const want of REQUIRED_TOOLS) {
       check(names.includes(want), `tool ${want} is not listed; got ${JSON.stringify(names)}`);
     }
+    check(untyped.length === 0, `tools without an object's outputSchema: ${JSON.stringify(untyped)}`);
 
     // A session's ping and tasks/get may be answered as one JSON body rather than
     // a stream: the client takes either.
@@ -97,6 +100,32 @@ async function main() {
     });
     check(!ok.isError, `isError is true: ${textOf(ok)}`);
     seen.created = ok.structuredContent ?? textOf(ok);
+
+    // The SDK checks each answer's structuredContent against the tool's
+    // outputSchema, and refuses the call when it does not match.
+    const typed = [
+      ["sandbar_schema_classes", {}],
+      ["sandbar_schema_properties", {}],
+      ["sandbar_schema_datatypes", {}],
+      ["sandbar_codec_list", {}],
+      ["sandbar_class_describe", { class: "zorp/SpaceBoot" }],
+      ["sandbar_class_slots", { class: "zorp/SpaceBoot" }],
+      ["sandbar_class_parents", { class: "zorp/SpaceBoot" }],
+      ["sandbar_entity_find", { class: "zorp/SpaceBoot" }],
+      ["sandbar_entity_validate", { class: "zorp/SpaceBoot", attributes: { name: "TS Dry", price: 1 } }],
+      ["sandbar_workflow_find", {}],
+      ["sandbar_tasks_get", { taskId }],
+      ["sandbar_tasks_list", {}],
+      ["sandbar_tasks_result", { taskId, waitSeconds: 30 }],
+      ["sandbar_validation_start", { class: "zorp/Wearer" }],
+    ].filter(([name]) => names.includes(name));
+    for (const [name, args] of typed) {
+      step = `tools/call ${name} (typed)`;
+      const res = await client.callTool({ name, arguments: args });
+      check(!res.isError, `isError is true: ${textOf(res)}`);
+      check(typeof res.structuredContent === "object", `no structuredContent: ${JSON.stringify(res)}`);
+    }
+    seen.typedAnswers = typed.length;
 
     step = `tools/call ${CLASS_TOOL} (without name)`;
     const missing = await client.callTool({ name: CLASS_TOOL, arguments: { price: 3 } });

@@ -67,11 +67,14 @@ async function main() {
     check(caps?.extensions?.[TASKS] !== undefined, `server/discover does not offer ${TASKS}: ${JSON.stringify(caps)}`);
 
     step = "tools/list";
-    const tools = (await client.listTools()).tools.map((t) => t.name);
+    const listed = (await client.listTools()).tools;
+    const tools = listed.map((t) => t.name);
     seen.tools = tools.length;
     for (const want of [CLASS_TOOL, "sandbar_entity_find"]) {
       check(tools.includes(want), `tool ${want} is not listed; got ${JSON.stringify(tools)}`);
     }
+    const untyped = listed.filter((t) => t.outputSchema?.type !== "object").map((t) => t.name);
+    check(untyped.length === 0, `tools without an object's outputSchema: ${JSON.stringify(untyped)}`);
 
     step = `tools/call ${CLASS_TOOL}`;
     const created = await client.callTool({
@@ -80,6 +83,24 @@ async function main() {
     });
     check(!created.isError, `isError is true: ${textOf(created)}`);
     seen.created = created.structuredContent ?? textOf(created);
+
+    // The SDK checks each answer's structuredContent against the tool's
+    // outputSchema, and refuses the call when it does not match.
+    const typed = [
+      ["sandbar_schema_classes", {}],
+      ["sandbar_class_describe", { class: "zorp/SpaceBoot" }],
+      ["sandbar_entity_find", { class: "zorp/SpaceBoot" }],
+      ["sandbar_workflow_find", {}],
+      ["sandbar_tasks_list", {}],
+      ["sandbar_validation_start", { class: "zorp/Wearer" }],
+    ].filter(([name]) => tools.includes(name));
+    for (const [name, args] of typed) {
+      step = `tools/call ${name} (typed)`;
+      const res = await client.callTool({ name, arguments: args });
+      check(!res.isError, `isError is true: ${textOf(res)}`);
+      check(typeof res.structuredContent === "object", `no structuredContent: ${JSON.stringify(res)}`);
+    }
+    seen.typedAnswers = typed.length;
 
     step = "resources/read";
     const uri = `mcp://sandbar/zorp/SpaceBoot/default/${bootName}`;

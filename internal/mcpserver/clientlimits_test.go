@@ -447,7 +447,7 @@ func TestTaskResultPastTheByteBoundNamesWhereTheRestIs(t *testing.T) {
 	g.Expect(json.Unmarshal(s.call("tasks/result", map[string]any{"taskId": id}).Result, &cut)).To(Succeed())
 	g.Expect(cut.Content).To(HaveLen(2))
 	g.Expect(len(cut.Content[0].Text)).To(BeNumerically("<=", bound))
-	g.Expect(cut.StructuredContent).To(BeNil(), "the whole result does not ride along")
+	g.Expect(cut.StructuredContent).To(Equal(map[string]any{}), "the whole result does not ride along")
 	g.Expect(cut.Content[1].Text).To(And(ContainSubstring("result cut"),
 		ContainSubstring(`sandbar_tasks_result with {"taskId": "`+id+`"}`)))
 
@@ -482,8 +482,10 @@ func TestTaskResultPastTheByteBoundNamesWhereTheRestIs(t *testing.T) {
 func TestCutFallingInsideACredentialLeaksNoHalf(t *testing.T) {
 	g := NewWithT(t)
 	leak, key := leakedToken(t)
-	// The description puts the key past the smallest bound.
-	c := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: "zorp.cutleak" + rand.String(4)}, Spec: metav1alpha1.ClassSpec{
+	// The name and the description, which the answer shows first, put the key past
+	// the smallest bound (a description holds at most 4096 bytes).
+	name := "zorp.cutleak" + rand.String(4) + "." + strings.Repeat("p", 60) + "." + strings.Repeat("q", 60)
+	c := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: metav1alpha1.ClassSpec{
 		Prefix: "zorp", Kind: "CutLeak" + strings.ToUpper(rand.String(4)), Abstract: true,
 		Description: strings.Repeat("filler ", 560) + leak + " ends here.",
 	}}

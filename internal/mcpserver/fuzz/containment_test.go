@@ -76,9 +76,9 @@ func TestAPanickingVerbAnswersAnInternalErrorAndTheServerGoesOn(t *testing.T) {
 		o.Telemetry = tel
 		o.Verbs = func(env *verbs.Env) []*tool.Def {
 			return append(env.All(), tool.Verb(tool.Spec{Group: "test", Name: "panic", Title: "Panic", ReadOnly: true,
-				Description: "Panics, as a bug would."}, func(context.Context, *tool.Call, struct{}) (any, error) {
+				Description: "Panics, as a bug would."}, func(context.Context, *tool.Call, struct{}) (struct{ Class string }, error) {
 				var classes []string
-				return classes[len(classes)-1], nil // index out of range
+				return struct{ Class string }{classes[len(classes)-1]}, nil // index out of range
 			}))
 		}
 	})

@@ -91,7 +91,7 @@ func (s *Service) readInstance(ctx context.Context, req *mcp.ReadResourceRequest
 		format = metav1alpha1.CodecFormat(ref.Format)
 	}
 	if format == metav1alpha1.CodecMarkdown {
-		md, err := codec.EncodeMarkdown(cl, u.GetName(), view["attributes"].(map[string]any))
+		md, err := codec.EncodeMarkdown(cl, u.GetName(), view.Attributes)
 		if err != nil {
 			return nil, err
 		}

@@ -43,9 +43,9 @@ type findArgs struct {
 
 func TestArgumentsAreCheckedAndDecodedInOnePlace(t *testing.T) {
 	var got findArgs
-	d := Verb(Spec{Group: "entity", Name: "find"}, func(_ context.Context, _ *Call, in findArgs) (any, error) {
+	d := Verb(Spec{Group: "entity", Name: "find"}, func(_ context.Context, _ *Call, in findArgs) (struct{ OK bool }, error) {
 		got = in
-		return "ok", nil
+		return struct{ OK bool }{true}, nil
 	}, Between("limit", 1, 200), OneOf("format", "json", "markdown"), MaxItems("items", 2))
 	if d.Err() != nil {
 		t.Fatal(d.Err())
@@ -78,7 +78,7 @@ func TestArgumentsAreCheckedAndDecodedInOnePlace(t *testing.T) {
 			got = findArgs{}
 			out, err := d.Run(context.Background(), &Call{Tool: "sandbar_entity_find"}, json.RawMessage(tc.args))
 			if tc.want == nil {
-				if err != nil || out != "ok" {
+				if err != nil || out != (struct{ OK bool }{true}) {
 					t.Fatalf("the call did not run: %v", err)
 				}
 				return
@@ -103,7 +103,7 @@ func TestArgumentsAreCheckedAndDecodedInOnePlace(t *testing.T) {
 }
 
 func TestArgumentsThatAreNotAnObjectAreAProtocolFault(t *testing.T) {
-	d := Verb(Spec{Group: "g", Name: "n"}, func(context.Context, *Call, findArgs) (any, error) { return nil, nil })
+	d := Verb(Spec{Group: "g", Name: "n"}, func(context.Context, *Call, findArgs) (struct{}, error) { return struct{}{}, nil })
 	for _, raw := range []string{`[1]`, `"x"`, `42`, `{`} {
 		_, err := d.Run(context.Background(), &Call{Tool: "t"}, json.RawMessage(raw))
 		var rpc *jsonrpc.Error
@@ -114,7 +114,7 @@ func TestArgumentsThatAreNotAnObjectAreAProtocolFault(t *testing.T) {
 }
 
 func TestGeneratedSchemaNamesTypesAndRequiredArguments(t *testing.T) {
-	d := Verb(Spec{Group: "g", Name: "n"}, func(context.Context, *Call, findArgs) (any, error) { return nil, nil }, Between("limit", 1, 200))
+	d := Verb(Spec{Group: "g", Name: "n"}, func(context.Context, *Call, findArgs) (struct{}, error) { return struct{}{}, nil }, Between("limit", 1, 200))
 	b, err := json.Marshal(d.InputSchema(nil))
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,7 @@ func TestGeneratedSchemaNamesTypesAndRequiredArguments(t *testing.T) {
 }
 
 func TestAConstraintOnAMissingArgumentIsAnErrorNotAPanic(t *testing.T) {
-	d := Verb(Spec{Group: "entity", Name: "find"}, func(context.Context, *Call, findArgs) (any, error) { return nil, nil },
+	d := Verb(Spec{Group: "entity", Name: "find"}, func(context.Context, *Call, findArgs) (struct{}, error) { return struct{}{}, nil },
 		Between("limt", 1, 200))
 	if d.Err() == nil || !strings.Contains(d.Err().Error(), `tool entity.find: a constraint names the argument "limt"`) {
 		t.Errorf("Err() = %v", d.Err())

@@ -32,7 +32,9 @@ import (
 // Code keeps 25,000 tokens of a result by default, and JSON is about three bytes a
 // token). Lists are cut into pages of at most Items items (verbs with a limit and a
 // continue argument); any result whose text is longer than Bytes is cut into windows
-// of at most Bytes bytes, which a read-only tool gives one after the other.
+// of at most Bytes bytes, which a read-only tool gives one after the other. The
+// structured content of a cut result is the whole answer, as the tool's output
+// schema says it: the bound is on the text, which is what clients show a model.
 type Bounds struct {
 	// Bytes bounds the text of a result (0: no bound).
 	Bytes int
@@ -160,12 +162,16 @@ func bound(res *mcp.CallToolResult, d *Def, c *Call, args json.RawMessage, w *wi
 		note = fmt.Sprintf("[result cut: bytes %d to %d of %d (the server's bound on a result). The call itself completed; "+
 			"read what it made with the read-only verbs]", start, end, len(text))
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: part}, &mcp.TextContent{Text: note}}}, nil
+	// The structured content stays whole: it must match the tool's output schema,
+	// and a client that reads it needs no next part.
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: part}, &mcp.TextContent{Text: note}},
+		StructuredContent: res.StructuredContent}, nil
 }
 
 // Cut bounds a result that has no way to ask for the rest (tasks/result): one whose
 // text exceeds the byte bound becomes its first part (of the scrubbed text) and the
-// note that note(shown, total) gives, which says where the whole result is.
+// note that note(shown, total) gives, which says where the whole result is; its
+// structured content, an empty object.
 func Cut(res *mcp.CallToolResult, b Bounds, note func(shown, total int) string) *mcp.CallToolResult {
 	max, text := b.Bytes, Text(res)
 	if max <= 0 || len(text) <= max {
@@ -173,13 +179,20 @@ func Cut(res *mcp.CallToolResult, b Bounds, note func(shown, total int) string) 
 	}
 	if b.Scrub != nil {
 		if text = b.Scrub(text); len(text) <= max {
-			return &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: text}}}
+			return &mcp.CallToolResult{IsError: res.IsError, Content: []mcp.Content{&mcp.TextContent{Text: text}},
+				StructuredContent: res.StructuredContent}
 		}
+	}
+	var structured any
+	if res.StructuredContent != nil {
+		// Not the whole result (the bound is on what is sent), yet an object, which
+		// the output schema of a task-running tool allows: it requires nothing.
+		structured = map[string]any{}
 	}
 	end := max
 	for end > 0 && !utf8.RuneStart(text[end]) {
 		end--
 	}
-	return &mcp.CallToolResult{IsError: res.IsError,
+	return &mcp.CallToolResult{IsError: res.IsError, StructuredContent: structured,
 		Content: []mcp.Content{&mcp.TextContent{Text: text[:end]}, &mcp.TextContent{Text: note(end, len(text))}}}
 }

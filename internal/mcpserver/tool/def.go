@@ -16,7 +16,8 @@ limitations under the License.
 
 // Package tool is how a tool is declared and called: a verb declares its arguments
 // as a Go struct, from which its input schema is generated (and patched with the
-// catalog's enums); arguments are decoded and checked in one place, strictly, with
+// catalog's enums), and its answer as a Go type, from which its output schema is
+// generated; arguments are decoded and checked in one place, strictly, with
 // messages a model can act on; one function maps what a verb returns to the
 // protocol (domain errors as results with isError, internal errors as -32603 with
 // the details only in the log). It also holds the tool names codec and the table
@@ -133,18 +134,27 @@ type Def struct {
 	perAccount []AccountPatch
 	// raw, for tools whose schema is not a Go type (a class's own slots).
 	rawSchema any
-	run       func(ctx context.Context, c *Call, args json.RawMessage) (any, error)
-	err       error
+	// output is the schema of the tool's answers (see OutputSchema), and its JSON.
+	output output
+	run    func(ctx context.Context, c *Call, args json.RawMessage) (any, error)
+	err    error
 }
 
-// Err is why a definition cannot be served (its arguments type has no schema).
+// Err is why a definition cannot be served (its arguments or its answer type has
+// no schema, or its answer is not a JSON object).
 func (d *Def) Err() error { return d.err }
 
-// Verb declares a tool whose arguments are the struct In: its input schema is
-// generated from In (json tags name the arguments, omitempty makes one optional,
-// the jsonschema tag describes it), and a call's arguments are checked against that
-// schema and decoded into In before run sees them. Unknown arguments are refused.
-func Verb[In any](spec Spec, run func(ctx context.Context, c *Call, in In) (any, error), constraints ...Constraint) *Def {
+// Verb declares a tool whose arguments are the struct In and whose answer is Out:
+// its input schema is generated from In (json tags name the arguments, omitempty
+// makes one optional, the jsonschema tag describes it), and a call's arguments are
+// checked against that schema and decoded into In before run sees them. Unknown
+// arguments are refused. Its output schema is generated from Out (see
+// OutputSchema), and what run answers is the result's structured content.
+func Verb[In, Out any](spec Spec, run func(ctx context.Context, c *Call, in In) (Out, error), constraints ...Constraint) *Def {
+	out, err := outputOf[Out](spec.LongRunning)
+	if err != nil {
+		return &Def{Spec: spec, err: fmt.Errorf("tool %s.%s: %w", spec.Group, spec.Name, err)}
+	}
 	s, err := jsonschema.For[In](nil)
 	if err != nil {
 		// A programming error: the server refuses to start (see Err).
@@ -162,30 +172,45 @@ func Verb[In any](spec Spec, run func(ctx context.Context, c *Call, in In) (any,
 			return &Def{Spec: spec, err: fmt.Errorf("tool %s.%s: %w", spec.Group, spec.Name, err)}
 		}
 	}
-	d := &Def{Spec: spec, schema: s}
+	d := &Def{Spec: spec, schema: s, output: out}
 	d.run = func(ctx context.Context, c *Call, raw json.RawMessage) (any, error) {
 		var in In
 		if err := decode(raw, d.schema, c.Tool, &in); err != nil {
 			return nil, err
 		}
-		return run(ctx, c, in)
+		v, err := run(ctx, c, in)
+		if err != nil {
+			return nil, err
+		}
+		return answerOf(v), nil
 	}
 	return d
 }
 
 // Raw declares a tool whose input schema is built at run time (a class's create tool:
-// one argument per slot). run checks the arguments itself.
-func Raw(canonical string, spec Spec, schema any, run func(ctx context.Context, c *Call, args map[string]any) (any, error)) *Def {
-	d := &Def{Spec: spec, canonical: canonical, rawSchema: schema}
+// one argument per slot), and whose answer is Out. run checks the arguments itself.
+func Raw[Out any](canonical string, spec Spec, schema any, run func(ctx context.Context, c *Call, args map[string]any) (Out, error)) *Def {
+	out, err := outputOf[Out](spec.LongRunning)
+	if err != nil {
+		return &Def{Spec: spec, canonical: canonical, err: fmt.Errorf("tool %s: %w", canonical, err)}
+	}
+	d := &Def{Spec: spec, canonical: canonical, rawSchema: schema, output: out}
 	d.run = func(ctx context.Context, c *Call, raw json.RawMessage) (any, error) {
 		args, err := object(raw, c.Tool)
 		if err != nil {
 			return nil, err
 		}
-		return run(ctx, c, args)
+		v, err := run(ctx, c, args)
+		if err != nil {
+			return nil, err
+		}
+		return answerOf(v), nil
 	}
 	return d
 }
+
+// Output is the schema of the tool's answers.
+func (d *Def) Output() *jsonschema.Schema { return d.output.schema }
 
 // Patch adds a catalog-dependent change to the input schema tools/list shows.
 func (d *Def) Patch(p SchemaPatch) *Def {
@@ -245,6 +270,9 @@ func (d *Def) InputSchema(snap *catalog.Snapshot) any {
 
 // Run decodes the arguments and runs the tool.
 func (d *Def) Run(ctx context.Context, c *Call, args json.RawMessage) (any, error) {
+	if d.err != nil {
+		return nil, d.err // not served (see Err); a test may still call it
+	}
 	return d.run(ctx, c, args)
 }
 
@@ -256,6 +284,8 @@ func (d *Def) Tool(style NameStyle, snap *catalog.Snapshot) *mcp.Tool {
 		Title:       d.Title,
 		Description: style.Spell(d.Description),
 		InputSchema: d.InputSchema(snap),
+		// Its JSON, made once: a tools/list of many class tools encodes it often.
+		OutputSchema: outputJSON(d),
 		Annotations: &mcp.ToolAnnotations{
 			Title:           d.Title,
 			ReadOnlyHint:    d.ReadOnly,
@@ -264,6 +294,15 @@ func (d *Def) Tool(style NameStyle, snap *catalog.Snapshot) *mcp.Tool {
 			OpenWorldHint:   &f,
 		},
 	}
+}
+
+// outputJSON is the output schema as tools/list shows it; nil (not an empty
+// json.RawMessage, which the SDK would refuse) for a tool that has none.
+func outputJSON(d *Def) any {
+	if d.output.json == nil {
+		return nil
+	}
+	return d.output.json
 }
 
 // Constraint adds what a Go type cannot say to a generated schema.

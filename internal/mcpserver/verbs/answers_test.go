@@ -20,6 +20,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -55,6 +57,8 @@ type fixture struct {
 	t      *testing.T
 	cs     *mcp.ClientSession
 	server *mcptest.Server
+	// outputs are the output schemas of the tools, as the client saw them in tools/list.
+	outputs map[string]*jsonschema.Resolved
 	// id tells this row's objects from every other row's and run's.
 	id string
 	// task is the task a row's setup started, for its check.
@@ -68,7 +72,10 @@ var runs atomic.Int64
 func server(t *testing.T) *mcptest.Server { return mcptest.Running(t) }
 
 // Every verb answers, through a go-sdk client of each revision, what a model would
-// read, and writes what it should; a verb without a row fails the test. These run
+// read, and writes what it should; a verb without a row fails the test. Every
+// answer, the rows' own calls and those that make what a row needs, is structured
+// content that the output schema the client saw in tools/list accepts, and its
+// text is that same JSON; a tool without an output schema fails the test. These run
 // without a control plane: what needs admission, RBAC, watches or the API server's
 // own behaviour is tested in internal/mcpserver (TestEveryVerbAnswers and the rest).
 func TestEveryVerb(t *testing.T) {
@@ -86,8 +93,8 @@ func TestEveryVerb(t *testing.T) {
 			if !covered[name] {
 				t.Errorf("the verb %s has no row in TestEveryVerb", name)
 			}
-			delete(covered, name)
 		}
+		delete(covered, name) // a class's own create tool may have a row
 	}
 	for name := range covered {
 		t.Errorf("the row %s names no verb the sample account is served", name)
@@ -95,9 +102,10 @@ func TestEveryVerb(t *testing.T) {
 	for _, revision := range []string{mcptest.SessionRevision, mcptest.StatelessRevision} {
 		t.Run(revision, func(t *testing.T) {
 			cs := s.Client(t, revision)
+			outputs := outputSchemas(t, cs)
 			for _, row := range rows {
 				t.Run(strings.TrimPrefix(row.verb, "sandbar_"), func(t *testing.T) {
-					f := &fixture{g: NewWithT(t), t: t, cs: cs, server: s, id: fmt.Sprintf("v%d", runs.Add(1))}
+					f := &fixture{g: NewWithT(t), t: t, cs: cs, server: s, outputs: outputs, id: fmt.Sprintf("v%d", runs.Add(1))}
 					var args map[string]any
 					if row.args != nil {
 						args = row.args(f)
@@ -119,7 +127,66 @@ func TestEveryVerb(t *testing.T) {
 	s.CheckHome(t)
 }
 
-// call calls a verb and answers its result and text.
+// outputSchemas are the output schemas tools/list gives the client, by tool; a
+// tool without one, or with one that is not an object's, fails the test.
+func outputSchemas(t *testing.T, cs *mcp.ClientSession) map[string]*jsonschema.Resolved {
+	t.Helper()
+	out := map[string]*jsonschema.Resolved{}
+	for tl, err := range cs.Tools(context.Background(), nil) {
+		if err != nil {
+			t.Fatalf("tools/list: %v", err)
+		}
+		if tl.OutputSchema == nil {
+			t.Errorf("the tool %s declares no outputSchema", tl.Name)
+			continue
+		}
+		raw, err := json.Marshal(tl.OutputSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Errorf("the outputSchema of %s is not a JSON Schema: %v: %s", tl.Name, err, raw)
+			continue
+		}
+		if s.Type != "object" {
+			t.Errorf("the outputSchema of %s is not an object's (MCP's structuredContent is an object): %s", tl.Name, raw)
+		}
+		if p := booleanProperty(tl.OutputSchema, ""); p != "" {
+			t.Errorf("the outputSchema of %s gives the property %s a schema that is not an object, which the TypeScript SDK refuses: %s", tl.Name, p, raw)
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			t.Errorf("the outputSchema of %s does not resolve: %v: %s", tl.Name, err, raw)
+			continue
+		}
+		out[tl.Name] = rs
+	}
+	return out
+}
+
+// booleanProperty is the path of a property whose schema is not an object (true
+// or false), if any.
+func booleanProperty(schema any, path string) string {
+	s, _ := schema.(map[string]any)
+	props, _ := s["properties"].(map[string]any)
+	for _, name := range slices.Sorted(maps.Keys(props)) {
+		if _, ok := props[name].(map[string]any); !ok {
+			return path + name
+		}
+		if p := booleanProperty(props[name], path+name+"."); p != "" {
+			return p
+		}
+	}
+	if items, ok := s["items"]; ok {
+		return booleanProperty(items, path+"[].")
+	}
+	return ""
+}
+
+// call calls a verb and answers its result and text. An answer that is not an
+// error must be structured content that the verb's output schema accepts, with
+// that same JSON as its text.
 func (f *fixture) call(verb string, args map[string]any) (*mcp.CallToolResult, string) {
 	f.t.Helper()
 	if args == nil {
@@ -133,7 +200,28 @@ func (f *fixture) call(verb string, args map[string]any) (*mcp.CallToolResult, s
 			b.WriteString(t.Text)
 		}
 	}
+	if !res.IsError {
+		f.typed(verb, res, b.String())
+	}
 	return res, b.String()
+}
+
+// typed checks an answer against the output schema of its verb. A fixture made
+// without the schemas (a test of something else, whose account may not be listed
+// every verb) checks none: TestEveryVerb's always has them.
+func (f *fixture) typed(verb string, res *mcp.CallToolResult, text string) {
+	f.t.Helper()
+	if f.outputs == nil {
+		return
+	}
+	schema := f.outputs[verb]
+	f.g.Expect(schema).NotTo(BeNil(), "%s has no output schema to check its answer against", verb)
+	structured, ok := res.StructuredContent.(map[string]any)
+	f.g.Expect(ok).To(BeTrue(), "%s answers structuredContent that is not a JSON object: %#v", verb, res.StructuredContent)
+	f.g.Expect(schema.Validate(structured)).To(Succeed(), "%s answers structuredContent its outputSchema refuses: %s", verb, text)
+	var fromText map[string]any
+	f.g.Expect(json.Unmarshal([]byte(text), &fromText)).To(Succeed(), "%s answers JSON text: %s", verb, text)
+	f.g.Expect(fromText).To(Equal(structured), "the text of %s is its structured content", verb)
 }
 
 // answer calls a verb that must succeed and answers its JSON.
@@ -347,6 +435,12 @@ func verbRows() []verbRow {
 			u := f.instance("SpaceBoot", "created-"+f.id)
 			f.g.Expect(u).NotTo(BeNil(), "the instance is stored")
 			f.g.Expect(u.Object["spec"]).To(HaveKeyWithValue("tentacleCount", BeNumerically("==", 3)))
+		}},
+		{verb: "sandbar_class_zorp_SpaceBoot", args: func(f *fixture) map[string]any {
+			return map[string]any{"name": "Own " + f.id, "metadata": map[string]any{"name": "own-" + f.id}}
+		}, check: func(f *fixture, out map[string]any) {
+			f.g.Expect(out).To(And(HaveKeyWithValue("name", "own-"+f.id), HaveKeyWithValue("class", "zorp/SpaceBoot")))
+			f.g.Expect(f.instance("SpaceBoot", "own-"+f.id)).NotTo(BeNil(), "the instance is stored")
 		}},
 		{verb: "sandbar_schema_entities", args: func(f *fixture) map[string]any {
 			return map[string]any{"entities": []any{

@@ -61,6 +61,61 @@ type definePropertyArgs struct {
 	DryRun bool                      `json:"dryRun,omitempty" jsonschema:"true: validate it (the API server's rules, references, breaking changes to the classes that use it) and preview its schema, without writing anything."`
 }
 
+// ClassDefinition is what a define-class call found and did: the class resolved,
+// the breaking changes, and once written, the Class reconciler's verdict and the
+// create tool the class is served.
+type ClassDefinition struct {
+	Class   string `json:"class"`
+	Ident   string `json:"ident"`
+	Created bool   `json:"created"`
+	Definition
+	Tool *ClassToolView `json:"tool,omitempty"`
+}
+
+// PropertyDefinition is what a define-property call found and did: the slot's
+// field and the JSON Schema of its values, the breaking changes, and once
+// written, the Property reconciler's verdict.
+type PropertyDefinition struct {
+	Property string         `json:"property"`
+	Field    string         `json:"field"`
+	Created  bool           `json:"created"`
+	Schema   map[string]any `json:"schema"`
+	Definition
+}
+
+// Definition is what the answers of both define verbs share.
+type Definition struct {
+	Problem *ProblemView `json:"problem,omitempty"`
+	// BreakingChanges are the changes that stored instances may not survive, by class.
+	BreakingChanges map[string][]string `json:"breakingChanges,omitempty"`
+	DryRun          bool                `json:"dryRun,omitempty"`
+	// Valid, in a dry run, says whether the change would be written.
+	Valid      *bool          `json:"valid,omitempty"`
+	Generation int64          `json:"generation,omitempty"`
+	Ready      *ConditionView `json:"ready,omitempty"`
+	// Pending says what to call once the object is still reconciling.
+	Pending string `json:"pending,omitempty"`
+}
+
+// ClassToolView is a class's create tool, as tools/list shows it.
+type ClassToolView struct {
+	Name        string `json:"name"`
+	InputSchema any    `json:"inputSchema" jsonschema:"A JSON Schema."`
+}
+
+// ProblemView is why an object is not ready.
+type ProblemView struct {
+	Reason  string `json:"reason"`
+	Message string `json:"message"`
+}
+
+// ConditionView is a condition of an object's status.
+type ConditionView struct {
+	Status  metav1.ConditionStatus `json:"status"`
+	Reason  string                 `json:"reason"`
+	Message string                 `json:"message"`
+}
+
 func (e *Env) defineVerbs() []*tool.Def {
 	return []*tool.Def{
 		tool.Verb(tool.Spec{Group: "schema", Name: "define-class", Title: "Define a class", Idempotent: true, Explicit: true, Waits: defineWait, Confirms: true,
@@ -289,12 +344,12 @@ func (e *Env) breakingChanges(ctx context.Context, cl *metav1alpha1.Class, resol
 
 // classTool is the create tool a resolved concrete class is served, as tools/list
 // shows it.
-func (e *Env) classTool(snap *catalog.Snapshot, cl *catalog.Class) map[string]any {
+func (e *Env) classTool(snap *catalog.Snapshot, cl *catalog.Class) *ClassToolView {
 	if cl.Abstract || cl.Problem != nil {
 		return nil
 	}
 	t := e.ClassTool(cl).Tool(e.Style, snap)
-	return map[string]any{"name": t.Name, "inputSchema": t.InputSchema}
+	return &ClassToolView{Name: t.Name, InputSchema: t.InputSchema}
 }
 
 // breakingFor is what the instance API guard would find of the named classes,
@@ -323,8 +378,8 @@ func (e *Env) breakingFor(ctx context.Context, mm metamodel, names []string) (ma
 	return breaking, refused, nil
 }
 
-func problemView(p *catalog.Problem) map[string]any {
-	return map[string]any{"reason": p.Reason, "message": p.Message}
+func problemView(p *catalog.Problem) *ProblemView {
+	return &ProblemView{Reason: p.Reason, Message: p.Message}
 }
 
 func refusedBreaking(kind, name string, changes []string) error {
@@ -333,23 +388,23 @@ func refusedBreaking(kind, name string, changes []string) error {
 		kind, name, strings.Join(changes, "; "))
 }
 
-func (e *Env) defineClass(ctx context.Context, c *tool.Call, in defineClassArgs) (any, error) {
+func (e *Env) defineClass(ctx context.Context, c *tool.Call, in defineClassArgs) (ClassDefinition, error) {
 	kc, err := e.as(c)
 	if err != nil {
-		return nil, err
+		return ClassDefinition{}, err
 	}
 	me := definer(c)
 	var existing metav1alpha1.Class
 	err = kc.Get(ctx, client.ObjectKey{Name: in.Name}, &existing)
 	exists := err == nil
 	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, err
+		return ClassDefinition{}, err
 	}
 	obj := &metav1alpha1.Class{ObjectMeta: metav1.ObjectMeta{Name: in.Name,
 		Annotations: map[string]string{metav1alpha1.AnnotationDefinedBy: me}}, Spec: in.Spec}
 	if exists {
 		if err := mayRedefine("Class", in.Name, &existing, me); err != nil {
-			return nil, err
+			return ClassDefinition{}, err
 		}
 		obj = existing.DeepCopy()
 		obj.Spec = in.Spec
@@ -357,15 +412,15 @@ func (e *Env) defineClass(ctx context.Context, c *tool.Call, in defineClassArgs)
 	// The API server validates and defaults first (and RBAC decides), storing nothing.
 	dry := obj.DeepCopy()
 	if err := write(ctx, kc, "Class", dry, exists, true); err != nil {
-		return nil, err
+		return ClassDefinition{}, err
 	}
 	mm, err := e.metamodel(ctx)
 	if err != nil {
-		return nil, err
+		return ClassDefinition{}, err
 	}
 	if exists && !reflect.DeepEqual(dry.Spec, existing.Spec) {
 		if err := mayReshapeClass(in.Name, mm, me); err != nil {
-			return nil, err
+			return ClassDefinition{}, err
 		}
 	}
 	mm.classes[in.Name] = dry
@@ -373,31 +428,29 @@ func (e *Env) defineClass(ctx context.Context, c *tool.Call, in defineClassArgs)
 	// The class and its subclasses have new schemas: each one's guard applies.
 	breaking, refused, err := e.breakingFor(ctx, mm, append([]string{in.Name}, c.Snap.Subclasses(in.Name)...))
 	if err != nil {
-		return nil, err
+		return ClassDefinition{}, err
 	}
-	out := map[string]any{"class": in.Name, "ident": resolved.Ident(), "created": !exists}
+	out := ClassDefinition{Class: in.Name, Ident: resolved.Ident(), Created: !exists}
 	if resolved.Problem != nil {
-		out["problem"] = problemView(resolved.Problem)
+		out.Problem = problemView(resolved.Problem)
 	}
 	if len(breaking) > 0 {
-		out["breakingChanges"] = breaking
+		out.BreakingChanges = breaking
 	}
 	if in.DryRun {
-		out["dryRun"] = true
-		out["valid"] = resolved.Problem == nil && len(refused) == 0
-		if t := e.classTool(c.Snap, resolved); t != nil {
-			out["tool"] = t
-		}
+		valid := resolved.Problem == nil && len(refused) == 0
+		out.DryRun, out.Valid = true, &valid
+		out.Tool = e.classTool(c.Snap, resolved)
 		return out, nil
 	}
 	if len(refused) > 0 {
-		return nil, refusedBreaking("Class", in.Name, refused)
+		return ClassDefinition{}, refusedBreaking("Class", in.Name, refused)
 	}
 	if err := confirmDefine(c, "Class", in.Name, exists, exists && reflect.DeepEqual(dry.Spec, existing.Spec), len(breaking)); err != nil {
-		return nil, err
+		return ClassDefinition{}, err
 	}
 	if err := write(ctx, kc, "Class", obj, exists, false); err != nil {
-		return nil, err
+		return ClassDefinition{}, err
 	}
 	return e.awaitClass(ctx, obj, resolved, out), nil
 }
@@ -405,10 +458,10 @@ func (e *Env) defineClass(ctx context.Context, c *tool.Call, in defineClassArgs)
 // awaitClass waits, within defineWait and the call's deadline, for the Class
 // reconciler's verdict on the generation just written, then for the catalog to serve
 // the class as resolved, and adds both to the answer.
-func (e *Env) awaitClass(ctx context.Context, written *metav1alpha1.Class, resolved *catalog.Class, out map[string]any) map[string]any {
+func (e *Env) awaitClass(ctx context.Context, written *metav1alpha1.Class, resolved *catalog.Class, out ClassDefinition) ClassDefinition {
 	ctx, cancel := context.WithTimeout(ctx, defineWait)
 	defer cancel()
-	out["generation"] = written.Generation
+	out.Generation = written.Generation
 	var ready *metav1.Condition
 	err := e.await(ctx, func(snap *catalog.Snapshot) bool {
 		var now metav1alpha1.Class
@@ -419,7 +472,7 @@ func (e *Env) awaitClass(ctx context.Context, written *metav1alpha1.Class, resol
 			if ready = meta.FindStatusCondition(now.Status.Conditions, metav1alpha1.ConditionReady); ready == nil {
 				return false
 			}
-			out["ready"] = conditionView(ready)
+			out.Ready = conditionView(ready)
 			// A new instance API takes a moment to be served: not a verdict yet.
 			if ready.Reason == metav1alpha1.ReasonEstablishing {
 				ready = nil
@@ -437,13 +490,13 @@ func (e *Env) awaitClass(ctx context.Context, written *metav1alpha1.Class, resol
 		if e.Served != nil && e.Served() < snap.Version {
 			return false
 		}
-		if t := e.classTool(snap, cl); t != nil && cl.Servable() {
-			out["tool"] = t
+		if cl.Servable() {
+			out.Tool = e.classTool(snap, cl)
 		}
 		return true
 	})
 	if err != nil {
-		out["pending"] = fmt.Sprintf("the Class is still reconciling; %s shows its Ready condition and %s its tool once it is ready",
+		out.Pending = fmt.Sprintf("the Class is still reconciling; %s shows its Ready condition and %s its tool once it is ready",
 			tool.Encode(e.Style, "sandbar.schema.classes"), tool.Encode(e.Style, "sandbar.class.describe"))
 	}
 	return out
@@ -469,27 +522,27 @@ func (e *Env) await(ctx context.Context, done func(*catalog.Snapshot) bool) erro
 	}
 }
 
-func conditionView(c *metav1.Condition) map[string]any {
-	return map[string]any{"status": c.Status, "reason": c.Reason, "message": c.Message}
+func conditionView(c *metav1.Condition) *ConditionView {
+	return &ConditionView{Status: c.Status, Reason: c.Reason, Message: c.Message}
 }
 
-func (e *Env) defineProperty(ctx context.Context, c *tool.Call, in definePropertyArgs) (any, error) {
+func (e *Env) defineProperty(ctx context.Context, c *tool.Call, in definePropertyArgs) (PropertyDefinition, error) {
 	kc, err := e.as(c)
 	if err != nil {
-		return nil, err
+		return PropertyDefinition{}, err
 	}
 	me := definer(c)
 	var existing metav1alpha1.Property
 	err = kc.Get(ctx, client.ObjectKey{Name: in.Name}, &existing)
 	exists := err == nil
 	if err != nil && !apierrors.IsNotFound(err) {
-		return nil, err
+		return PropertyDefinition{}, err
 	}
 	obj := &metav1alpha1.Property{ObjectMeta: metav1.ObjectMeta{Name: in.Name,
 		Annotations: map[string]string{metav1alpha1.AnnotationDefinedBy: me}}, Spec: in.Spec}
 	if exists {
 		if err := mayRedefine("Property", in.Name, &existing, me); err != nil {
-			return nil, err
+			return PropertyDefinition{}, err
 		}
 		obj = existing.DeepCopy()
 		obj.Spec = in.Spec
@@ -497,22 +550,22 @@ func (e *Env) defineProperty(ctx context.Context, c *tool.Call, in definePropert
 	// The API server validates and defaults (cardinality), and RBAC decides.
 	dry := obj.DeepCopy()
 	if err := write(ctx, kc, "Property", dry, exists, true); err != nil {
-		return nil, err
+		return PropertyDefinition{}, err
 	}
 	mm, err := e.metamodel(ctx)
 	if err != nil {
-		return nil, err
+		return PropertyDefinition{}, err
 	}
 	if exists && !reflect.DeepEqual(dry.Spec, existing.Spec) {
 		if err := mayReshape(in.Name, mm, me); err != nil {
-			return nil, err
+			return PropertyDefinition{}, err
 		}
 	}
 	mm.properties[in.Name] = dry
 	slot := catalog.SlotOf(dry)
-	out := map[string]any{"property": in.Name, "field": slot.Field, "created": !exists, "schema": SlotJSONSchema(slot)}
+	out := PropertyDefinition{Property: in.Name, Field: slot.Field, Created: !exists, Schema: SlotJSONSchema(slot)}
 	if p := catalog.ValidateProperty(dry, mm); p != nil {
-		out["problem"] = problemView(p)
+		out.Problem = problemView(p)
 	}
 	// Every class that has the property, and so whose instance API changes with it.
 	var users []string
@@ -523,24 +576,24 @@ func (e *Env) defineProperty(ctx context.Context, c *tool.Call, in definePropert
 	}
 	breaking, refused, err := e.breakingFor(ctx, mm, users)
 	if err != nil {
-		return nil, err
+		return PropertyDefinition{}, err
 	}
 	if len(breaking) > 0 {
-		out["breakingChanges"] = breaking
+		out.BreakingChanges = breaking
 	}
 	if in.DryRun {
-		out["dryRun"] = true
-		out["valid"] = out["problem"] == nil && len(refused) == 0
+		valid := out.Problem == nil && len(refused) == 0
+		out.DryRun, out.Valid = true, &valid
 		return out, nil
 	}
 	if len(refused) > 0 {
-		return nil, refusedBreaking("Property", in.Name, refused)
+		return PropertyDefinition{}, refusedBreaking("Property", in.Name, refused)
 	}
 	if err := confirmDefine(c, "Property", in.Name, exists, exists && reflect.DeepEqual(dry.Spec, existing.Spec), len(breaking)); err != nil {
-		return nil, err
+		return PropertyDefinition{}, err
 	}
 	if err := write(ctx, kc, "Property", obj, exists, false); err != nil {
-		return nil, err
+		return PropertyDefinition{}, err
 	}
 	return e.awaitProperty(ctx, obj, out), nil
 }
@@ -574,10 +627,10 @@ func hasSlot(cl *catalog.Class, property string) bool {
 
 // awaitProperty waits, within defineWait and the call's deadline, for the Property
 // reconciler's verdict on the generation just written.
-func (e *Env) awaitProperty(ctx context.Context, written *metav1alpha1.Property, out map[string]any) map[string]any {
+func (e *Env) awaitProperty(ctx context.Context, written *metav1alpha1.Property, out PropertyDefinition) PropertyDefinition {
 	ctx, cancel := context.WithTimeout(ctx, defineWait)
 	defer cancel()
-	out["generation"] = written.Generation
+	out.Generation = written.Generation
 	err := e.await(ctx, func(*catalog.Snapshot) bool {
 		var now metav1alpha1.Property
 		if e.Metamodel.Get(ctx, client.ObjectKey{Name: written.Name}, &now) != nil || now.Status.ObservedGeneration < written.Generation {
@@ -587,11 +640,11 @@ func (e *Env) awaitProperty(ctx context.Context, written *metav1alpha1.Property,
 		if ready == nil {
 			return false
 		}
-		out["ready"] = conditionView(ready)
+		out.Ready = conditionView(ready)
 		return true
 	})
 	if err != nil {
-		out["pending"] = fmt.Sprintf("the Property is still reconciling; %s shows it once it is ready",
+		out.Pending = fmt.Sprintf("the Property is still reconciling; %s shows it once it is ready",
 			tool.Encode(e.Style, "sandbar.schema.properties"))
 	}
 	return out

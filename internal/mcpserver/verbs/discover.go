@@ -23,6 +23,14 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
+// CreateSchema is a class's create arguments, for the generic create.
+type CreateSchema struct {
+	Class       string `json:"class" jsonschema:"The class, as prefix/Kind."`
+	Tool        string `json:"tool" jsonschema:"The tool that takes these arguments."`
+	InputSchema schema `json:"inputSchema" jsonschema:"The JSON Schema of the tool's arguments for this class: its attributes are the class's slots."`
+	Next        string `json:"next" jsonschema:"What to call with them."`
+}
+
 // discoveryVerbs give, on demand, what a per-class tool would have shown: for an
 // account past its clients' tool limit, a class's create arguments are one call away
 // instead of out of sight.
@@ -31,13 +39,13 @@ func (e *Env) discoveryVerbs() []*tool.Def {
 		tool.Verb(tool.Spec{Group: "entity", Name: "schema", Title: "Create schema of a class", ReadOnly: true, Idempotent: true,
 			Description: "The arguments sandbar_entity_create takes for one class, as a JSON Schema: {class}. " +
 				"Its attributes are the class's slots, with their types and which are required."},
-			func(_ context.Context, c *tool.Call, in classArgs) (any, error) {
+			func(_ context.Context, c *tool.Call, in classArgs) (CreateSchema, error) {
 				cl, err := class(c, in.Class)
 				if err != nil {
-					return nil, err
+					return CreateSchema{}, err
 				}
 				if err := concrete(c.Snap, cl); err != nil {
-					return nil, err
+					return CreateSchema{}, err
 				}
 				attrs := maps.Clone(ClassInputSchema(cl))
 				props := maps.Clone(attrs["properties"].(schema))
@@ -50,8 +58,8 @@ func (e *Env) discoveryVerbs() []*tool.Def {
 						"attributes": attrs,
 						"metadata":   metadataSchema,
 					}}
-				return map[string]any{"class": cl.Ident(), "tool": create, "inputSchema": args,
-					"next": "call " + create + " with arguments that match inputSchema"}, nil
+				return CreateSchema{Class: cl.Ident(), Tool: create, InputSchema: args,
+					Next: "call " + create + " with arguments that match inputSchema"}, nil
 			}).Patch(enum("class", classes(true))),
 	}
 }

@@ -114,12 +114,74 @@ type deleteArgs struct {
 	DryRun          bool   `json:"dryRun,omitempty" jsonschema:"Check that the delete would be allowed, without deleting anything (a server-side dry run)."`
 }
 
+// Validation is what a dry run of a create found: the attributes as they would be
+// stored.
+type Validation struct {
+	Valid      bool           `json:"valid"`
+	Class      string         `json:"class"`
+	Attributes map[string]any `json:"attributes"`
+}
+
+// Batch is what a create of several instances did, one result an instance.
+type Batch struct {
+	Results []BatchResult `json:"results"`
+	Created int           `json:"created"`
+	Failed  int           `json:"failed"`
+}
+
+// BatchResult is the instance made of one item of a batch, or why none was.
+type BatchResult struct {
+	Index   int     `json:"index"`
+	Created *Entity `json:"created,omitempty"`
+	Error   string  `json:"error,omitempty"`
+}
+
+// Found is a page of the instances a find matched.
+type Found struct {
+	Class     string   `json:"class"`
+	Namespace string   `json:"namespace"`
+	Items     []Entity `json:"items"`
+	Count     int      `json:"count"`
+	Scanned   int      `json:"scanned"`
+	Continue  string   `json:"continue,omitempty"`
+	Note      string   `json:"note,omitempty"`
+}
+
+// Deleted is the instance a delete removed (or would remove, in a dry run).
+type Deleted struct {
+	Class           string   `json:"class"`
+	Namespace       string   `json:"namespace"`
+	Name            string   `json:"name"`
+	UID             string   `json:"uid"`
+	ResourceVersion string   `json:"resourceVersion"`
+	Deleted         bool     `json:"deleted"`
+	DryRun          bool     `json:"dryRun,omitempty"`
+	Finalizers      []string `json:"finalizers,omitempty"`
+	Message         string   `json:"message,omitempty"`
+}
+
+// InstanceOf says whether an instance is an instance of a class.
+type InstanceOf struct {
+	Instance   InstanceRef `json:"instance"`
+	Of         string      `json:"of"`
+	InstanceOf bool        `json:"instanceOf"`
+	// Classes are every class it is an instance of: its own and its ancestors.
+	Classes []string `json:"classes"`
+}
+
+// InstanceRef names an instance.
+type InstanceRef struct {
+	Class     string `json:"class"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+}
+
 func (e *Env) entityVerbs() []*tool.Def {
 	formats := tool.OneOf("format", codec.FormatNames()...)
 	return []*tool.Def{
 		tool.Verb(tool.Spec{Group: "entity", Name: "create", Title: "Create an instance",
 			Description: "Create an instance of a class: {class, attributes: {slot: value}, metadata?: {name, namespace, labels, idempotencyKey}}, or {class, format: \"json\", source: \"<JSON text>\"}. Missing or wrong slots are reported by name with the expected type. " + idempotencyNote},
-			func(ctx context.Context, c *tool.Call, in createArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in createArgs) (Entity, error) {
 				return e.create(ctx, c, in, false)
 			},
 			formats).Patch(enum("class", classes(true))),
@@ -137,7 +199,10 @@ func (e *Env) entityVerbs() []*tool.Def {
 			e.delete).Patch(enum("class", classes(true))),
 		tool.Verb(tool.Spec{Group: "entity", Name: "validate", Title: "Validate attributes", ReadOnly: true, Idempotent: true,
 			Description: "Check attributes against a class without saving anything (a server-side dry run): {class, attributes, metadata?}."},
-			func(ctx context.Context, c *tool.Call, in createArgs) (any, error) { return e.create(ctx, c, in, true) },
+			func(ctx context.Context, c *tool.Call, in createArgs) (Validation, error) {
+				v, err := e.create(ctx, c, in, true)
+				return Validation{Valid: err == nil, Class: v.Class, Attributes: v.Attributes}, err
+			},
 			formats).Patch(enum("class", classes(true))),
 	}
 }
@@ -157,10 +222,10 @@ func (e *Env) ClassTool(cl *catalog.Class) *tool.Def {
 	return tool.Raw(tool.CanonicalClassTool(cl.Prefix, cl.Kind),
 		tool.Spec{Title: "Create " + cl.Ident(), Description: desc},
 		ClassInputSchema(cl),
-		func(ctx context.Context, c *tool.Call, args map[string]any) (any, error) {
+		func(ctx context.Context, c *tool.Call, args map[string]any) (Entity, error) {
 			md, err := tool.DecodeValue[Metadata]("metadata", args["metadata"], metadataSchema)
 			if err != nil {
-				return nil, err
+				return Entity{}, err
 			}
 			attrs := map[string]any{}
 			for k, v := range args {
@@ -170,22 +235,22 @@ func (e *Env) ClassTool(cl *catalog.Class) *tool.Def {
 			}
 			cl := c.Snap.Classes[className]
 			if cl == nil {
-				return nil, tool.Fail("unknown class %q", className)
+				return Entity{}, tool.Fail("unknown class %q", className)
 			}
 			return e.createEntity(ctx, c, cl, attrs, md, false)
 		})
 }
 
 // create reads {class, attributes, metadata} or {class, format, source}.
-func (e *Env) create(ctx context.Context, c *tool.Call, in createArgs, dryRun bool) (any, error) {
+func (e *Env) create(ctx context.Context, c *tool.Call, in createArgs, dryRun bool) (Entity, error) {
 	cl, err := class(c, in.Class)
 	if err != nil {
-		return nil, err
+		return Entity{}, err
 	}
 	attrs, md := in.Attributes, in.Metadata
 	if in.Source != "" {
 		if attrs != nil {
-			return nil, tool.BadArgs("give either attributes or format and source, not both")
+			return Entity{}, tool.BadArgs("give either attributes or format and source, not both")
 		}
 		var doc *codec.Document
 		switch metav1alpha1.CodecFormat(in.Format) {
@@ -195,13 +260,13 @@ func (e *Env) create(ctx context.Context, c *tool.Call, in createArgs, dryRun bo
 			doc, err = codec.DecodeMarkdown(cl, in.Source)
 		}
 		if err != nil {
-			return nil, tool.Fail("source (%s): %v", orDefault(in.Format, string(metav1alpha1.CodecJSON)), err)
+			return Entity{}, tool.Fail("source (%s): %v", orDefault(in.Format, string(metav1alpha1.CodecJSON)), err)
 		}
 		attrs = doc.Attributes
 		if md == nil && doc.Metadata != nil {
 			m, err := tool.DecodeValue[Metadata]("source metadata", doc.Metadata, metadataSchema)
 			if err != nil {
-				return nil, err
+				return Entity{}, err
 			}
 			md = &m
 		}
@@ -217,29 +282,29 @@ func (e *Env) create(ctx context.Context, c *tool.Call, in createArgs, dryRun bo
 
 // createEntity coerces attributes against the class and creates the instance in the
 // caller's namespace (or only checks it, with dryRun).
-func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class, attrs map[string]any, md Metadata, dryRun bool) (any, error) {
+func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class, attrs map[string]any, md Metadata, dryRun bool) (Entity, error) {
 	if err := concrete(c.Snap, cl); err != nil {
-		return nil, err
+		return Entity{}, err
 	}
 	tool.NoteInstance(ctx, cl.Name, md.Namespace, md.Name)
 	spec, problems := catalog.Coerce(cl, attrs)
 	if len(problems) > 0 {
-		return nil, tool.Fail("Validation failed for %s: %s. Example: %s", cl.Ident(), strings.Join(problems, "; "), exampleArgs(cl))
+		return Entity{}, tool.Fail("Validation failed for %s: %s. Example: %s", cl.Ident(), strings.Join(problems, "; "), exampleArgs(cl))
 	}
 	ns, err := authorize.Namespace(c.Account, md.Namespace)
 	if err != nil {
-		return nil, err
+		return Entity{}, err
 	}
 	u := &unstructured.Unstructured{Object: map[string]any{"spec": spec}}
 	u.SetGroupVersionKind(cl.GVK())
 	u.SetNamespace(ns)
 	if _, ok := md.Labels[metav1alpha1.LabelIdempotencyKey]; ok {
-		return nil, tool.BadArgs("the label %s is the server's: give metadata.idempotencyKey instead", metav1alpha1.LabelIdempotencyKey)
+		return Entity{}, tool.BadArgs("the label %s is the server's: give metadata.idempotencyKey instead", metav1alpha1.LabelIdempotencyKey)
 	}
 	key := ""
 	if !dryRun {
 		if key, err = idempotencyKey(c, cl, ns, md.IdempotencyKey); err != nil {
-			return nil, err
+			return Entity{}, err
 		}
 	}
 	switch {
@@ -269,23 +334,24 @@ func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class,
 	}
 	kc, err := e.as(c)
 	if err != nil {
-		return nil, err
+		return Entity{}, err
 	}
 	tool.NoteInstance(ctx, cl.Name, ns, md.Name)
 	if err := checkRefs(ctx, kc, c, ns, cl, spec); err != nil {
-		return nil, err
+		return Entity{}, err
 	}
 	if err := kc.Create(ctx, u, opts...); err != nil {
 		if made := madeEarlier(ctx, kc, u, key, err); made != nil {
 			view := EntityView(cl, made)
-			view["note"] = "an earlier call with this idempotencyKey made this instance; nothing new was created"
+			view.Note = "an earlier call with this idempotencyKey made this instance; nothing new was created"
 			return view, nil
 		}
-		return nil, apiFailure(err, cl, u.GetName())
+		return Entity{}, apiFailure(err, cl, u.GetName())
 	}
 	tool.NoteInstance(ctx, cl.Name, ns, u.GetName())
 	if dryRun {
-		return map[string]any{"valid": true, "class": cl.Ident(), "attributes": spec}, nil
+		// What would be stored: the attributes as coerced.
+		return Entity{Class: cl.Ident(), Attributes: spec}, nil
 	}
 	return EntityView(cl, u), nil
 }
@@ -334,22 +400,22 @@ func exampleArgs(cl *catalog.Class) string {
 	return string(b)
 }
 
-func (e *Env) createEntities(ctx context.Context, c *tool.Call, in entitiesArgs) (any, error) {
-	results := []map[string]any{}
-	failed := 0
+func (e *Env) createEntities(ctx context.Context, c *tool.Call, in entitiesArgs) (Batch, error) {
+	out := Batch{Results: []BatchResult{}}
 	for i, item := range in.Entities {
-		out, err := e.create(ctx, c, item, false)
+		made, err := e.create(ctx, c, item, false)
 		if err != nil {
 			if !tool.IsDomain(err) {
-				return nil, err
+				return Batch{}, err
 			}
-			failed++
-			results = append(results, map[string]any{"index": i, "error": err.Error()})
+			out.Failed++
+			out.Results = append(out.Results, BatchResult{Index: i, Error: err.Error()})
 			continue
 		}
-		results = append(results, map[string]any{"index": i, "created": out})
+		out.Results = append(out.Results, BatchResult{Index: i, Created: &made})
 	}
-	return map[string]any{"results": results, "created": len(in.Entities) - failed, "failed": failed}, nil
+	out.Created = len(in.Entities) - out.Failed
+	return out, nil
 }
 
 // findCursor is the continue token of entity.find: which class of the query, which
@@ -447,15 +513,14 @@ func (q *findQuery) page(ctx context.Context, k *catalog.Class, serverWhere map[
 }
 
 // view is an instance as find answers it: its attributes, or its Markdown source.
-func (q *findQuery) view(k *catalog.Class, u *unstructured.Unstructured) (map[string]any, error) {
+func (q *findQuery) view(k *catalog.Class, u *unstructured.Unstructured) (Entity, error) {
 	v := EntityView(k, u)
 	if q.in.Format == string(metav1alpha1.CodecMarkdown) {
-		md, err := codec.EncodeMarkdown(k, u.GetName(), v["attributes"].(map[string]any))
+		md, err := codec.EncodeMarkdown(k, u.GetName(), v.Attributes)
 		if err != nil {
-			return nil, err
+			return Entity{}, err
 		}
-		delete(v, "attributes")
-		v["source"] = md
+		v.Attributes, v.Source = nil, md
 	}
 	return v, nil
 }
@@ -465,10 +530,10 @@ func (q *findQuery) view(k *catalog.Class, u *unstructured.Unstructured) (map[st
 // selectable fields; the rest of a where clause is checked here: it reads large
 // pages and goes on until something matches, the list ends, or the bounds (pages,
 // time) are reached, and says how far it scanned.
-func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (any, error) {
+func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (Found, error) {
 	q, err := e.findQueryOf(c, in)
 	if err != nil {
-		return nil, err
+		return Found{}, err
 	}
 	serverWhere, scan := selectableWhere(q.classes, in.Where)
 	listLimit := q.limit
@@ -479,7 +544,7 @@ func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (any, error) 
 	if d, ok := ctx.Deadline(); ok && d.Add(-findScanMargin).Before(stopAt) {
 		stopAt = d.Add(-findScanMargin)
 	}
-	items, size, next := []map[string]any{}, 0, ""
+	items, size, next := []Entity{}, 0, ""
 	pages, scanned, bounded := 0, 0, false
 	cur := &q.cur
 scan:
@@ -501,9 +566,9 @@ scan:
 			}
 			if err != nil {
 				if apierrors.IsResourceExpired(err) {
-					return nil, tool.Fail("the continue token has expired; start the query again")
+					return Found{}, tool.Fail("the continue token has expired; start the query again")
 				}
-				return nil, apiFailure(err, k, "")
+				return Found{}, apiFailure(err, k, "")
 			}
 			for i := range list.Items {
 				u := &list.Items[i]
@@ -517,7 +582,7 @@ scan:
 				}
 				v, err := q.view(k, u)
 				if err != nil {
-					return nil, err
+					return Found{}, err
 				}
 				n := itemBytes(v)
 				if int64(len(items)) == q.limit || (size+n > byteBudget(c, maxFindBytes) && len(items) > 0) {
@@ -536,11 +601,10 @@ scan:
 			}
 		}
 	}
-	out := map[string]any{"class": q.cl.Ident(), "namespace": q.ns, "items": items, "count": len(items), "scanned": scanned}
+	out := Found{Class: q.cl.Ident(), Namespace: q.ns, Items: items, Count: len(items), Scanned: scanned, Continue: next}
 	if next != "" {
-		out["continue"] = next
 		if bounded && len(items) == 0 {
-			out["note"] = fmt.Sprintf("scanned %d instances and none matched yet, but more remain: call again with this continue token to scan on", scanned)
+			out.Note = fmt.Sprintf("scanned %d instances and none matched yet, but more remain: call again with this continue token to scan on", scanned)
 		}
 	}
 	return out, nil
@@ -652,10 +716,10 @@ func instanceOf(ctx context.Context, c *tool.Call, className, namespace, name st
 	return cl, ns, nil
 }
 
-func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, error) {
+func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (Entity, error) {
 	cl, ns, err := instanceOf(ctx, c, in.Class, in.Namespace, in.Name)
 	if err != nil {
-		return nil, err
+		return Entity{}, err
 	}
 	// Coerce the values that are set; nulls remove slots, required ones excepted.
 	set := map[string]any{}
@@ -679,7 +743,7 @@ func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, err
 	coerced, more := catalog.Coerce(&partial, set)
 	problems = append(problems, more...)
 	if len(problems) > 0 {
-		return nil, tool.Fail("Validation failed for %s: %s", cl.Ident(), strings.Join(problems, "; "))
+		return Entity{}, tool.Fail("Validation failed for %s: %s", cl.Ident(), strings.Join(problems, "; "))
 	}
 	for k, v := range coerced {
 		patch[k] = v
@@ -690,7 +754,7 @@ func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, err
 	}
 	raw, err := json.Marshal(body)
 	if err != nil {
-		return nil, err
+		return Entity{}, err
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(cl.GVK())
@@ -698,13 +762,13 @@ func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, err
 	u.SetName(in.Name)
 	kc, err := e.as(c)
 	if err != nil {
-		return nil, err
+		return Entity{}, err
 	}
 	if err := checkRefs(ctx, kc, c, ns, cl, coerced); err != nil {
-		return nil, err
+		return Entity{}, err
 	}
 	if err := kc.Patch(ctx, u, client.RawPatch(types.MergePatchType, raw)); err != nil {
-		return nil, apiFailure(err, cl, in.Name)
+		return Entity{}, apiFailure(err, cl, in.Name)
 	}
 	return EntityView(cl, u), nil
 }
@@ -712,29 +776,29 @@ func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (any, err
 // delete removes an instance, as the caller: RBAC decides. It reads the instance first
 // so that the answer names exactly what was deleted (its uid is a precondition of the
 // delete), and a given resourceVersion is a precondition too.
-func (e *Env) delete(ctx context.Context, c *tool.Call, in deleteArgs) (any, error) {
+func (e *Env) delete(ctx context.Context, c *tool.Call, in deleteArgs) (Deleted, error) {
 	if in.Name == "" {
-		return nil, tool.BadArgs("name is empty: give the name of the instance to delete")
+		return Deleted{}, tool.BadArgs("name is empty: give the name of the instance to delete")
 	}
 	cl, ns, err := instanceOf(ctx, c, in.Class, in.Namespace, in.Name)
 	if err != nil {
-		return nil, err
+		return Deleted{}, err
 	}
 	kc, err := e.as(c)
 	if err != nil {
-		return nil, err
+		return Deleted{}, err
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(cl.GVK())
 	if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: in.Name}, u); err != nil {
-		return nil, e.deleteFailure(err, cl, ns, in.Name, in.ResourceVersion)
+		return Deleted{}, e.deleteFailure(err, cl, ns, in.Name, in.ResourceVersion)
 	}
 	if in.ResourceVersion != "" && in.ResourceVersion != u.GetResourceVersion() {
-		return nil, e.staleVersion(cl, ns, in.Name, in.ResourceVersion)
+		return Deleted{}, e.staleVersion(cl, ns, in.Name, in.ResourceVersion)
 	}
 	if !in.DryRun {
 		if err := c.Confirm(fmt.Sprintf("Delete the %s %q in namespace %q for good?", cl.Ident(), in.Name, ns)); err != nil {
-			return nil, err
+			return Deleted{}, err
 		}
 	}
 	uid := u.GetUID()
@@ -747,17 +811,16 @@ func (e *Env) delete(ctx context.Context, c *tool.Call, in deleteArgs) (any, err
 		opts = append(opts, client.DryRunAll)
 	}
 	if err := kc.Delete(ctx, u, opts...); err != nil {
-		return nil, e.deleteFailure(err, cl, ns, in.Name, in.ResourceVersion)
+		return Deleted{}, e.deleteFailure(err, cl, ns, in.Name, in.ResourceVersion)
 	}
-	out := map[string]any{"class": cl.Ident(), "namespace": ns, "name": in.Name, "uid": string(uid),
-		"resourceVersion": u.GetResourceVersion(), "deleted": !in.DryRun}
+	out := Deleted{Class: cl.Ident(), Namespace: ns, Name: in.Name, UID: string(uid),
+		ResourceVersion: u.GetResourceVersion(), Deleted: !in.DryRun, DryRun: in.DryRun}
 	switch {
 	case in.DryRun:
-		out["dryRun"] = true
-		out["message"] = "the delete would be allowed; nothing was deleted"
+		out.Message = "the delete would be allowed; nothing was deleted"
 	case len(u.GetFinalizers()) > 0:
-		out["finalizers"] = u.GetFinalizers()
-		out["message"] = "the instance is being deleted; the API server removes it once its finalizers are done"
+		out.Finalizers = u.GetFinalizers()
+		out.Message = "the instance is being deleted; the API server removes it once its finalizers are done"
 	}
 	return out, nil
 }
@@ -782,36 +845,36 @@ func (e *Env) staleVersion(cl *catalog.Class, ns, name, rv string) error {
 		"read it again (%s) and retry with its current resourceVersion", cl.Ident(), name, ns, rv, tool.Encode(e.Style, "sandbar.entity.find"))
 }
 
-func (e *Env) instanceOf(ctx context.Context, c *tool.Call, in instanceOfArgs) (any, error) {
+func (e *Env) instanceOf(ctx context.Context, c *tool.Call, in instanceOfArgs) (InstanceOf, error) {
 	cl, err := class(c, in.Class)
 	if err != nil {
-		return nil, err
+		return InstanceOf{}, err
 	}
 	of, err := class(c, in.Of)
 	if err != nil {
-		return nil, err
+		return InstanceOf{}, err
 	}
 	ns, err := authorize.Namespace(c.Account, in.Namespace)
 	if err != nil {
-		return nil, err
+		return InstanceOf{}, err
 	}
 	if err := concrete(c.Snap, cl); err != nil {
-		return nil, err
+		return InstanceOf{}, err
 	}
 	kc, err := e.as(c)
 	if err != nil {
-		return nil, err
+		return InstanceOf{}, err
 	}
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(cl.GVK())
 	if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: in.Name}, u); err != nil {
-		return nil, apiFailure(err, cl, in.Name)
+		return InstanceOf{}, apiFailure(err, cl, in.Name)
 	}
-	return map[string]any{
-		"instance":   map[string]any{"class": cl.Ident(), "name": in.Name, "namespace": ns},
-		"of":         of.Ident(),
-		"instanceOf": isA(cl, of),
-		"classes":    append([]string{cl.Ident()}, idents(c.Snap, cl.Ancestors)...),
+	return InstanceOf{
+		Instance:   InstanceRef{Class: cl.Ident(), Name: in.Name, Namespace: ns},
+		Of:         of.Ident(),
+		InstanceOf: isA(cl, of),
+		Classes:    append([]string{cl.Ident()}, idents(c.Snap, cl.Ancestors)...),
 	}, nil
 }
 

@@ -44,10 +44,10 @@ const maxImportItems = 5000
 func (e *Env) validationVerbs() []*tool.Def {
 	start := func(group, name, title, desc string) *tool.Def {
 		return tool.Verb(tool.Spec{Group: group, Name: name, Title: title, Description: desc, LongRunning: true},
-			func(ctx context.Context, c *tool.Call, in classArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in classArgs) (Started, error) {
 				cl, err := class(c, in.Class)
 				if err != nil {
-					return nil, err
+					return Started{}, err
 				}
 				return e.started(ctx, c, builtin.Validate, builtin.ValidateInput{Class: cl.Ident()}, nil)
 			}).Patch(enum("class", classes(false)))
@@ -58,14 +58,14 @@ func (e *Env) validationVerbs() []*tool.Def {
 		start("validation", "start", "Start a validation", "Start validating every instance of a class and its subclasses, as a task: {class}."),
 		tool.Verb(tool.Spec{Group: "validation", Name: "run", Title: "Run a validation", LongRunning: true, Waits: maxWait,
 			Description: "Validate every instance of a class and wait (up to waitSeconds, default 30) for the report: {class, waitSeconds?}."},
-			func(ctx context.Context, c *tool.Call, in validationRunArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in validationRunArgs) (TaskResult, error) {
 				cl, err := class(c, in.Class)
 				if err != nil {
-					return nil, err
+					return TaskResult{}, err
 				}
 				p, err := e.Processes.Start(ctx, c.Account, builtin.Validate, builtin.ValidateInput{Class: cl.Ident()}, nil)
 				if err != nil {
-					return nil, err
+					return TaskResult{}, err
 				}
 				// Without a follower's place it answers with the task as it is, to poll.
 				e.Processes.Follow(ctx, c.Session, c.ProgressToken, c.Account, p.Name)
@@ -76,13 +76,13 @@ func (e *Env) validationVerbs() []*tool.Def {
 			Description: "Cancel a running validation: {taskId}."}, e.taskCancel),
 		tool.Verb(tool.Spec{Group: "validation", Name: "retry", Title: "Retry a validation", LongRunning: true,
 			Description: "Start a validation again with the same input as an earlier one: {taskId}."},
-			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in taskArgs) (Started, error) {
 				p, err := e.task(ctx, c, in.TaskID)
 				if err != nil {
-					return nil, err
+					return Started{}, err
 				}
 				if p.Spec.Definition != builtin.Validate {
-					return nil, tool.Fail("task %s is not a validation", p.Name)
+					return Started{}, tool.Fail("task %s is not a validation", p.Name)
 				}
 				var input any
 				if p.Spec.Input != nil {
@@ -92,21 +92,21 @@ func (e *Env) validationVerbs() []*tool.Def {
 			}),
 		tool.Verb(tool.Spec{Group: "validation", Name: "results", Title: "Validation results", ReadOnly: true, Idempotent: true,
 			Description: "The report of a validation: instances checked, invalid ones and why: {taskId}."},
-			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in taskArgs) (TaskResult, error) {
 				p, err := e.task(ctx, c, in.TaskID)
 				if err != nil {
-					return nil, err
+					return TaskResult{}, err
 				}
 				return resultView(p)
 			}),
 		tool.Verb(tool.Spec{Group: "validation", Name: "history", Title: "Validation history", ReadOnly: true, Idempotent: true,
 			Description: "This account's validations, newest first. Paged: {limit?, continue?}."},
-			func(ctx context.Context, c *tool.Call, in listArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in listArgs) (ProcessList, error) {
 				procs, err := e.Processes.Select(ctx, c.Account, func(p *metav1alpha1.WorkflowProcess) bool {
 					return p.Spec.Definition == builtin.Validate
 				}, true)
 				if err != nil {
-					return nil, err
+					return ProcessList{}, err
 				}
 				return processList(c, procs, in)
 			}),
@@ -117,12 +117,12 @@ func (e *Env) projectVerbs() []*tool.Def {
 	return []*tool.Def{
 		tool.Verb(tool.Spec{Group: "project", Name: "export", Title: "Export instances", ReadOnly: true, LongRunning: true,
 			Description: "Export the instances of a class (and its subclasses), or of every class, as a bundle, as a task: {class?, format?: json|markdown}."},
-			func(ctx context.Context, c *tool.Call, in builtin.ExportInput) (any, error) {
+			func(ctx context.Context, c *tool.Call, in builtin.ExportInput) (Started, error) {
 				input := builtin.ExportInput{Format: orDefault(in.Format, string(metav1alpha1.CodecJSON))}
 				if in.Class != "" {
 					cl, err := class(c, in.Class)
 					if err != nil {
-						return nil, err
+						return Started{}, err
 					}
 					input.Class = cl.Ident()
 				}
@@ -130,7 +130,7 @@ func (e *Env) projectVerbs() []*tool.Def {
 			}, tool.OneOf("format", codec.FormatNames()...)).Patch(enum("class", classes(false))),
 		tool.Verb(tool.Spec{Group: "project", Name: "import", Title: "Import instances", LongRunning: true,
 			Description: "Import a bundle (as sandbar_project_export makes it), creating missing instances and updating changed ones, as a task: {bundle: {format?, items: [{class, name, attributes} or {class, source}]}}."},
-			func(ctx context.Context, c *tool.Call, in importArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in importArgs) (Started, error) {
 				return e.started(ctx, c, builtin.Import, builtin.ImportInput{Bundle: &in.Bundle}, nil)
 			}, tool.Nested("bundle", tool.MaxItems("items", maxImportItems), tool.OneOf("format", codec.FormatNames()...))),
 	}

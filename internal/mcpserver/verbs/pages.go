@@ -65,17 +65,25 @@ func itemBytes(v any) int {
 	return len(b) + 6
 }
 
-// page puts one page of items into out under key, with "total", and "continue" and
-// a "note" when more remain.
+// Page is what a listing verb's answer says of its page besides the items: how
+// many items there are in all and, when more remain, the continue token of the
+// next page and a note that says so.
+type Page struct {
+	Total    int    `json:"total"`
+	Continue string `json:"continue,omitempty"`
+	Note     string `json:"note,omitempty"`
+}
+
+// page is one page of items and what the answer says of it.
 // The continue token is bound to the call's account and tool and to query, the
 // arguments that chose the items.
-func page[T any](c *tool.Call, items []T, in listArgs, query any, key string, out map[string]any) error {
+func page[T any](c *tool.Call, items []T, in listArgs, query any) ([]T, Page, error) {
 	scope := c.Scope(query)
 	start := 0
 	if in.Continue != "" {
 		var cur pageCursor
 		if err := c.Tokens().Open(pageKind, scope, in.Continue, &cur); err != nil || cur.Offset <= 0 {
-			return badContinue()
+			return nil, Page{}, badContinue()
 		}
 		start = min(cur.Offset, len(items))
 	}
@@ -97,11 +105,10 @@ func page[T any](c *tool.Call, items []T, in listArgs, query any, key string, ou
 		}
 		end++
 	}
-	out[key] = nonNil(items[start:end])
-	out["total"] = len(items)
+	pg := Page{Total: len(items)}
 	if end < len(items) {
-		out["continue"] = c.Tokens().Seal(pageKind, scope, pageCursor{Offset: end})
-		out["note"] = fmt.Sprintf("items %d to %d of %d; pass \"continue\" for the next page", start+1, end, len(items))
+		pg.Continue = c.Tokens().Seal(pageKind, scope, pageCursor{Offset: end})
+		pg.Note = fmt.Sprintf("items %d to %d of %d; pass \"continue\" for the next page", start+1, end, len(items))
 	}
-	return nil
+	return nonNil(items[start:end]), pg, nil
 }

@@ -48,24 +48,54 @@ type taskListArgs struct {
 	Cursor string `json:"cursor,omitempty" jsonschema:"The nextCursor of a previous call, for the next page."`
 }
 
+// Started is the answer of a verb that started a process, to a client that did not
+// ask for a task: the task, and how to follow it.
+type Started struct {
+	TaskID string       `json:"taskId"`
+	Task   process.Task `json:"task"`
+	Next   string       `json:"next"`
+	// Progress says why a call with a progress token gets no progress notifications.
+	Progress string `json:"progress,omitempty"`
+}
+
+// TaskResult is a task's result once it ended (an export's a page at a time), or
+// a note that it has not ended yet.
+type TaskResult struct {
+	Task   process.Task `json:"task"`
+	Result any          `json:"result,omitempty" jsonschema:"The job's result, as its workflow makes it."`
+	Note   string       `json:"note,omitempty"`
+}
+
+// TaskList is a page of an account's tasks.
+type TaskList struct {
+	Tasks      []process.Task `json:"tasks"`
+	NextCursor string         `json:"nextCursor,omitempty"`
+}
+
+// ProcessList is a page of processes.
+type ProcessList struct {
+	Processes []TaskView `json:"processes"`
+	Page
+}
+
 func (e *Env) taskVerbs() []*tool.Def {
 	return []*tool.Def{
 		tool.Verb(tool.Spec{Group: "tasks", Name: "get", Title: "Get a task", ReadOnly: true, Idempotent: true,
 			Description: "The status of a task: working, completed, failed or cancelled, with a message and progress."},
-			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in taskArgs) (TaskView, error) {
 				p, err := e.task(ctx, c, in.TaskID)
 				if err != nil {
-					return nil, err
+					return TaskView{}, err
 				}
 				return taskView(p), nil
 			}),
 		tool.Verb(tool.Spec{Group: "tasks", Name: "result", Title: "Result of a task", ReadOnly: true, Idempotent: true, Waits: maxWait,
 			Description: "The result of a task once it ended: {taskId, waitSeconds?, continue?}; waits up to waitSeconds (default 0, at most 60) for it to end. " +
 				"An export's items come in pages: pass the continue token of one page for the next."},
-			func(ctx context.Context, c *tool.Call, in taskResultArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in taskResultArgs) (TaskResult, error) {
 				p, err := e.task(ctx, c, in.TaskID)
 				if err != nil {
-					return nil, err
+					return TaskResult{}, err
 				}
 				wait := time.Duration(in.WaitSeconds) * time.Second
 				if wait > 0 && !workflow.Terminal(&p.Status) {
@@ -114,11 +144,11 @@ func processError(err error) error {
 
 // resultPage is resultView, or for a result stored in pages (an export's) the page
 // that token asks for (the first when empty).
-func (e *Env) resultPage(ctx context.Context, c *tool.Call, p *metav1alpha1.WorkflowProcess, token string) (any, error) {
+func (e *Env) resultPage(ctx context.Context, c *tool.Call, p *metav1alpha1.WorkflowProcess, token string) (TaskResult, error) {
 	st := process.Stored(p)
 	if st == nil {
 		if token != "" && workflow.Terminal(&p.Status) {
-			return nil, tool.BadArgs("argument \"continue\": the result of task %s does not come in pages", p.Name)
+			return TaskResult{}, tool.BadArgs("argument \"continue\": the result of task %s does not come in pages", p.Name)
 		}
 		return resultView(p)
 	}
@@ -126,62 +156,58 @@ func (e *Env) resultPage(ctx context.Context, c *tool.Call, p *metav1alpha1.Work
 		return fmt.Sprintf("Call sandbar_tasks_result with {\"taskId\": %q, \"continue\": %q} for the next page", p.Name, next)
 	})
 	if errors.Is(err, process.ErrBadToken) {
-		return nil, tool.BadArgs("argument \"continue\" is %s", err)
+		return TaskResult{}, tool.BadArgs("argument \"continue\" is %s", err)
 	}
 	if err != nil {
-		return nil, err
+		return TaskResult{}, err
 	}
-	return map[string]any{"task": process.TaskOf(p), "result": page}, nil
+	return TaskResult{Task: process.TaskOf(p), Result: page}, nil
 }
 
 // resultView is a task's result once it ended, or its state while it runs.
-func resultView(p *metav1alpha1.WorkflowProcess) (any, error) {
+func resultView(p *metav1alpha1.WorkflowProcess) (TaskResult, error) {
 	if !workflow.Terminal(&p.Status) {
-		return map[string]any{"task": process.TaskOf(p), "note": "the task has not ended yet"}, nil
+		return TaskResult{Task: process.TaskOf(p), Note: "the task has not ended yet"}, nil
 	}
 	res := process.ResultOf(p)
 	if res.IsError {
-		return nil, tool.Fail("%s", tool.Text(res))
+		return TaskResult{}, tool.Fail("%s", tool.Text(res))
 	}
-	return map[string]any{"task": process.TaskOf(p), "result": res.StructuredContent}, nil
+	return TaskResult{Task: process.TaskOf(p), Result: res.StructuredContent}, nil
 }
 
-func (e *Env) taskList(ctx context.Context, c *tool.Call, in taskListArgs) (any, error) {
+func (e *Env) taskList(ctx context.Context, c *tool.Call, in taskListArgs) (TaskList, error) {
 	procs, next, err := e.Processes.List(ctx, c.Account, in.Cursor)
 	if err != nil {
-		return nil, processError(err)
+		return TaskList{}, processError(err)
 	}
 	tasks := []process.Task{}
 	for _, p := range procs {
 		tasks = append(tasks, process.TaskOf(p))
 	}
-	out := map[string]any{"tasks": tasks}
-	if next != "" {
-		out["nextCursor"] = next
-	}
-	return out, nil
+	return TaskList{Tasks: tasks, NextCursor: next}, nil
 }
 
-func (e *Env) taskCancel(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+func (e *Env) taskCancel(ctx context.Context, c *tool.Call, in taskArgs) (TaskView, error) {
 	p, err := e.Processes.Cancel(ctx, c.Account, in.TaskID)
 	if err != nil {
-		return nil, processError(err)
+		return TaskView{}, processError(err)
 	}
 	return taskView(p), nil
 }
 
 // started starts a process and answers for it: the task, for clients that did not
 // ask for one, with progress notifications when the call carries a progress token.
-func (e *Env) started(ctx context.Context, c *tool.Call, definition string, input any, subject *metav1alpha1.SubjectRef) (any, error) {
+func (e *Env) started(ctx context.Context, c *tool.Call, definition string, input any, subject *metav1alpha1.SubjectRef) (Started, error) {
 	p, err := e.Processes.Start(ctx, c.Account, definition, input, subject)
 	if err != nil {
-		return nil, err
+		return Started{}, err
 	}
 	t := process.TaskOf(p)
-	out := map[string]any{"taskId": t.TaskID, "task": t,
-		"next": "follow it with sandbar_tasks_get, wait for its result with sandbar_tasks_result, stop it with sandbar_tasks_cancel"}
+	out := Started{TaskID: t.TaskID, Task: t,
+		Next: "follow it with sandbar_tasks_get, wait for its result with sandbar_tasks_result, stop it with sandbar_tasks_cancel"}
 	if !e.Processes.Follow(ctx, c.Session, c.ProgressToken, c.Account, p.Name) {
-		out["progress"] = noProgress
+		out.Progress = noProgress
 	}
 	return out, nil
 }
@@ -190,13 +216,13 @@ func (e *Env) started(ctx context.Context, c *tool.Call, definition string, inpu
 const noProgress = "no progress notifications: this account (or the server) already follows as many tasks as it may; poll with sandbar_tasks_get"
 
 // processList is one page of processes as the listing verbs show them.
-func processList(c *tool.Call, procs []*metav1alpha1.WorkflowProcess, in listArgs) (any, error) {
-	views := []map[string]any{}
+func processList(c *tool.Call, procs []*metav1alpha1.WorkflowProcess, in listArgs) (ProcessList, error) {
+	views := []TaskView{}
 	for _, p := range procs {
 		views = append(views, taskView(p))
 	}
-	out := map[string]any{}
-	return out, page(c, views, in, nil, "processes", out)
+	items, pg, err := page(c, views, in, nil)
+	return ProcessList{Processes: items, Page: pg}, err
 }
 
 // workflowOf is the workflow of a process in a snapshot (nil once it is gone).

@@ -27,142 +27,224 @@ import (
 )
 
 // The views: how classes, slots, properties, workflows, instances and processes
-// look in tool results and resources.
+// look in tool results and resources. Each is a Go type, from which the output
+// schema of the tools that answer it is generated (tool.OutputSchema).
+
+// Class is everything about one class.
+type Class struct {
+	Class              string     `json:"class"`
+	Name               string     `json:"name"`
+	Description        string     `json:"description"`
+	Abstract           bool       `json:"abstract"`
+	Parents            []string   `json:"parents"`
+	Ancestors          []string   `json:"ancestors"`
+	Subclasses         []string   `json:"subclasses"`
+	Slots              []Slot     `json:"slots"`
+	Required           []string   `json:"required"`
+	Ready              bool       `json:"ready"`
+	Codec              ClassCodec `json:"codec"`
+	Problem            string     `json:"problem,omitempty"`
+	Kubernetes         *ClassAPI  `json:"kubernetes,omitempty"`
+	ConcreteSubclasses []string   `json:"concreteSubclasses,omitempty"`
+}
+
+// ClassCodec is the text format of a class's instances.
+type ClassCodec struct {
+	Format   metav1alpha1.CodecFormat `json:"format"`
+	Sections []string                 `json:"sections"`
+}
+
+// ClassAPI is the Kubernetes API of a class's instances.
+type ClassAPI struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+	Resource   string `json:"resource"`
+}
 
 // ClassView is everything about one class.
-func ClassView(snap *catalog.Snapshot, cl *catalog.Class) map[string]any {
-	v := map[string]any{
-		"class":       cl.Ident(),
-		"name":        cl.Name,
-		"description": cl.Description,
-		"abstract":    cl.Abstract,
-		"parents":     idents(snap, cl.Parents),
-		"ancestors":   idents(snap, cl.Ancestors),
-		"subclasses":  idents(snap, snap.Subclasses(cl.Name)),
-		"slots":       slotViews(cl.Slots),
-		"required":    nonNil(cl.Required),
-		"ready":       cl.Ready,
-		"codec":       map[string]any{"format": cl.Codec.Format, "sections": nonNil(cl.Codec.Sections)},
+func ClassView(snap *catalog.Snapshot, cl *catalog.Class) Class {
+	v := Class{
+		Class:       cl.Ident(),
+		Name:        cl.Name,
+		Description: cl.Description,
+		Abstract:    cl.Abstract,
+		Parents:     idents(snap, cl.Parents),
+		Ancestors:   idents(snap, cl.Ancestors),
+		Subclasses:  idents(snap, snap.Subclasses(cl.Name)),
+		Slots:       slotViews(cl.Slots),
+		Required:    nonNil(cl.Required),
+		Ready:       cl.Ready,
+		Codec:       ClassCodec{Format: cl.Codec.Format, Sections: nonNil(cl.Codec.Sections)},
 	}
 	if cl.Problem != nil {
-		v["problem"] = cl.Problem.Message
+		v.Problem = cl.Problem.Message
 	}
 	if api := cl.InstanceAPI; api != nil {
-		v["kubernetes"] = map[string]any{"apiVersion": api.Group + "/" + api.Version, "kind": api.Kind, "resource": api.Plural}
+		v.Kubernetes = &ClassAPI{APIVersion: api.Group + "/" + api.Version, Kind: api.Kind, Resource: api.Plural}
 	}
 	if cl.Abstract {
-		v["concreteSubclasses"] = concreteSubclasses(snap, cl)
+		v.ConcreteSubclasses = concreteSubclasses(snap, cl)
 	}
 	return v
 }
 
-func slotViews(slots []*catalog.Slot) []map[string]any {
-	out := []map[string]any{}
+// SlotDef is a slot's definition: what its Property says.
+type SlotDef struct {
+	Field       string                     `json:"field"`
+	Property    string                     `json:"property"`
+	Range       metav1alpha1.PropertyRange `json:"range"`
+	Cardinality metav1alpha1.Cardinality   `json:"cardinality"`
+	// Schema is the JSON Schema of the slot's values in tool arguments.
+	Schema      map[string]any `json:"schema"`
+	DeclaredBy  string         `json:"declaredBy,omitempty"`
+	Description string         `json:"description,omitempty"`
+	Target      string         `json:"target,omitempty"`
+}
+
+// Slot is a slot of a class: its definition and whether it is required.
+type Slot struct {
+	SlotDef
+	Required bool `json:"required"`
+}
+
+func slotViews(slots []*catalog.Slot) []Slot {
+	out := []Slot{}
 	for _, s := range slots {
-		out = append(out, slotView(*s))
+		out = append(out, Slot{SlotDef: slotDef(*s), Required: s.Required})
 	}
 	return out
 }
 
-func slotView(s catalog.Slot) map[string]any {
-	v := map[string]any{
-		"field":       s.Field,
-		"property":    s.Property,
-		"range":       s.Range,
-		"cardinality": s.Cardinality,
-		"required":    s.Required,
-		"schema":      SlotJSONSchema(s),
-	}
-	if s.From != "" {
-		v["declaredBy"] = s.From
-	}
-	if s.Description != "" {
-		v["description"] = s.Description
-	}
-	if s.Target != "" {
-		v["target"] = s.Target
-	}
-	return v
+func slotDef(s catalog.Slot) SlotDef {
+	return SlotDef{Field: s.Field, Property: s.Property, Range: s.Range, Cardinality: s.Cardinality,
+		Schema: SlotJSONSchema(s), DeclaredBy: s.From, Description: s.Description, Target: s.Target}
+}
+
+// Property is a Property: its slot definition and any problem with it.
+type Property struct {
+	SlotDef
+	Problem string `json:"problem,omitempty"`
 }
 
 // PropertyView is a Property: its slot definition and any problem with it.
-func PropertyView(p *catalog.Property) map[string]any {
-	v := slotView(p.Slot)
-	delete(v, "required")
+func PropertyView(p *catalog.Property) Property {
+	v := Property{SlotDef: slotDef(p.Slot)}
 	if p.Problem != nil {
-		v["problem"] = p.Problem.Message
+		v.Problem = p.Problem.Message
 	}
 	return v
 }
 
-func propertyViews(snap *catalog.Snapshot) []map[string]any {
+func propertyViews(snap *catalog.Snapshot) []Property {
 	names := make([]string, 0, len(snap.Properties))
 	for n := range snap.Properties {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	out := []map[string]any{}
+	out := []Property{}
 	for _, n := range names {
 		out = append(out, PropertyView(snap.Properties[n]))
 	}
 	return out
 }
 
+// Workflow is a workflow definition.
+type Workflow struct {
+	Name            string                            `json:"name"`
+	Description     string                            `json:"description"`
+	Initial         string                            `json:"initial"`
+	States          []metav1alpha1.WorkflowState      `json:"states"`
+	Transitions     []metav1alpha1.WorkflowTransition `json:"transitions"`
+	TerminalStates  []string                          `json:"terminalStates"`
+	CancellableFrom []string                          `json:"cancellableFrom"`
+	SubjectClass    string                            `json:"subjectClass,omitempty"`
+	Problem         string                            `json:"problem,omitempty"`
+}
+
 // WorkflowView is a workflow definition.
-func WorkflowView(w *catalog.Workflow) map[string]any {
-	v := map[string]any{
-		"name":            w.Name,
-		"description":     w.Spec.Description,
-		"initial":         w.Spec.Initial,
-		"states":          w.Spec.States,
-		"transitions":     w.Spec.Transitions,
-		"terminalStates":  nonNil(w.TerminalStates),
-		"cancellableFrom": nonNil(w.CancellableFrom),
-	}
-	if w.Spec.SubjectClass != "" {
-		v["subjectClass"] = w.Spec.SubjectClass
+func WorkflowView(w *catalog.Workflow) Workflow {
+	v := Workflow{
+		Name:            w.Name,
+		Description:     w.Spec.Description,
+		Initial:         w.Spec.Initial,
+		States:          nonNil(w.Spec.States),
+		Transitions:     nonNil(w.Spec.Transitions),
+		TerminalStates:  nonNil(w.TerminalStates),
+		CancellableFrom: nonNil(w.CancellableFrom),
+		SubjectClass:    w.Spec.SubjectClass,
 	}
 	if w.Problem != nil {
-		v["problem"] = w.Problem.Message
+		v.Problem = w.Problem.Message
 	}
 	return v
 }
 
+// Entity is an instance: its class, name, namespace, attributes and version.
+type Entity struct {
+	Class     string `json:"class"`
+	Name      string `json:"name"`
+	Namespace string `json:"namespace"`
+	// Attributes are the slot values; absent when Source holds the instance.
+	Attributes      map[string]any    `json:"attributes,omitzero"`
+	Source          string            `json:"source,omitempty"`
+	ResourceVersion string            `json:"resourceVersion"`
+	Kubernetes      EntityAPI         `json:"kubernetes"`
+	Labels          map[string]string `json:"labels,omitempty"`
+	CreatedAt       string            `json:"createdAt,omitempty"`
+	Note            string            `json:"note,omitempty"`
+}
+
+// EntityAPI is the Kubernetes type of an instance.
+type EntityAPI struct {
+	APIVersion string `json:"apiVersion"`
+	Kind       string `json:"kind"`
+}
+
 // EntityView is an instance: its class, name, namespace, attributes and version.
-func EntityView(cl *catalog.Class, u *unstructured.Unstructured) map[string]any {
+func EntityView(cl *catalog.Class, u *unstructured.Unstructured) Entity {
 	spec, _ := u.Object["spec"].(map[string]any)
 	if spec == nil {
 		spec = map[string]any{}
 	}
-	v := map[string]any{
-		"class":           cl.Ident(),
-		"name":            u.GetName(),
-		"namespace":       u.GetNamespace(),
-		"attributes":      spec,
-		"resourceVersion": u.GetResourceVersion(),
-		"kubernetes":      map[string]any{"apiVersion": u.GetAPIVersion(), "kind": u.GetKind()},
+	v := Entity{
+		Class:           cl.Ident(),
+		Name:            u.GetName(),
+		Namespace:       u.GetNamespace(),
+		Attributes:      spec,
+		ResourceVersion: u.GetResourceVersion(),
+		Kubernetes:      EntityAPI{APIVersion: u.GetAPIVersion(), Kind: u.GetKind()},
 	}
 	if l := u.GetLabels(); len(l) > 0 {
-		v["labels"] = l
+		v.Labels = l
 	}
 	if t := u.GetCreationTimestamp(); !t.IsZero() {
-		v["createdAt"] = t.UTC().Format("2006-01-02T15:04:05Z")
+		v.CreatedAt = t.UTC().Format("2006-01-02T15:04:05Z")
 	}
 	return v
+}
+
+// TaskView is a process as the task tools show it.
+type TaskView struct {
+	Task     process.Task           `json:"task"`
+	Workflow string                 `json:"workflow"`
+	State    string                 `json:"state"`
+	Progress *metav1alpha1.Progress `json:"progress,omitempty"`
 }
 
 // taskView is a process as the task tools show it.
-func taskView(p *metav1alpha1.WorkflowProcess) map[string]any {
-	v := map[string]any{"task": process.TaskOf(p), "workflow": p.Spec.Definition, "state": p.Status.State}
-	if pr := p.Status.Progress; pr != nil {
-		v["progress"] = pr
-	}
-	return v
+func taskView(p *metav1alpha1.WorkflowProcess) TaskView {
+	return TaskView{Task: process.TaskOf(p), Workflow: p.Spec.Definition, State: p.Status.State, Progress: p.Status.Progress}
+}
+
+// ProcessState is a process with the transitions it can take from its state.
+type ProcessState struct {
+	TaskView
+	Transitions  []string                         `json:"transitions"`
+	Cancellation *metav1alpha1.CancellationStatus `json:"cancellation,omitempty"`
 }
 
 // stateView is a process with the transitions it can take from its state.
-func stateView(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) map[string]any {
-	v := taskView(p)
+func stateView(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) ProcessState {
 	next := []string{}
 	if w != nil && process.Status(p) == process.Working {
 		for _, t := range w.Spec.Transitions {
@@ -173,9 +255,5 @@ func stateView(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) map[string]
 			}
 		}
 	}
-	v["transitions"] = next
-	if p.Status.Cancellation != nil {
-		v["cancellation"] = p.Status.Cancellation
-	}
-	return v
+	return ProcessState{TaskView: taskView(p), Transitions: next, Cancellation: p.Status.Cancellation}
 }

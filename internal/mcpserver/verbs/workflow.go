@@ -64,17 +64,37 @@ type historyArgs struct {
 	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
 }
 
+// WorkflowList is a page of the workflow definitions.
+type WorkflowList struct {
+	Workflows []Workflow `json:"workflows"`
+	Page
+}
+
+// Defined is the workflow a define call wrote, and the prompt it is served as.
+type Defined struct {
+	Defined string `json:"defined"`
+	Prompt  string `json:"prompt"`
+}
+
+// History is a page of the steps of a process.
+type History struct {
+	TaskID   string                      `json:"taskId"`
+	Workflow string                      `json:"workflow"`
+	History  []metav1alpha1.HistoryEntry `json:"history"`
+	Page
+}
+
 func (e *Env) workflowVerbs() []*tool.Def {
 	return []*tool.Def{
 		tool.Verb(tool.Spec{Group: "workflow", Name: "find", Title: "Find workflows", ReadOnly: true, Idempotent: true,
 			Description: "The workflow definitions: states, transitions, terminal states, cancellation. Paged: {limit?, continue?}."},
-			func(_ context.Context, c *tool.Call, in listArgs) (any, error) {
-				views := []map[string]any{}
+			func(_ context.Context, c *tool.Call, in listArgs) (WorkflowList, error) {
+				views := []Workflow{}
 				for _, n := range c.Snap.WorkflowNames() {
 					views = append(views, WorkflowView(c.Snap.Workflows[n]))
 				}
-				out := map[string]any{}
-				return out, page(c, views, in, nil, "workflows", out)
+				items, pg, err := page(c, views, in, nil)
+				return WorkflowList{Workflows: items, Page: pg}, err
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "define", Title: "Define a workflow", Idempotent: true, Explicit: true,
 			Description: "Create or replace a workflow definition: {name, spec: {initial, states: [{name, terminal?}], transitions: [{name, from: [...], to}], subjectClass?, description?, namespaces?}}. " +
@@ -82,22 +102,22 @@ func (e *Env) workflowVerbs() []*tool.Def {
 			e.define),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "start-process", Title: "Start a process", LongRunning: true,
 			Description: "Start a process of a workflow, as a task: {workflow, subject?: {class, name}, input?}. It starts in the initial state; move it with sandbar_workflow_transition. The built-in sandbar.* workflows start with their own tools."},
-			func(ctx context.Context, c *tool.Call, in startArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in startArgs) (Started, error) {
 				if job, ok := builtin.Lookup(in.Workflow); ok {
-					return nil, tool.Fail("%s is a built-in workflow: start it with %s, which its own permissions govern",
+					return Started{}, tool.Fail("%s is a built-in workflow: start it with %s, which its own permissions govern",
 						in.Workflow, tool.Encode(e.Style, job.StartedBy))
 				}
 				w, ok := c.Snap.Workflows[in.Workflow]
 				if !ok || w.Problem != nil {
-					return nil, tool.Fail("unknown or invalid workflow %q; sandbar_workflow_find lists them", in.Workflow)
+					return Started{}, tool.Fail("unknown or invalid workflow %q; sandbar_workflow_find lists them", in.Workflow)
 				}
 				if !w.OpenTo(c.Account) {
-					return nil, tool.Fail("forbidden: %s", w.Closed(c.Account))
+					return Started{}, tool.Fail("forbidden: %s", w.Closed(c.Account))
 				}
 				var subject *metav1alpha1.SubjectRef
 				if in.Subject != nil {
 					if err := e.checkSubject(ctx, c, in.Subject); err != nil {
-						return nil, err
+						return Started{}, err
 					}
 					subject = &metav1alpha1.SubjectRef{Class: in.Subject.Class, Name: in.Subject.Name}
 				}
@@ -105,66 +125,66 @@ func (e *Env) workflowVerbs() []*tool.Def {
 			}).Patch(enum("workflow", userWorkflowNames)).PatchFor(openWorkflows("workflow")),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "transition", Title: "Move a process",
 			Description: "Move a process by a named transition from its current state: {taskId, transition, reason?}."},
-			func(ctx context.Context, c *tool.Call, in transitionArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in transitionArgs) (ProcessState, error) {
 				p, err := e.Processes.Transition(ctx, c.Account, in.TaskID, in.Transition, in.Reason)
 				if err != nil {
-					return nil, processError(err)
+					return ProcessState{}, processError(err)
 				}
 				return stateView(p, workflowOf(c.Snap, p)), nil
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "process-state", Title: "State of a process", ReadOnly: true, Idempotent: true,
 			Description: "The current state of a process and the transitions it can take from there: {taskId}."},
-			func(ctx context.Context, c *tool.Call, in taskArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in taskArgs) (ProcessState, error) {
 				p, err := e.freshTask(ctx, c, in.TaskID)
 				if err != nil {
-					return nil, err
+					return ProcessState{}, err
 				}
 				return stateView(p, workflowOf(c.Snap, p)), nil
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "process-history", Title: "History of a process", ReadOnly: true, Idempotent: true,
 			Description: "Every step of a process: from, to, transition, who, when, why: {taskId}. Paged: {limit?, continue?}."},
-			func(ctx context.Context, c *tool.Call, in historyArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in historyArgs) (History, error) {
 				p, err := e.freshTask(ctx, c, in.TaskID)
 				if err != nil {
-					return nil, err
+					return History{}, err
 				}
-				out := map[string]any{"taskId": p.Name, "workflow": p.Spec.Definition}
-				return out, page(c, p.Status.History, listArgs{Limit: in.Limit, Continue: in.Continue}, string(p.UID), "history", out)
+				items, pg, err := page(c, p.Status.History, listArgs{Limit: in.Limit, Continue: in.Continue}, string(p.UID))
+				return History{TaskID: p.Name, Workflow: p.Spec.Definition, History: items, Page: pg}, err
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "active-processes", Title: "Active processes", ReadOnly: true, Idempotent: true,
 			Description: "This account's processes that have not ended: {workflow?}. Paged: {limit?, continue?}."},
-			func(ctx context.Context, c *tool.Call, in activeArgs) (any, error) {
+			func(ctx context.Context, c *tool.Call, in activeArgs) (ProcessList, error) {
 				procs, err := e.Processes.Select(ctx, c.Account, func(p *metav1alpha1.WorkflowProcess) bool {
 					return !workflow.Terminal(&p.Status) && (in.Workflow == "" || p.Spec.Definition == in.Workflow)
 				}, false)
 				if err != nil {
-					return nil, err
+					return ProcessList{}, err
 				}
 				return processList(c, procs, listArgs{Limit: in.Limit, Continue: in.Continue})
 			}),
 	}
 }
 
-func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (any, error) {
+func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (Defined, error) {
 	if builtin.IsBuiltin(in.Name) {
-		return nil, tool.Fail("%s is a built-in workflow and cannot be redefined", in.Name)
+		return Defined{}, tool.Fail("%s is a built-in workflow and cannot be redefined", in.Name)
 	}
 	if builtin.Reserved(in.Name) {
-		return nil, tool.Fail("workflow names beginning %q are reserved for the built-in workflows: choose another name", builtin.Prefix)
+		return Defined{}, tool.Fail("workflow names beginning %q are reserved for the built-in workflows: choose another name", builtin.Prefix)
 	}
 	spec := in.Spec
 	if spec.SubjectClass != "" && c.Snap.Classes[spec.SubjectClass] == nil {
-		return nil, tool.Fail("spec.subjectClass: unknown class %q (give the Class's name, as zorp.spaceboot)", spec.SubjectClass)
+		return Defined{}, tool.Fail("spec.subjectClass: unknown class %q (give the Class's name, as zorp.spaceboot)", spec.SubjectClass)
 	}
 	check := spec
 	check.SubjectClass = ""
 	meta := metav1.ObjectMeta{Name: in.Name}
 	if w := catalog.ValidateWorkflow(&metav1alpha1.WorkflowDefinition{ObjectMeta: meta, Spec: check}, nil); w.Problem != nil {
-		return nil, tool.Fail("the workflow is not valid: %s", w.Problem.Message)
+		return Defined{}, tool.Fail("the workflow is not valid: %s", w.Problem.Message)
 	}
 	kc, err := e.as(c)
 	if err != nil {
-		return nil, err
+		return Defined{}, err
 	}
 	var existing metav1alpha1.WorkflowDefinition
 	err = kc.Get(ctx, client.ObjectKey{Name: in.Name}, &existing)
@@ -175,18 +195,18 @@ func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (any, err
 		err = kc.Create(ctx, &metav1alpha1.WorkflowDefinition{ObjectMeta: meta, Spec: spec})
 	case err == nil:
 		if owner := existing.Annotations[metav1alpha1.AnnotationDefinedBy]; owner != me {
-			return nil, notYours(in.Name, owner)
+			return Defined{}, notYours(in.Name, owner)
 		}
 		existing.Spec = spec
 		err = kc.Update(ctx, &existing)
 	}
 	if err != nil {
 		if apierrors.IsInvalid(err) {
-			return nil, tool.Fail("the API server refused the workflow: %s", apiMessage(err))
+			return Defined{}, tool.Fail("the API server refused the workflow: %s", apiMessage(err))
 		}
-		return nil, err
+		return Defined{}, err
 	}
-	return map[string]any{"defined": in.Name, "prompt": tool.Encode(e.Style, "sandbar.workflow."+in.Name)}, nil
+	return Defined{Defined: in.Name, Prompt: tool.Encode(e.Style, "sandbar.workflow."+in.Name)}, nil
 }
 
 // notYours refuses to change a workflow definition another account, or an admin,

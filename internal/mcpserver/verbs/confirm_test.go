@@ -19,6 +19,7 @@ package verbs_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync/atomic"
@@ -65,7 +66,7 @@ func TestDeleteAsksTheUserFirst(t *testing.T) {
 	for _, revision := range []string{mcptest.SessionRevision, mcptest.StatelessRevision} {
 		t.Run(revision, func(t *testing.T) {
 			for _, action := range []string{"accept", "decline", "cancel", ""} {
-				f := &fixture{g: NewWithT(t), t: t, server: s, id: "ask" + strings.ReplaceAll(revision, "-", "") + action}
+				f := &fixture{g: NewWithT(t), t: t, server: s, id: fmt.Sprintf("ask%d", runs.Add(1))}
 				var asked atomic.Int32
 				f.cs = asker(t, s, revision, action, &asked)
 				name := f.boot(nil)
@@ -98,7 +99,7 @@ func TestDeleteAsksTheUserFirst(t *testing.T) {
 // call, deletes nothing.
 func TestForgedConfirmationIsRefused(t *testing.T) {
 	s := mcptest.Running(t)
-	f := &fixture{g: NewWithT(t), t: t, server: s, id: "forged"}
+	f := &fixture{g: NewWithT(t), t: t, server: s, id: fmt.Sprintf("forged%d", runs.Add(1))}
 	f.cs = s.Client(t, mcptest.StatelessRevision)
 	name := f.boot(nil)
 	call := func(state string) (int64, string) {
@@ -149,7 +150,7 @@ func TestAccountWithoutConfirmationsIsNotAsked(t *testing.T) {
 	s := startWith(t, mcptest.Config{Account: func(spec *metav1alpha1.ServiceAccountSpec) {
 		spec.Confirm = &no
 	}})
-	f := &fixture{g: NewWithT(t), t: t, server: s, id: "unattended"}
+	f := &fixture{g: NewWithT(t), t: t, server: s, id: fmt.Sprintf("unattended%d", runs.Add(1))}
 	var asked atomic.Int32
 	f.cs = asker(t, s, mcptest.SessionRevision, "decline", &asked)
 	name := f.boot(nil)

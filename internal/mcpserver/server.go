@@ -547,10 +547,9 @@ func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no authenticated account"}
 		}
 		deadline := s.opts.callTimeout()
-		caps := req.ClientCapabilities()
 		return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Session: req.Session,
 			ProgressToken: req.Params.GetProgressToken(), Deadline: deadline, Style: s.opts.NameStyle,
 			Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}, Sealer: s.tokens,
-			Asking: tool.Asking{CanAsk: caps != nil && caps.Elicitation != nil, Answers: req.Params.InputResponses, State: req.Params.RequestState}}, nil
+			Asking: tool.Asking{CanAsk: tool.TakesForms(req.ClientCapabilities()), Answers: req.Params.InputResponses, State: req.Params.RequestState}}, nil
 	}
 }

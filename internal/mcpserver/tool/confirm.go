@@ -40,14 +40,22 @@ const (
 type Asking struct {
 	// Confirmed: the call's confirm argument is true.
 	Confirmed bool
-	// CanAsk: the client declares elicitation (in initialize, or on 2026-07-28 in
-	// the request's _meta), so it can put a question to its user.
+	// CanAsk: the client declares elicitation in form mode (in initialize, or on
+	// 2026-07-28 in the request's _meta: TakesForms), so it can put a question to
+	// its user.
 	CanAsk bool
 	// Answers are what the client answered to the call's earlier questions (the
 	// inputResponses of a call made again), and State the requestState it hands
 	// back with them.
 	Answers mcp.InputResponseMap
 	State   string
+}
+
+// TakesForms says whether a client with these capabilities can be asked a question
+// with a form (elicitation in form mode: an elicitation capability that names no
+// mode takes forms; one that names only url does not).
+func TakesForms(caps *mcp.ClientCapabilities) bool {
+	return caps != nil && caps.Elicitation != nil && (caps.Elicitation.Form != nil || caps.Elicitation.URL == nil)
 }
 
 // NeedsInput is what a call answers when it must ask the user first: the SDK sends

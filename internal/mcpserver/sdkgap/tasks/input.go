@@ -30,6 +30,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
 // The input path of the extension: a process of a user workflow waits in a state
@@ -53,19 +54,12 @@ func elicits(ctx context.Context) bool {
 }
 
 // declaresElicitation says whether req declared the elicitation capability with
-// its form mode (an empty elicitation object is form mode).
+// its form mode (tool.TakesForms).
 func declaresElicitation(req mcp.Request) bool {
 	r, ok := req.(interface {
 		ClientCapabilities() *mcp.ClientCapabilities
 	})
-	if !ok {
-		return false
-	}
-	caps := r.ClientCapabilities()
-	if caps == nil || caps.Elicitation == nil {
-		return false
-	}
-	return caps.Elicitation.Form != nil || caps.Elicitation.URL == nil
+	return ok && tool.TakesForms(r.ClientCapabilities())
 }
 
 // inputKey is the key of the question a process asks in its current state: a digest

@@ -21,14 +21,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -552,32 +547,10 @@ func TestLegacySSETaskAugmentedCall(t *testing.T) {
 // token, lists tools and calls one; without a token it gets 401
 // (hack/ts-client/sse.mjs).
 func TestTypeScriptSDKSSEClient(t *testing.T) {
-	dir := filepath.Join(testenv.RepoRoot(), "hack", "ts-client")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal("run make test (it installs the TypeScript SDK client)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the TypeScript SDK client needs Node.js (node on PATH): %v", err)
-	}
+	tsClient(t)
 	name := unique("ts-sse-boot")
 	deleteBootLater(t, name)
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "sse.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "MCP_URL=") || strings.HasPrefix(kv, "MCP_TOKEN=") || strings.HasPrefix(kv, "MCP_NAME=")
-	}), "MCP_URL="+legacyURL(mcpURL), "MCP_TOKEN="+token, "MCP_NAME="+name)
-	out, err := cmd.CombinedOutput()
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("the TypeScript SDK SSE client did not finish within 60 s; output:\n%s", out)
-	}
-	if err != nil {
-		t.Fatalf("the TypeScript SDK SSE client failed (%v); output:\n%s", err, out)
-	}
-	t.Logf("TypeScript SDK SSE client: %s", strings.TrimSpace(string(out)))
+	runScript(t, "sse.mjs", "MCP_URL="+legacyURL(mcpURL), "MCP_TOKEN="+token, "MCP_NAME="+name)
 
 	u := spaceBoot(name)
 	NewWithT(t).Expect(k8s.Get(context.Background(), client.ObjectKeyFromObject(u), u)).To(Succeed(), "the script created %s", name)

@@ -19,14 +19,7 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
-	"strings"
 	"testing"
-	"time"
 
 	. "github.com/onsi/gomega"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -35,7 +28,6 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
-	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
 // The hosted-connector flow, by the TypeScript SDK client's OAuth support
@@ -44,34 +36,13 @@ import (
 // exchange with PKCE, then tools/list and a create as the token's Kubernetes user.
 func TestTypeScriptSDKClientSignsInWithOAuth(t *testing.T) {
 	g := NewWithT(t)
-	dir := filepath.Join(testenv.RepoRoot(), "hack", "ts-client")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal("run make test (it installs the TypeScript SDK client)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the TypeScript SDK client needs Node.js (node on PATH): %v", err)
-	}
+	tsClient(t)
 	s := newOAuthServer(t, oauth.Config{Scopes: []string{"mcp"}})
 	sub := unique("carol")
 	s.is.LoginAs(map[string]any{"sub": sub, "groups": []string{"ts-team"}})
 	ns := namespaceFor(t, rbacv1.GroupKind, "oidc:ts-team")
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "oauth.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "MCP_")
-	}), "MCP_URL="+s.oauth, "MCP_NAMESPACE="+ns)
-	out, err := cmd.CombinedOutput()
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("the TypeScript SDK client did not finish within 60 s; output:\n%s", out)
-	}
-	if err != nil {
-		t.Fatalf("the TypeScript SDK client failed (%v); output:\n%s", err, out)
-	}
-	t.Logf("TypeScript SDK client: %s", strings.TrimSpace(string(out)))
+	out := runScript(t, "oauth.mjs", "MCP_URL="+s.oauth, "MCP_NAMESPACE="+ns)
 	var seen map[string]any
 	g.Expect(json.Unmarshal(out, &seen)).To(Succeed(), "%s", out)
 	g.Expect(seen).To(HaveKeyWithValue("registered", true))

@@ -40,15 +40,7 @@ import (
 // TypeScript SDK client (@modelcontextprotocol/sdk from npm, installed by
 // `make ts-client`, which `make test` runs).
 func TestTypeScriptSDKClient(t *testing.T) {
-	dir := filepath.Join(testenv.RepoRoot(), "hack", "ts-client")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal("run make test (it installs the TypeScript SDK client)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the TypeScript SDK client needs Node.js (node on PATH): %v", err)
-	}
-
+	tsClient(t)
 	key := client.ObjectKey{Namespace: "default", Name: "ts-boot"}
 	obj := func() *unstructured.Unstructured {
 		u := &unstructured.Unstructured{}
@@ -66,22 +58,7 @@ func TestTypeScriptSDKClient(t *testing.T) {
 	// The server adds a class's create tool when it sees the class in a catalog
 	// snapshot; wait until it serves it, so that the script lists it for sure.
 	waitForTool(t, "sandbar_class_zorp_SpaceBoot")
-
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "client.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "MCP_URL=") || strings.HasPrefix(kv, "MCP_TOKEN=")
-	}), "MCP_URL="+mcpURL, "MCP_TOKEN="+token)
-	out, err := cmd.CombinedOutput()
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("the TypeScript SDK client did not finish within 60 s; output:\n%s", out)
-	}
-	if err != nil {
-		t.Fatalf("the TypeScript SDK client failed (%v); output:\n%s", err, out)
-	}
-	t.Logf("TypeScript SDK client: %s", strings.TrimSpace(string(out)))
+	runScript(t, "client.mjs", "MCP_URL="+mcpURL, "MCP_TOKEN="+token)
 
 	// The instance the script created is there, with the slot it gave.
 	u := obj()
@@ -93,6 +70,46 @@ func TestTypeScriptSDKClient(t *testing.T) {
 		t.Fatalf("SpaceBoot %s has spec.name %q (found %v, err %v), want %q; spec: %v",
 			key, name, found, err, "TS Boot", u.Object["spec"])
 	}
+}
+
+// tsClient is the folder of the TypeScript SDK client scripts (hack/ts-client) and
+// the node that runs them; the test fails without them.
+func tsClient(t *testing.T) (dir, node string) {
+	t.Helper()
+	dir = filepath.Join(testenv.RepoRoot(), "hack", "ts-client")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
+		t.Fatal("run make test (it installs the TypeScript SDK client)")
+	}
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Fatalf("the TypeScript SDK client needs Node.js (node on PATH): %v", err)
+	}
+	return dir, node
+}
+
+// runScript runs a script of hack/ts-client with env ("NAME=value" entries, which
+// replace the environment's MCP_* and same-named ones) for at most 60 s, and
+// answers what it printed; a script that fails or overruns fails the test.
+func runScript(t *testing.T, script string, env ...string) []byte {
+	t.Helper()
+	dir, node := tsClient(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, script))
+	cmd.Dir = dir
+	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
+		name, _, _ := strings.Cut(kv, "=")
+		return strings.HasPrefix(name, "MCP_") || slices.ContainsFunc(env, func(e string) bool { return strings.HasPrefix(e, name+"=") })
+	}), env...)
+	out, err := cmd.CombinedOutput()
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		t.Fatalf("%s did not finish within 60 s; output:\n%s", script, out)
+	}
+	if err != nil {
+		t.Fatalf("%s failed (%v); output:\n%s", script, err, out)
+	}
+	t.Logf("%s: %s", script, strings.TrimSpace(string(out)))
+	return out
 }
 
 // waitForTool waits until the suite's server lists a tool to the suite's account.
@@ -122,34 +139,13 @@ func waitForTool(t *testing.T, name string) {
 // v2 client pinned to 2026-07-28 (an input_required result its elicitation handler
 // answers); the user accepts each time, and both instances are gone.
 func TestTypeScriptSDKClientsConfirmADelete(t *testing.T) {
-	dir := filepath.Join(testenv.RepoRoot(), "hack", "ts-client")
-	if _, err := os.Stat(filepath.Join(dir, "node_modules")); err != nil {
-		t.Fatal("run make test (it installs the TypeScript SDK client)")
-	}
-	node, err := exec.LookPath("node")
-	if err != nil {
-		t.Fatalf("the TypeScript SDK client needs Node.js (node on PATH): %v", err)
-	}
+	tsClient(t)
 	_, tok := newAccount(t, unique("ts-confirm"), deleter)
 	v1, v2 := unique("ts-confirm-v1"), unique("ts-confirm-v2")
 	newBoot(t, "default", v1, map[string]any{"name": "TS v1"})
 	newBoot(t, "default", v2, map[string]any{"name": "TS v2"})
 
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "confirm.mjs"))
-	cmd.Dir = dir
-	cmd.Env = append(slices.DeleteFunc(os.Environ(), func(kv string) bool {
-		return strings.HasPrefix(kv, "MCP_URL=") || strings.HasPrefix(kv, "MCP_TOKEN=")
-	}), "MCP_URL="+mcpURL, "MCP_TOKEN="+tok, "BOOT_V1="+v1, "BOOT_V2="+v2)
-	out, err := cmd.CombinedOutput()
-	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		t.Fatalf("the TypeScript SDK clients did not finish within 60 s; output:\n%s", out)
-	}
-	if err != nil {
-		t.Fatalf("the TypeScript SDK clients failed (%v); output:\n%s", err, out)
-	}
-	t.Logf("TypeScript SDK clients: %s", strings.TrimSpace(string(out)))
+	runScript(t, "confirm.mjs", "MCP_URL="+mcpURL, "MCP_TOKEN="+tok, "BOOT_V1="+v1, "BOOT_V2="+v2)
 	for _, name := range []string{v1, v2} {
 		if err := waitFor(func() bool { exists, _ := bootExists(t, "default", name); return !exists }); err != nil {
 			t.Errorf("the SpaceBoot %s the script deleted after the user accepted is still there", name)

@@ -168,7 +168,7 @@ limitations under the License.
 // go-sdk v1.8.0 encodes every tool of a list anew for each tools/list; with a
 // thousand classes that is a megabyte or two of JSON, and the per-account filter,
 // the Tasks adapter and the redaction run on it each time. ahead.ListCache keeps the
-// final answer as JSON per served tool set, account, revision and page
+// final answer as JSON per served tool set, account, known client, revision and page
 // (ahead/cache.go). It also marks a stateless answer's resultType itself, since the
 // SDK sets it after the middleware and only on its own result types; that detail
 // has no canary of its own. Canary: TestCanarySDKEncodesEveryToolsListAnew.

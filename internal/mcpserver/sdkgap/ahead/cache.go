@@ -22,8 +22,8 @@ limitations under the License.
 // per-account filter, the Tasks adapter's copy, the redaction walk, the encoding of
 // a thousand schemas) costs more than sending it. The cache keeps the final answer,
 // filtered, adapted and redacted, as JSON, under everything it depends on: the
-// tools served now, the caller's permissions, namespace and tool limit, the
-// protocol revision and the page.
+// tools served now, the caller's permissions, namespace, toolsets and tool limit,
+// the known client it names itself as, the protocol revision and the page.
 //
 // Direct, in front of the Streamable HTTP handlers, sends a kept list, and answers a
 // live session's ping and tasks/get, without the SDK's transport, whose decoders

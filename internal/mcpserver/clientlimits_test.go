@@ -196,7 +196,11 @@ func connectNamed(t *testing.T, tok, name string) *mcp.ClientSession {
 func TestAccountPastItsToolLimitIsServedACreateSchemaInPlaceOfClassTools(t *testing.T) {
 	g := NewWithT(t)
 	// The nine verbs of the core toolset it may call (no glob grants
-	// sandbar_entity_delete) and the samples' four classes are thirteen tools.
+	// sandbar_entity_delete) and the samples' four classes are thirteen tools,
+	// once the server serves the four (the suite waits for SpaceBoot alone).
+	for _, kind := range []string{"zorp_SpaceBoot", "zorp_Wearer", "zorp_Review", "order_Order"} {
+		waitForTool(t, "sandbar_class_"+kind)
+	}
 	limit := int32(12)
 	sa, tok := toolAccount(t, "narrow", metav1alpha1.ServiceAccountSpec{MaxTools: &limit})
 	ns := sa.Namespace
@@ -255,6 +259,9 @@ func TestAccountPastItsToolLimitIsServedACreateSchemaInPlaceOfClassTools(t *test
 func TestToolLimitFollowsTheClientThatAsks(t *testing.T) {
 	g := NewWithT(t)
 	// Every verb a glob grants (41) and the samples' four classes: more than Cursor's 40.
+	for _, kind := range []string{"zorp_SpaceBoot", "zorp_Wearer", "zorp_Review", "order_Order"} {
+		waitForTool(t, "sandbar_class_"+kind)
+	}
 	_, tok := toolAccount(t, "named", metav1alpha1.ServiceAccountSpec{Toolsets: []string{"all"}})
 	for name, perClass := range map[string]bool{"claude-code": true, "Visual Studio Code": true, "cursor-vscode": false, "sandbar-test": true} {
 		tools := listTools(t, connectNamed(t, tok, name))

@@ -69,13 +69,16 @@ func Plan(acct *catalog.Account, client string, tools map[string]tool.Info, with
 	// per-class tools; inPlace those listed only when it is not.
 	var listed, perClass, fallback, inPlace, hidden int
 	for name, info := range tools {
+		if !MayCall(acct, name, info) {
+			continue
+		}
+		always := info.Class == "" && b.listed(info, true)
 		switch {
-		case !MayCall(acct, name, info):
 		case info.Class != "":
 			perClass++
-		case b.listed(info, true) && info.Fallback:
+		case always && info.Fallback:
 			fallback++
-		case b.listed(info, true):
+		case always:
 			listed++
 		case b.listed(info, false):
 			inPlace++

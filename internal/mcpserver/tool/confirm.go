@@ -100,7 +100,7 @@ func (c *Call) Confirm(question string) error {
 			}},
 		}}
 	}
-	return Fail("%s This needs the user's confirmation, and the client cannot ask its user (it declares no elicitation): "+
+	return Fail("%s This needs the user's confirmation, and the client cannot ask its user (it declares no elicitation with forms): "+
 		"ask the user, then call again with %q: true", question, ConfirmArg)
 }
 

@@ -119,20 +119,25 @@ func isStateless(ctx context.Context) bool {
 	return v
 }
 
+// capabilities are the capabilities the client of req declared (in initialize, or
+// with every request of the stateless revision), nil for none.
+func capabilities(req mcp.Request) *mcp.ClientCapabilities {
+	if r, ok := req.(interface {
+		ClientCapabilities() *mcp.ClientCapabilities
+	}); ok {
+		return r.ClientCapabilities()
+	}
+	return nil
+}
+
 // declaresExtension says whether the client declared the Tasks extension on req
 // (its capabilities travel with every request of the stateless revision).
 func declaresExtension(req mcp.Request) bool {
-	r, ok := req.(interface {
-		ClientCapabilities() *mcp.ClientCapabilities
-	})
-	if !ok {
-		return false
-	}
-	caps := r.ClientCapabilities()
+	caps := capabilities(req)
 	if caps == nil {
 		return false
 	}
-	_, ok = caps.Extensions[Extension]
+	_, ok := caps.Extensions[Extension]
 	return ok
 }
 

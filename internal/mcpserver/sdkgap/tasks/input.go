@@ -56,10 +56,7 @@ func elicits(ctx context.Context) bool {
 // declaresElicitation says whether req declared the elicitation capability with
 // its form mode (tool.TakesForms).
 func declaresElicitation(req mcp.Request) bool {
-	r, ok := req.(interface {
-		ClientCapabilities() *mcp.ClientCapabilities
-	})
-	return ok && tool.TakesForms(r.ClientCapabilities())
+	return tool.TakesForms(capabilities(req))
 }
 
 // inputKey is the key of the question a process asks in its current state: a digest

@@ -17,6 +17,21 @@ export function textOf(result) {
     .join("\n");
 }
 
+// callTyped calls each [name, args] of calls that is in listed (the tools a client
+// saw) and checks it answers a result with structuredContent; the SDK has checked
+// that against the tool's outputSchema, and refused the call when it does not
+// match. setStep names the call under way. It answers how many it called.
+export async function callTyped(client, calls, listed, setStep) {
+  const typed = calls.filter(([name]) => listed.includes(name));
+  for (const [name, args] of typed) {
+    setStep(`tools/call ${name} (typed)`);
+    const res = await client.callTool({ name, arguments: args });
+    check(!res.isError, `isError is true: ${textOf(res)}`);
+    check(typeof res.structuredContent === "object", `no structuredContent: ${JSON.stringify(res)}`);
+  }
+  return typed.length;
+}
+
 // refusedToken checks that res (with its body) refuses a wrong token as the server
 // does: 401 with a Bearer challenge of realm. It returns what it saw.
 export function refusedToken(res, body, realm) {

@@ -13,7 +13,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CreateTaskResultSchema, LATEST_PROTOCOL_VERSION } from "@modelcontextprotocol/sdk/types.js";
-import { check, refusedToken, run, textOf } from "./check.mjs";
+import { callTyped, check, refusedToken, run, textOf } from "./check.mjs";
 
 const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
 const REQUIRED_TOOLS = ["sandbar_entity_find", CLASS_TOOL];
@@ -103,7 +103,7 @@ async function main() {
 
     // The SDK checks each answer's structuredContent against the tool's
     // outputSchema, and refuses the call when it does not match.
-    const typed = [
+    seen.typedAnswers = await callTyped(client, [
       ["sandbar_schema_classes", {}],
       ["sandbar_schema_properties", {}],
       ["sandbar_schema_datatypes", {}],
@@ -118,14 +118,7 @@ async function main() {
       ["sandbar_tasks_list", {}],
       ["sandbar_tasks_result", { taskId, waitSeconds: 30 }],
       ["sandbar_validation_start", { class: "zorp/Wearer" }],
-    ].filter(([name]) => names.includes(name));
-    for (const [name, args] of typed) {
-      step = `tools/call ${name} (typed)`;
-      const res = await client.callTool({ name, arguments: args });
-      check(!res.isError, `isError is true: ${textOf(res)}`);
-      check(typeof res.structuredContent === "object", `no structuredContent: ${JSON.stringify(res)}`);
-    }
-    seen.typedAnswers = typed.length;
+    ], names, (s) => (step = s));
 
     step = `tools/call ${CLASS_TOOL} (without name)`;
     const missing = await client.callTool({ name: CLASS_TOOL, arguments: { price: 3 } });

@@ -18,7 +18,7 @@
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { createTaskSessionFromClient, resultFromTaskOutcome } from "@modelcontextprotocol/ext-tasks/client";
-import { check, refusedToken, run, textOf } from "./check.mjs";
+import { callTyped, check, refusedToken, run, textOf } from "./check.mjs";
 
 const REVISION = "2026-07-28";
 const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
@@ -86,21 +86,14 @@ async function main() {
 
     // The SDK checks each answer's structuredContent against the tool's
     // outputSchema, and refuses the call when it does not match.
-    const typed = [
+    seen.typedAnswers = await callTyped(client, [
       ["sandbar_schema_classes", {}],
       ["sandbar_class_describe", { class: "zorp/SpaceBoot" }],
       ["sandbar_entity_find", { class: "zorp/SpaceBoot" }],
       ["sandbar_workflow_find", {}],
       ["sandbar_tasks_list", {}],
       ["sandbar_validation_start", { class: "zorp/Wearer" }],
-    ].filter(([name]) => tools.includes(name));
-    for (const [name, args] of typed) {
-      step = `tools/call ${name} (typed)`;
-      const res = await client.callTool({ name, arguments: args });
-      check(!res.isError, `isError is true: ${textOf(res)}`);
-      check(typeof res.structuredContent === "object", `no structuredContent: ${JSON.stringify(res)}`);
-    }
-    seen.typedAnswers = typed.length;
+    ], tools, (s) => (step = s));
 
     step = "resources/read";
     const uri = `mcp://sandbar/zorp/SpaceBoot/default/${bootName}`;

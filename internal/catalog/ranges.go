@@ -23,6 +23,7 @@ import (
 	"math"
 	"net/url"
 	"regexp"
+	"regexp/syntax"
 	"strconv"
 	"strings"
 	"time"
@@ -154,11 +155,17 @@ func errUnknownRange(r metav1alpha1.PropertyRange) error {
 }
 
 // ExampleValue is a valid value of a slot, for error messages: its first allowed
-// value, or its range's example (a list of one for a many-valued slot); nil for an
-// unknown range, which has no valid value.
+// value, or its range's example, or a string its pattern matches where the
+// example does not (a list of one for a many-valued slot); nil for an unknown
+// range, which has no valid value.
 func ExampleValue(s Slot) any {
 	info, _ := SlotRange(s)
 	v := info.Example
+	if text, ok := v.(string); ok && s.Pattern != "" {
+		if m, ok := Matching(s.Pattern); ok && !matches(s.Pattern, text) {
+			v = m
+		}
+	}
 	if len(s.Enum) > 0 {
 		v = s.Enum[0]
 	}
@@ -327,4 +334,58 @@ func parseTime(s string) (time.Time, error) {
 		}
 	}
 	return time.Time{}, errors.New("not a date-time")
+}
+
+// Matching is a short string that the regular expression pattern matches, when
+// one can be made from it: the least of each repetition, the first of each class
+// and alternative.
+func Matching(pattern string) (string, bool) {
+	re, err := syntax.Parse(pattern, syntax.Perl)
+	if err != nil {
+		return "", false
+	}
+	out, ok := shortest(re.Simplify())
+	return out, ok && matches(pattern, out)
+}
+
+func matches(pattern, s string) bool {
+	ok, err := regexp.MatchString(pattern, s)
+	return err == nil && ok
+}
+
+// shortest is a short string re matches.
+func shortest(re *syntax.Regexp) (string, bool) {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpStar, syntax.OpQuest, syntax.OpBeginLine, syntax.OpEndLine,
+		syntax.OpBeginText, syntax.OpEndText, syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return "", true
+	case syntax.OpLiteral:
+		return string(re.Rune), true
+	case syntax.OpCharClass:
+		return string(re.Rune[:min(len(re.Rune), 1)]), len(re.Rune) > 0
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		return "a", true
+	case syntax.OpCapture, syntax.OpPlus:
+		return shortest(re.Sub[0])
+	case syntax.OpRepeat:
+		one, ok := shortest(re.Sub[0])
+		return strings.Repeat(one, re.Min), ok
+	case syntax.OpConcat:
+		var b strings.Builder
+		for _, sub := range re.Sub {
+			part, ok := shortest(sub)
+			if !ok {
+				return "", false
+			}
+			b.WriteString(part)
+		}
+		return b.String(), true
+	case syntax.OpAlternate:
+		for _, sub := range re.Sub {
+			if out, ok := shortest(sub); ok {
+				return out, true
+			}
+		}
+	}
+	return "", false
 }

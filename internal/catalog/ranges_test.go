@@ -150,3 +150,20 @@ func TestAnUnknownRangeIsAProblemNotAString(t *testing.T) {
 		t.Errorf("ExampleValue = %#v, want nil: an unknown range has no valid value", got)
 	}
 }
+
+// A slot with a pattern gets an example its pattern matches: an error that shows
+// the example shows a value the slot takes.
+func TestExampleOfAPatternedSlotMatchesThePattern(t *testing.T) {
+	for _, pattern := range []string{`^ORD-[0-9]+$`, `^[a-z]{3}-(x|yy)\d{2,}$`, `^(?i)ab+c?$`, `^.+@.+\.com$`} {
+		s := catalog.Slot{Definition: &catalog.Definition{Field: "v", Range: metav1alpha1.RangeString, Pattern: pattern,
+			Cardinality: metav1alpha1.CardinalityOne}}
+		c := &catalog.Class{Prefix: "zorp", Kind: "T", Slots: []*catalog.Slot{&s}}
+		ex := catalog.ExampleValue(s)
+		if _, problems := catalog.Coerce(c, map[string]any{"v": ex}); len(problems) > 0 {
+			t.Errorf("%s: the example %q does not coerce: %q", pattern, ex, problems)
+		}
+	}
+	if _, ok := catalog.Matching(`^a[^\x00-\x{10FFFF}]$`); ok {
+		t.Error("a pattern nothing matches has no matching string")
+	}
+}

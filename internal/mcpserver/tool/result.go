@@ -211,7 +211,7 @@ type Rendered struct {
 // string of v. The bytes sent are the same either way. A verb that keeps what
 // Render made must render with the scrub of the calls it answers (Call.Bounds.Scrub).
 func Render(v any, scrub func(string) string) *Rendered {
-	compact, err := json.Marshal(v)
+	compact, err := marshal(v)
 	if err != nil {
 		return &Rendered{failed: true}
 	}
@@ -227,6 +227,18 @@ func Render(v any, scrub func(string) string) *Rendered {
 		}
 	}
 	return r
+}
+
+// marshal is v as compact JSON, with <, > and & as written: a model reads
+// "<taskId>" where json.Marshal would give "\u003ctaskId\u003e".
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // plainEscapes reports whether the only escapes in JSON are \" and \\: then a scan

@@ -47,10 +47,9 @@ func TestEncodedOnceResultSendsTheSameBytes(t *testing.T) {
 
 	for name, v := range map[string]any{
 		"a credential":        map[string]any{"token": "SECRET"},
-		"an escape":           map[string]any{"note": "a & b"},
 		"a line break":        map[string]any{"note": "a\nSECRET"},
 		"a tab":               map[string]any{"note": "a\tb"},
-		"a quote and a \\u":   map[string]any{"note": `say "hi" <b>`},
+		"a \\u escape":        map[string]any{"note": "a\u2028b"},
 		"a control character": map[string]any{"note": "a\x01b"},
 	} {
 		res := jsonResult(v, scrub)
@@ -58,15 +57,16 @@ func TestEncodedOnceResultSendsTheSameBytes(t *testing.T) {
 			t.Errorf("a result with %s is encoded once (%T): redaction would not walk its value", name, res.StructuredContent)
 		}
 	}
-	// A quote or a backslash is escaped with a character no credential has: the
-	// JSON scans as its strings do.
+	// A quote or a backslash is escaped with a character no credential has, and <, >
+	// and & are not escaped: the JSON scans as its strings do.
 	for name, v := range map[string]any{
 		"a quote":     map[string]any{"note": `a keyword such as "ns/name"`},
 		"a backslash": map[string]any{"path": `C:\dir`, "both": `\"`},
+		"<, > and &":  map[string]any{"note": `say <b> & "hi"`},
 	} {
 		res := jsonResult(v, scrub)
 		raw, ok := res.StructuredContent.(json.RawMessage)
-		want, _ := json.Marshal(v)
+		want, _ := marshal(v)
 		if !ok || string(raw) != string(want) {
 			t.Errorf("a clean result with %s: structured content %T %s, want its JSON %s", name, res.StructuredContent, raw, want)
 		}

@@ -195,13 +195,13 @@ func connectNamed(t *testing.T, tok, name string) *mcp.ClientSession {
 // them; the per-class tool, called anyway, says what to call instead.
 func TestAccountPastItsToolLimitIsServedACreateSchemaInPlaceOfClassTools(t *testing.T) {
 	g := NewWithT(t)
-	// The nine verbs of the core toolset it may call (no glob grants
-	// sandbar_entity_delete) and the samples' four classes are thirteen tools,
+	// The ten verbs of the core toolset it may call (no glob grants
+	// sandbar_entity_delete) and the samples' four classes are fourteen tools,
 	// once the server serves the four (the suite waits for SpaceBoot alone).
 	for _, kind := range []string{"zorp_SpaceBoot", "zorp_Wearer", "zorp_Review", "order_Order"} {
 		waitForTool(t, "sandbar_class_"+kind)
 	}
-	limit := int32(12)
+	limit := int32(13)
 	sa, tok := toolAccount(t, "narrow", metav1alpha1.ServiceAccountSpec{MaxTools: &limit})
 	ns := sa.Namespace
 
@@ -211,12 +211,12 @@ func TestAccountPastItsToolLimitIsServedACreateSchemaInPlaceOfClassTools(t *test
 		return cond.Reason
 	}).WithTimeout(timeout).WithPolling(poll).Should(Equal(metav1alpha1.ReasonTooManyTools))
 	g.Expect(cond.Status).To(Equal(metav1.ConditionFalse))
-	g.Expect(cond.Message).To(And(ContainSubstring("would see 13 tools, more than the 12 its clients take (spec.maxTools)"),
-		ContainSubstring("served 11 tools"), ContainSubstring("may be called by name")))
+	g.Expect(cond.Message).To(And(ContainSubstring("would see 14 tools, more than the 13 its clients take (spec.maxTools)"),
+		ContainSubstring("served 12 tools"), ContainSubstring("may be called by name")))
 
 	cs := connect(t, mcpURL, tok, nil)
 	tools := listTools(t, cs)
-	g.Expect(tools).To(HaveLen(11))
+	g.Expect(tools).To(HaveLen(12))
 	g.Expect(tools).To(And(HaveKey("sandbar_entity_create"), HaveKey("sandbar_entity_schema"), HaveKey("sandbar_entity_find")))
 	g.Expect(tools).NotTo(HaveKey("sandbar_class_zorp_SpaceBoot"))
 	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Narrow", "metadata": map[string]any{"name": unique("narrow")}})

@@ -83,7 +83,8 @@ func TestEntityDeleteRemovesTheInstanceAndSaysWhich(t *testing.T) {
 
 	res = callTool(t, cs, "sandbar_entity_delete", args)
 	g.Expect(res.IsError).To(BeTrue(), text(res))
-	g.Expect(text(res)).To(Equal(`no zorp/SpaceBoot named "` + name + `" in namespace "default"; nothing was deleted; sandbar_entity_find lists them`))
+	g.Expect(text(res)).To(Equal(`no zorp/SpaceBoot named "` + name + `" in namespace "default"; nothing was deleted; ` +
+		"call `sandbar_entity_find` with " + `{"class":"zorp/SpaceBoot","namespace":"default"} to list the zorp/SpaceBoot instances`))
 }
 
 // Deleting cannot be undone, so the tool is granted only by name: "*" does not show

@@ -36,12 +36,14 @@ func TestWorkflowPromptSaysHowToStartAndMoveAProcess(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	prompt := res.Messages[0].Content.(*mcp.TextContent).Text
 	for _, want := range []string{
-		"`sandbar_workflow_start-process` ({workflow: \"order.fulfillment\", subject: {class: \"order/Order\", name: \"<instance name>\"}, input: {order: \"ord-9\"}})",
+		"call `sandbar_workflow_start-process` with " +
+			`{"input":{"order":"ord-9"},"subject":{"class":"order/Order","name":"<instance name>"},"workflow":"order.fulfillment"}`,
 		"it starts in `pending`",
-		"`sandbar_workflow_transition` ({taskId: \"<taskId>\", transition: \"<transition>\", reason?: \"<why>\"})",
+		"call `sandbar_workflow_transition` with " + `{"taskId":"<taskId>","transition":"<transition>"}`,
 		"- `confirm`: from `pending` to `confirmed`",
 		"- `cancel`: from `pending` or `confirmed` to `cancelled`",
-		"`sandbar_workflow_process-state` ({taskId})",
+		"call `sandbar_workflow_process-state` with " + `{"taskId":"<taskId>"}`,
+		"To create one, call `sandbar_class_order_Order` with " + `{"customer":"<customer>","metadata":{"name":"<instance name>"},"number":"<number>"}`,
 	} {
 		g.Expect(prompt).To(ContainSubstring(want))
 	}
@@ -61,7 +63,7 @@ func TestWorkflowPromptSaysHowToStartAndMoveAProcess(t *testing.T) {
 	res, err = dotted.GetPrompt(ctx, &mcp.GetPromptParams{Name: "sandbar.workflow.order.fulfillment", Arguments: map[string]string{"order": "ord-9"}})
 	g.Expect(err).NotTo(HaveOccurred())
 	prompt = res.Messages[0].Content.(*mcp.TextContent).Text
-	g.Expect(prompt).To(ContainSubstring("`sandbar.workflow.start-process` ({workflow: \"order.fulfillment\""))
-	g.Expect(prompt).To(ContainSubstring("`sandbar.workflow.transition` ({taskId"))
+	g.Expect(prompt).To(ContainSubstring("call `sandbar.workflow.start-process` with {"))
+	g.Expect(prompt).To(ContainSubstring("call `sandbar.workflow.transition` with {"))
 	g.Expect(prompt).NotTo(ContainSubstring("sandbar_"))
 }

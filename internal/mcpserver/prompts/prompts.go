@@ -189,15 +189,12 @@ func (s *Service) getPrompt(workflow string, req *mcp.GetPromptRequest) (*mcp.Ge
 // states and cancellation, the arguments given, and how to work with it.
 func renderWorkflow(w *catalog.Workflow, snap *catalog.Snapshot, style tool.NameStyle, args map[string]string) string {
 	var b strings.Builder
-	tool := func(canonical string) string { return "`" + tool.Encode(style, canonical) + "`" }
 	fmt.Fprintf(&b, "# Workflow %s\n\n", w.Name)
 	if w.Spec.Description != "" {
 		fmt.Fprintf(&b, "%s\n\n", w.Spec.Description)
 	}
-	subject := ""
 	if cl, ok := snap.Classes[w.Spec.SubjectClass]; ok {
-		subject = cl.Ident()
-		fmt.Fprintf(&b, "Each process of this workflow is about one %s instance.\n\n", subject)
+		fmt.Fprintf(&b, "Each process of this workflow is about one %s instance.\n\n", cl.Ident())
 	}
 	b.WriteString("## States\n\n")
 	for _, st := range w.Spec.States {
@@ -249,45 +246,55 @@ func renderWorkflow(w *catalog.Workflow, snap *catalog.Snapshot, style tool.Name
 	b.WriteString("\n## Working with it\n\n")
 	b.WriteString("Every run of this workflow is a WorkflowProcess object that records its state and history; it starts in `" +
 		w.Spec.Initial + "` and moves only by the transitions above, from the states they list.\n")
-	if subject != "" {
-		fmt.Fprintf(&b, "Find the %s instances with %s ({class: %q}) and read one with %s before acting on it.\n",
-			subject, tool("sandbar.entity.find"), subject, tool("sandbar.class.describe"))
+	call := func(canonical string, args map[string]any) string {
+		return tool.Next{Tool: tool.Encode(style, canonical), Arguments: args}.String()
 	}
-	writeDriving(&b, w, subject, tool, args)
+	subject := snap.Classes[w.Spec.SubjectClass]
+	if subject != nil {
+		fmt.Fprintf(&b, "To find the %s instances, %s; to read one before acting on it, %s.\n",
+			subject.Ident(), call("sandbar.entity.find", map[string]any{"class": subject.Ident()}),
+			call("sandbar.class.describe", map[string]any{"class": subject.Ident()}))
+		if creates := tool.CreateCalls(style, snap, subject, "<instance name>"); len(creates) > 0 {
+			fmt.Fprintf(&b, "To create one, %s.\n", tool.Instead(creates...))
+		}
+	}
+	writeDriving(&b, w, subject, call, args)
 	return b.String()
 }
 
 // writeDriving says which tools, with which arguments, start a process and move it
 // by each transition, so that a client can act on the prompt without looking the
 // tools up.
-func writeDriving(b *strings.Builder, w *catalog.Workflow, subject string, tool func(string) string, args map[string]string) {
-	start := fmt.Sprintf("workflow: %q", w.Name)
-	if subject != "" {
-		start += fmt.Sprintf(", subject: {class: %q, name: \"<instance name>\"}", subject)
+func writeDriving(b *strings.Builder, w *catalog.Workflow, subject *catalog.Class, call func(string, map[string]any) string, args map[string]string) {
+	start := map[string]any{"workflow": w.Name}
+	if subject != nil {
+		start["subject"] = map[string]any{"class": subject.Ident(), "name": "<instance name>"}
 	}
 	if len(w.Spec.Arguments) > 0 {
-		var fields []string
+		input := map[string]any{}
 		for _, a := range w.Spec.Arguments {
-			v := "<" + a.Name + ">"
+			input[a.Name] = "<" + a.Name + ">"
 			if given, ok := args[a.Name]; ok {
-				v = given
+				input[a.Name] = given
 			}
-			fields = append(fields, fmt.Sprintf("%s: %q", a.Name, v))
 		}
-		start += ", input: {" + strings.Join(fields, ", ") + "}"
-	} else {
-		start += ", input?: <any JSON value>"
+		start["input"] = input
 	}
 	b.WriteString("\n## Starting and moving a process\n\n")
-	fmt.Fprintf(b, "1. Start a process with %s ({%s}). It runs as a task: the answer carries its `taskId`, and it starts in `%s`.\n",
-		tool("sandbar.workflow.start-process"), start, w.Spec.Initial)
-	fmt.Fprintf(b, "2. Move it with %s ({taskId: \"<taskId>\", transition: \"<transition>\", reason?: \"<why>\"}), by one of:\n",
-		tool("sandbar.workflow.transition"))
+	fmt.Fprintf(b, "1. Start a process: %s. It runs as a task: the answer carries its `taskId`, and under `next` the calls that move it; it starts in `%s`.",
+		call("sandbar.workflow.start-process", start), w.Spec.Initial)
+	if subject != nil {
+		b.WriteString(" Its subject must exist first.")
+	}
+	b.WriteString("\n")
+	fmt.Fprintf(b, "2. Move it: %s (a `reason` for its history is optional), by one of:\n",
+		call("sandbar.workflow.transition", map[string]any{"taskId": "<taskId>", "transition": "<transition>"}))
 	for _, t := range w.Spec.Transitions {
 		fmt.Fprintf(b, "   - `%s`: from %s to `%s`\n", t.Name, strings.Join(quoted(t.From), " or "), t.To)
 	}
-	fmt.Fprintf(b, "3. See where it is and which transitions it can take with %s ({taskId}), and its steps with %s ({taskId}).\n",
-		tool("sandbar.workflow.process-state"), tool("sandbar.workflow.process-history"))
+	id := map[string]any{"taskId": "<taskId>"}
+	fmt.Fprintf(b, "3. To see where it is and which transitions it can take, %s; to see its steps, %s.\n",
+		call("sandbar.workflow.process-state", id), call("sandbar.workflow.process-history", id))
 }
 
 func quoted(names []string) []string {

@@ -54,7 +54,8 @@ func TestWorkflowsArePrompts(t *testing.T) {
 			g.Expect(res.Messages).NotTo(BeEmpty())
 			text := res.Messages[0].Content.(*mcp.TextContent).Text
 			for _, want := range []string{
-				"`sandbar_workflow_start-process` ({workflow: \"order.fulfillment\", subject: {class: \"order/Order\", name: \"<instance name>\"}, input: {order: \"ord-9\"}})",
+				"call `sandbar_workflow_start-process` with " +
+					`{"input":{"order":"ord-9"},"subject":{"class":"order/Order","name":"<instance name>"},"workflow":"order.fulfillment"}`,
 				"it starts in `pending`",
 				"- `confirm`: from `pending` to `confirmed`",
 				"- `cancel`: from `pending` or `confirmed` to `cancelled`",

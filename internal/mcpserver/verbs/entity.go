@@ -346,24 +346,28 @@ func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class,
 			view.Note = "an earlier call with this idempotencyKey made this instance; nothing new was created"
 			return view, nil
 		}
-		return Entity{}, apiFailure(err, cl, u.GetName())
+		return Entity{}, apiFailure(c, err, cl, u.GetName())
 	}
 	tool.NoteInstance(ctx, cl.Name, ns, u.GetName())
 	if dryRun {
 		// What would be stored: the attributes as coerced.
 		return Entity{Class: cl.Ident(), Attributes: spec}, nil
 	}
-	return EntityView(cl, u), nil
+	view := EntityView(cl, u)
+	view.Note = toStart(c, cl, u.GetName())
+	return view, nil
 }
 
 // apiFailure turns the API server's refusals into messages for the caller; other
 // errors stay internal.
-func apiFailure(err error, cl *catalog.Class, name string) error {
+func apiFailure(c *tool.Call, err error, cl *catalog.Class, name string) error {
 	switch {
 	case apierrors.IsAlreadyExists(err):
-		return tool.Fail("a %s named %q already exists; choose another metadata.name or use sandbar_entity_update", cl.Ident(), name)
+		return tool.Fail("a %s named %q already exists; choose another metadata.name, or %s", cl.Ident(), name,
+			tool.Instead(c.Next("sandbar.entity.update", "change it", map[string]any{"class": cl.Ident(), "name": name, "attributes": "<the slots to change>"})))
 	case apierrors.IsNotFound(err):
-		return tool.Fail("no %s named %q in this namespace; sandbar_entity_find lists them", cl.Ident(), name)
+		return tool.Fail("no %s named %q in this namespace; %s", cl.Ident(), name,
+			tool.Instead(c.Next("sandbar.entity.find", "list them", map[string]any{"class": cl.Ident()})))
 	case apierrors.IsConflict(err):
 		return tool.Fail("conflict: the %s %q changed since the given resourceVersion; read it again and retry", cl.Ident(), name)
 	case apierrors.IsInvalid(err), apierrors.IsBadRequest(err):
@@ -568,7 +572,7 @@ scan:
 				if apierrors.IsResourceExpired(err) {
 					return Found{}, tool.Fail("the continue token has expired; start the query again")
 				}
-				return Found{}, apiFailure(err, k, "")
+				return Found{}, apiFailure(c, err, k, "")
 			}
 			for i := range list.Items {
 				u := &list.Items[i]
@@ -768,7 +772,7 @@ func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (Entity, 
 		return Entity{}, err
 	}
 	if err := kc.Patch(ctx, u, client.RawPatch(types.MergePatchType, raw)); err != nil {
-		return Entity{}, apiFailure(err, cl, in.Name)
+		return Entity{}, apiFailure(c, err, cl, in.Name)
 	}
 	return EntityView(cl, u), nil
 }
@@ -791,7 +795,7 @@ func (e *Env) delete(ctx context.Context, c *tool.Call, in deleteArgs) (Deleted,
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(cl.GVK())
 	if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: in.Name}, u); err != nil {
-		return Deleted{}, e.deleteFailure(err, cl, ns, in.Name, in.ResourceVersion)
+		return Deleted{}, e.deleteFailure(c, err, cl, ns, in.Name, in.ResourceVersion)
 	}
 	if in.ResourceVersion != "" && in.ResourceVersion != u.GetResourceVersion() {
 		return Deleted{}, e.staleVersion(cl, ns, in.Name, in.ResourceVersion)
@@ -811,7 +815,7 @@ func (e *Env) delete(ctx context.Context, c *tool.Call, in deleteArgs) (Deleted,
 		opts = append(opts, client.DryRunAll)
 	}
 	if err := kc.Delete(ctx, u, opts...); err != nil {
-		return Deleted{}, e.deleteFailure(err, cl, ns, in.Name, in.ResourceVersion)
+		return Deleted{}, e.deleteFailure(c, err, cl, ns, in.Name, in.ResourceVersion)
 	}
 	out := Deleted{Class: cl.Ident(), Namespace: ns, Name: in.Name, UID: string(uid),
 		ResourceVersion: u.GetResourceVersion(), Deleted: !in.DryRun, DryRun: in.DryRun}
@@ -826,18 +830,17 @@ func (e *Env) delete(ctx context.Context, c *tool.Call, in deleteArgs) (Deleted,
 }
 
 // deleteFailure says what a refused delete means; nothing was deleted.
-func (e *Env) deleteFailure(err error, cl *catalog.Class, ns, name, rv string) error {
+func (e *Env) deleteFailure(c *tool.Call, err error, cl *catalog.Class, ns, name, rv string) error {
 	switch {
 	case apierrors.IsNotFound(err):
-		return tool.Fail("no %s named %q in namespace %q; nothing was deleted; %s lists them",
-			cl.Ident(), name, ns, tool.Encode(e.Style, "sandbar.entity.find"))
+		return tool.Fail("no %s named %q in namespace %q; nothing was deleted; %s", cl.Ident(), name, ns, tool.Instead(toFind(c, cl, ns)))
 	case apierrors.IsConflict(err) && rv != "":
 		return e.staleVersion(cl, ns, name, rv)
 	case apierrors.IsConflict(err):
 		return tool.Fail("conflict: the %s %q in namespace %q was replaced while it was being deleted; nothing was deleted; retry",
 			cl.Ident(), name, ns)
 	}
-	return apiFailure(err, cl, name)
+	return apiFailure(c, err, cl, name)
 }
 
 func (e *Env) staleVersion(cl *catalog.Class, ns, name, rv string) error {
@@ -868,7 +871,7 @@ func (e *Env) instanceOf(ctx context.Context, c *tool.Call, in instanceOfArgs) (
 	u := &unstructured.Unstructured{}
 	u.SetGroupVersionKind(cl.GVK())
 	if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: in.Name}, u); err != nil {
-		return InstanceOf{}, apiFailure(err, cl, in.Name)
+		return InstanceOf{}, apiFailure(c, err, cl, in.Name)
 	}
 	return InstanceOf{
 		Instance:   InstanceRef{Class: cl.Ident(), Name: in.Name, Namespace: ns},
@@ -894,6 +897,10 @@ func checkRefs(ctx context.Context, kc client.Reader, c *tool.Call, ns string, c
 	for i, m := range missing {
 		problems[i] = m.Problem()
 	}
-	return tool.Fail("Validation failed for %s: %s. Nothing was written: refer to an existing instance (sandbar_entity_find lists them: {class: %q, namespace: %q}) or create it first",
-		cl.Ident(), strings.Join(problems, "; "), missing[0].Class, ns)
+	instead := ""
+	if target := c.Snap.Classes[missing[0].Target]; target != nil {
+		instead = "; " + missingInstance(c, target, ns, missing[0].Name)
+	}
+	return tool.Fail("Validation failed for %s: %s. Nothing was written: refer to an existing instance or create it first, then call again%s",
+		cl.Ident(), strings.Join(problems, "; "), instead)
 }

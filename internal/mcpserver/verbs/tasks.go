@@ -19,7 +19,6 @@ package verbs
 import (
 	"context"
 	"errors"
-	"fmt"
 	"time"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -27,6 +26,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 // The task tools: MCP Tasks for clients that do not speak them, on the same processes.
@@ -53,7 +53,8 @@ type taskListArgs struct {
 type Started struct {
 	TaskID string       `json:"taskId"`
 	Task   process.Task `json:"task"`
-	Next   string       `json:"next"`
+	// Next are the calls that follow it.
+	Next []tool.Next `json:"next"`
 	// Progress says why a call with a progress token gets no progress notifications.
 	Progress string `json:"progress,omitempty"`
 }
@@ -116,28 +117,35 @@ func (e *Env) taskVerbs() []*tool.Def {
 // task finds a task of the caller; an unknown one is a domain error.
 func (e *Env) task(ctx context.Context, c *tool.Call, id string) (*metav1alpha1.WorkflowProcess, error) {
 	p, err := e.Processes.Get(ctx, c.Account, id)
-	return p, processError(err)
+	return p, processError(c, id, err)
 }
 
 // freshTask reads a task past the cache: a model that has just moved a process
 // reads its state next, and must see the move.
 func (e *Env) freshTask(ctx context.Context, c *tool.Call, id string) (*metav1alpha1.WorkflowProcess, error) {
 	p, err := e.Processes.GetFresh(ctx, c.Account, id)
-	return p, processError(err)
+	return p, processError(c, id, err)
 }
 
-// processError turns the process service's refusals into domain errors.
-func processError(err error) error {
+// processError turns the process service's refusals into domain errors; a refusal
+// about the task taskID says what to call instead.
+func processError(c *tool.Call, taskID string, err error) error {
 	var unknown *process.UnknownError
 	var refused *workflow.Error
 	switch {
 	case errors.As(err, &unknown):
-		return tool.Fail("%s; sandbar_tasks_list lists this account's tasks", unknown.Error())
+		return tool.Fail("%s; %s", unknown.Error(), tool.Instead(c.Next("sandbar.tasks.list", "list this account's tasks", nil)))
 	case errors.Is(err, process.ErrBadCursor):
 		return tool.BadArgs("argument \"cursor\" is not a cursor this server gave out for this account, or a stale one: " +
 			"call again without it to start from the first page")
-	case errors.As(err, &refused):
+	case errors.As(err, &refused) && taskID == "":
 		return tool.Fail("%s", refused.Message)
+	case errors.As(err, &refused):
+		instead := c.Next("sandbar.workflow.process-state", "see its state and the transitions it can take", map[string]any{"taskId": taskID})
+		if refused.Reason == workflow.AlreadyCompleted {
+			instead = c.Next("sandbar.tasks.result", "read how it ended", map[string]any{"taskId": taskID})
+		}
+		return tool.Fail("%s; %s", refused.Message, tool.Instead(instead))
 	}
 	return err
 }
@@ -153,7 +161,7 @@ func (e *Env) resultPage(ctx context.Context, c *tool.Call, p *metav1alpha1.Work
 		return resultView(p)
 	}
 	page, err := e.Processes.ResultPage(ctx, p, st, token, c.Bounds, func(next string) string {
-		return fmt.Sprintf("Call sandbar_tasks_result with {\"taskId\": %q, \"continue\": %q} for the next page", p.Name, next)
+		return tool.Instead(c.Next("sandbar.tasks.result", "read the next page", map[string]any{"taskId": p.Name, "continue": next}))
 	})
 	if errors.Is(err, process.ErrBadToken) {
 		return TaskResult{}, tool.BadArgs("argument \"continue\" is %s", err)
@@ -179,7 +187,7 @@ func resultView(p *metav1alpha1.WorkflowProcess) (TaskResult, error) {
 func (e *Env) taskList(ctx context.Context, c *tool.Call, in taskListArgs) (TaskList, error) {
 	procs, next, err := e.Processes.List(ctx, c.Account, in.Cursor)
 	if err != nil {
-		return TaskList{}, processError(err)
+		return TaskList{}, processError(c, "", err)
 	}
 	tasks := []process.Task{}
 	for _, p := range procs {
@@ -191,7 +199,7 @@ func (e *Env) taskList(ctx context.Context, c *tool.Call, in taskListArgs) (Task
 func (e *Env) taskCancel(ctx context.Context, c *tool.Call, in taskArgs) (TaskView, error) {
 	p, err := e.Processes.Cancel(ctx, c.Account, in.TaskID)
 	if err != nil {
-		return TaskView{}, processError(err)
+		return TaskView{}, processError(c, in.TaskID, err)
 	}
 	return taskView(p), nil
 }
@@ -204,8 +212,10 @@ func (e *Env) started(ctx context.Context, c *tool.Call, definition string, inpu
 		return Started{}, err
 	}
 	t := process.TaskOf(p)
-	out := Started{TaskID: t.TaskID, Task: t,
-		Next: "follow it with sandbar_tasks_get, wait for its result with sandbar_tasks_result, stop it with sandbar_tasks_cancel"}
+	out := Started{TaskID: t.TaskID, Task: t, Next: jobNext(c, t.TaskID)}
+	if w, ok := c.Snap.Workflows[definition]; ok && !builtin.IsBuiltin(definition) {
+		out.Next = processNext(c, p, w)
+	}
 	if !e.Processes.Follow(ctx, c.Session, c.ProgressToken, c.Account, p.Name) {
 		out.Progress = noProgress
 	}

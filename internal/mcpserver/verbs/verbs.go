@@ -94,8 +94,8 @@ const (
 )
 
 // core is the core toolset, the verbs an account that names no toolsets is listed
-// beside its per-class tools: find, describe, update and delete instances, start and
-// move processes, follow tasks; and, where the per-class tools are not all served,
+// beside its per-class tools: find, describe, update and delete instances, start,
+// move and see processes, follow tasks; and, where the per-class tools are not all served,
 // the generic create with the schema of a class's create arguments. Every client
 // README lists takes it with the sample metamodel's per-class tools.
 var core = map[string]int{
@@ -105,6 +105,7 @@ var core = map[string]int{
 	"class.describe":         inCore,
 	"workflow.start-process": inCore,
 	"workflow.transition":    inCore,
+	"workflow.process-state": inCore,
 	"tasks.get":              inCore,
 	"tasks.result":           inCore,
 	"tasks.list":             inCore,

@@ -17,6 +17,7 @@ limitations under the License.
 package verbs
 
 import (
+	"slices"
 	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -24,6 +25,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
 // The views: how classes, slots, properties, workflows, instances and processes
@@ -241,19 +243,31 @@ type ProcessState struct {
 	TaskView
 	Transitions  []string                         `json:"transitions"`
 	Cancellation *metav1alpha1.CancellationStatus `json:"cancellation,omitempty"`
+	// Next are the calls that follow it.
+	Next []tool.Next `json:"next"`
 }
 
-// stateView is a process with the transitions it can take from its state.
-func stateView(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) ProcessState {
+// stateView is a process with the transitions it can take from its state, and the
+// calls that follow it.
+func stateView(c *tool.Call, p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) ProcessState {
 	next := []string{}
-	if w != nil && process.Status(p) == process.Working {
-		for _, t := range w.Spec.Transitions {
-			for _, f := range t.From {
-				if f == p.Status.State {
-					next = append(next, t.Name)
-				}
-			}
+	for _, t := range moves(p, w) {
+		next = append(next, t.Name)
+	}
+	return ProcessState{TaskView: taskView(p), Transitions: next, Cancellation: p.Status.Cancellation, Next: processNext(c, p, w)}
+}
+
+// moves are the transitions a process can take from its state (from the initial
+// state, for a process the controller has not started yet).
+func moves(p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) []metav1alpha1.WorkflowTransition {
+	if w == nil || process.Status(p) != process.Working {
+		return nil
+	}
+	var out []metav1alpha1.WorkflowTransition
+	for _, t := range w.Spec.Transitions {
+		if slices.Contains(t.From, orDefault(p.Status.State, w.Spec.Initial)) {
+			out = append(out, t)
 		}
 	}
-	return ProcessState{TaskView: taskView(p), Transitions: next, Cancellation: p.Status.Cancellation}
+	return out
 }

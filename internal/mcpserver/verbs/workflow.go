@@ -109,7 +109,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 				}
 				w, ok := c.Snap.Workflows[in.Workflow]
 				if !ok || w.Problem != nil {
-					return Started{}, tool.Fail("unknown or invalid workflow %q; sandbar_workflow_find lists them", in.Workflow)
+					return Started{}, tool.Fail("unknown or invalid workflow %q; %s", in.Workflow, tool.Instead(c.Next("sandbar.workflow.find", "list the workflows", nil)))
 				}
 				if !w.OpenTo(c.Account) {
 					return Started{}, tool.Fail("forbidden: %s", w.Closed(c.Account))
@@ -128,9 +128,9 @@ func (e *Env) workflowVerbs() []*tool.Def {
 			func(ctx context.Context, c *tool.Call, in transitionArgs) (ProcessState, error) {
 				p, err := e.Processes.Transition(ctx, c.Account, in.TaskID, in.Transition, in.Reason)
 				if err != nil {
-					return ProcessState{}, processError(err)
+					return ProcessState{}, processError(c, in.TaskID, err)
 				}
-				return stateView(p, workflowOf(c.Snap, p)), nil
+				return stateView(c, p, workflowOf(c.Snap, p)), nil
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "process-state", Title: "State of a process", ReadOnly: true, Idempotent: true,
 			Description: "The current state of a process and the transitions it can take from there: {taskId}."},
@@ -139,7 +139,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 				if err != nil {
 					return ProcessState{}, err
 				}
-				return stateView(p, workflowOf(c.Snap, p)), nil
+				return stateView(c, p, workflowOf(c.Snap, p)), nil
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "process-history", Title: "History of a process", ReadOnly: true, Idempotent: true,
 			Description: "Every step of a process: from, to, transition, who, when, why: {taskId}. Paged: {limit?, continue?}."},
@@ -233,8 +233,7 @@ func (e *Env) checkSubject(ctx context.Context, c *tool.Call, in *subjectArgs) e
 		return err
 	case !found:
 		return tool.Fail("Validation failed for the subject: subject refers to the %s %q in namespace %q, which does not exist. Nothing was started: "+
-			"refer to an existing instance (sandbar_entity_find lists them: {class: %q, namespace: %q}) or create it first",
-			cl.Ident(), in.Name, ns, cl.Ident(), ns)
+			"refer to an existing instance or create it first, then start the process again; %s", cl.Ident(), in.Name, ns, missingInstance(c, cl, ns, in.Name))
 	}
 	return nil
 }

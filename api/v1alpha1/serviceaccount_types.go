@@ -141,10 +141,11 @@ type ServiceAccountSpec struct {
 	// +kubebuilder:validation:items:Enum=core;all;schema;class;types;property;codec;entity;tasks;validation;project;workflow
 	Toolsets []string `json:"toolsets,omitempty"`
 
-	// confirm: the calls that cannot be undone (sandbar_entity_delete, and the
-	// metamodel changes of sandbar_schema_define-class and define-property) ask the
-	// user first: through the client where it can ask (elicitation; on 2026-07-28
-	// an input_required result), else they need the argument confirm: true. false
+	// confirm: the calls that cannot be undone (sandbar_entity_delete, the
+	// metamodel changes of sandbar_schema_define-class and define-property, and a
+	// sandbar_project_import that overwrites existing instances) ask the user
+	// first: through the client where it can ask (elicitation; on 2026-07-28 an
+	// input_required result), else they need the argument confirm: true. false
 	// turns the questions off for the account (an agent that runs unattended).
 	// +optional
 	// +kubebuilder:default=true

@@ -75,7 +75,7 @@ func (*NeedsInput) Error() string { return "the call needs the user's input" }
 // when the user declined, or the client cannot ask: then the error says to ask the
 // user and call again with confirm: true.
 func (c *Call) Confirm(question string) error {
-	if c.Asking.Confirmed || (c.Account != nil && c.Account.NoConfirm) {
+	if c.Confirmed() {
 		return nil
 	}
 	scope := c.Scope(confirmKind, question)
@@ -102,6 +102,13 @@ func (c *Call) Confirm(question string) error {
 	}
 	return Fail("%s This needs the user's confirmation, and the client cannot ask its user (it declares no elicitation with forms): "+
 		"ask the user, then call again with %q: true", question, ConfirmArg)
+}
+
+// Confirmed reports whether Confirm would ask nothing: the call says it is
+// confirmed, or the account asks for no confirmations. A verb that must read to
+// put its question can skip the reads then.
+func (c *Call) Confirmed() bool {
+	return c.Asking.Confirmed || (c.Account != nil && c.Account.NoConfirm)
 }
 
 // readConfirm takes the confirm argument out of a call's arguments: whether it is

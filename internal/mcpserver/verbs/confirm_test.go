@@ -159,3 +159,39 @@ func TestAccountWithoutConfirmationsIsNotAsked(t *testing.T) {
 	f.g.Expect(f.instance("SpaceBoot", name)).To(BeNil())
 	f.g.Expect(asked.Load()).To(BeZero())
 }
+
+// An import's question names how many items it imports and how many existing
+// instances it overwrites, the first few by class and name. An item whose content is
+// the instance's already, given as attributes or as a markdown source, overwrites
+// nothing, and a bundle of such items starts without a question.
+func TestImportNamesTheInstancesItWouldOverwrite(t *testing.T) {
+	s := startWith(t, mcptest.Config{RunWorkflows: true})
+	f := &fixture{g: NewWithT(t), t: t, server: s, id: "overwrites"}
+	f.cs = s.Client(t, mcptest.SessionRevision)
+	create := func(name, value string) map[string]any {
+		f.answer("sandbar_entity_create", map[string]any{"class": "zorp/SpaceBoot", "attributes": map[string]any{"name": value},
+			"metadata": map[string]any{"name": name}})
+		return map[string]any{"class": "zorp/SpaceBoot", "name": name, "attributes": map[string]any{"name": value}}
+	}
+	same := []any{
+		create("same", "Same"),
+		map[string]any{"class": "zorp/SpaceBoot", "source": "---\nmetadata:\n  name: same-md\nname: Same in markdown\n---\n"},
+	}
+	create("same-md", "Same in markdown")
+	changed := []any{}
+	for _, name := range []string{"o-1", "o-2", "o-3", "o-4", "o-5"} {
+		item := create(name, "Old")
+		item["attributes"] = map[string]any{"name": "New"}
+		changed = append(changed, item)
+	}
+
+	out := f.answer("sandbar_project_import", map[string]any{"bundle": map[string]any{"items": same}})
+	result := f.answer("sandbar_tasks_result", map[string]any{"taskId": taskOf(out), "waitSeconds": 5})
+	f.g.Expect(result["result"]).To(HaveKeyWithValue("unchanged", 2.0), "unasked, the import ran and changed nothing")
+
+	res, text := f.call("sandbar_project_import", map[string]any{"bundle": map[string]any{"items": append(same, changed...)}})
+	f.g.Expect(res.IsError).To(BeTrue(), text)
+	f.g.Expect(text).To(HavePrefix(`Import 7 items into namespace "default", overwriting 5 existing instances: ` +
+		`zorp/SpaceBoot "o-1", zorp/SpaceBoot "o-2", zorp/SpaceBoot "o-3" and 2 more? `))
+	f.g.Expect(f.instance("SpaceBoot", "o-1").Object["spec"]).To(HaveKeyWithValue("name", "Old"), "nothing was imported")
+}

@@ -18,7 +18,11 @@ package verbs
 
 import (
 	"context"
+	"fmt"
+	"strings"
 	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/codec"
@@ -128,10 +132,60 @@ func (e *Env) projectVerbs() []*tool.Def {
 				}
 				return e.started(ctx, c, builtin.Export, input, nil)
 			}, tool.OneOf("format", codec.FormatNames()...)).Patch(enum("class", classes(false))),
-		tool.Verb(tool.Spec{Group: "project", Name: "import", Title: "Import instances", LongRunning: true,
-			Description: "Import a bundle (as sandbar_project_export makes it), creating missing instances and updating changed ones, as a task: {bundle: {format?, items: [{class, name, attributes} or {class, source}]}}."},
+		tool.Verb(tool.Spec{Group: "project", Name: "import", Title: "Import instances", LongRunning: true, Confirms: true,
+			Description: "Import a bundle (as sandbar_project_export makes it), creating missing instances and updating changed ones, as a task: {bundle: {format?, items: [{class, name, attributes} or {class, source}]}}. " +
+				"Before it overwrites existing instances with other content it asks the user; a bundle that only creates instances, or changes none, starts at once."},
 			func(ctx context.Context, c *tool.Call, in importArgs) (Started, error) {
+				if err := e.confirmImport(ctx, c, in.Bundle.Items); err != nil {
+					return Started{}, err
+				}
 				return e.started(ctx, c, builtin.Import, builtin.ImportInput{Bundle: &in.Bundle}, nil)
 			}, tool.Nested("bundle", tool.MaxItems("items", maxImportItems), tool.OneOf("format", codec.FormatNames()...))),
 	}
+}
+
+// namedOverwrites is how many of the instances an import overwrites its question names.
+const namedOverwrites = 3
+
+// confirmImport asks the user before an import that would overwrite existing
+// instances in the account's namespace with other content, reading them as the
+// account; a bundle that only creates instances, or leaves them as they are, asks
+// nothing. Where the account may not list a class's instances it cannot tell which
+// would be overwritten, and asks all the same.
+func (e *Env) confirmImport(ctx context.Context, c *tool.Call, items []builtin.BundleItem) error {
+	if c.Confirmed() {
+		return nil
+	}
+	kc, err := e.as(c)
+	if err != nil {
+		return err
+	}
+	ns := c.Account.Namespace
+	what := fmt.Sprintf("Import %s into namespace %q", count(len(items), "item"), ns)
+	overwrites, err := builtin.Overwrites(ctx, kc, c.Snap, ns, items)
+	switch {
+	case apierrors.IsForbidden(err):
+		return c.Confirm(what + ", perhaps overwriting existing instances (this account may not list them, so it could not tell which)?")
+	case err != nil:
+		return err
+	case len(overwrites) == 0:
+		return nil
+	}
+	named := make([]string, 0, namedOverwrites)
+	for _, o := range overwrites[:min(len(overwrites), namedOverwrites)] {
+		named = append(named, o.String())
+	}
+	list := strings.Join(named, ", ")
+	if more := len(overwrites) - len(named); more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return c.Confirm(fmt.Sprintf("%s, overwriting %s: %s?", what, count(len(overwrites), "existing instance"), list))
+}
+
+// count is n things, in the singular for one.
+func count(n int, thing string) string {
+	if n == 1 {
+		return "1 " + thing
+	}
+	return fmt.Sprintf("%d %ss", n, thing)
 }

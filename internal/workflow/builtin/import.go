@@ -144,27 +144,9 @@ func danglingRefs(ctx context.Context, env Env, cl *catalog.Class, spec map[stri
 // is refused, and nothing of it is written.
 func importItem(ctx context.Context, env Env, item BundleItem, bundled func(class, name string) bool) (string, error) {
 	ns, by := env.Namespace, env.Namespace+"/"+env.Process
-	cl := env.Snapshot.FindClass(item.Class)
-	if cl == nil || !cl.Servable() {
-		return "", fmt.Errorf("class %q cannot take instances", item.Class)
-	}
-	attrs, name := item.Attributes, item.Name
-	if item.Source != "" {
-		doc, err := codec.DecodeMarkdown(cl, item.Source)
-		if err != nil {
-			return "", err
-		}
-		attrs = doc.Attributes
-		if n, ok := doc.Metadata["name"].(string); ok && name == "" {
-			name = n
-		}
-	}
-	if name == "" {
-		return "", fmt.Errorf("an item needs a name")
-	}
-	spec, problems := catalog.Coerce(cl, attrs)
-	if len(problems) > 0 {
-		return "", fmt.Errorf("%v", problems)
+	cl, name, spec, err := decodeItem(env.Snapshot, item)
+	if err != nil {
+		return "", err
 	}
 	dangling, err := danglingRefs(ctx, env, cl, spec, bundled)
 	if err != nil {
@@ -187,8 +169,7 @@ func importItem(ctx context.Context, env Env, item BundleItem, bundled func(clas
 	case err != nil:
 		return "", err
 	}
-	current, _ := u.Object["spec"].(map[string]any)
-	if normalized(current) == normalized(spec) {
+	if sameSpec(u, spec) {
 		if done, ok := strings.CutPrefix(u.GetAnnotations()[metav1alpha1.AnnotationImportedBy], by+" "); ok {
 			return done, nil
 		}
@@ -202,6 +183,41 @@ func importItem(ctx context.Context, env Env, item BundleItem, bundled func(clas
 	annotations[metav1alpha1.AnnotationImportedBy] = by + " updated"
 	u.SetAnnotations(annotations)
 	return "updated", env.Client.Update(ctx, u)
+}
+
+// decodeItem is an item as an import writes it: its class, its name, and its spec,
+// the attributes (decoded from its source when it has one) coerced against the class.
+func decodeItem(snap *catalog.Snapshot, item BundleItem) (*catalog.Class, string, map[string]any, error) {
+	cl := snap.FindClass(item.Class)
+	if cl == nil || !cl.Servable() {
+		return nil, "", nil, fmt.Errorf("class %q cannot take instances", item.Class)
+	}
+	attrs, name := item.Attributes, item.Name
+	if item.Source != "" {
+		doc, err := codec.DecodeMarkdown(cl, item.Source)
+		if err != nil {
+			return nil, "", nil, err
+		}
+		attrs = doc.Attributes
+		if n, ok := doc.Metadata["name"].(string); ok && name == "" {
+			name = n
+		}
+	}
+	if name == "" {
+		return nil, "", nil, fmt.Errorf("an item needs a name")
+	}
+	spec, problems := catalog.Coerce(cl, attrs)
+	if len(problems) > 0 {
+		return nil, "", nil, fmt.Errorf("%v", problems)
+	}
+	return cl, name, spec, nil
+}
+
+// sameSpec reports whether an instance's spec is spec already, so that importing
+// spec over it leaves it unchanged.
+func sameSpec(u *unstructured.Unstructured, spec map[string]any) bool {
+	current, _ := u.Object["spec"].(map[string]any)
+	return normalized(current) == normalized(spec)
 }
 
 func normalized(v any) string {

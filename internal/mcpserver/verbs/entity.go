@@ -235,7 +235,7 @@ func (e *Env) ClassTool(cl *catalog.Class) *tool.Def {
 			}
 			cl := c.Snap.Classes[className]
 			if cl == nil {
-				return Entity{}, tool.Fail("unknown class %q", className)
+				return Entity{}, tool.Fail("the class %q is gone; %s", className, tool.Instead(c.Next("sandbar.schema.classes", "list the classes", nil)))
 			}
 			return e.createEntity(ctx, c, cl, attrs, md, false)
 		})

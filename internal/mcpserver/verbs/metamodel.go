@@ -271,14 +271,14 @@ func propertyVerb[T any](name, title, desc string, view func(p *catalog.Property
 			p, ok := c.Snap.Properties[in.Property]
 			if !ok {
 				var zero T
-				return zero, unknownProperty(in.Property)
+				return zero, unknownProperty(c, in.Property)
 			}
 			return view(p), nil
 		}).Patch(enum("property", propertyNames))
 }
 
-func unknownProperty(name string) error {
-	return tool.Fail("unknown property %q; sandbar_schema_properties lists them", name)
+func unknownProperty(c *tool.Call, name string) error {
+	return tool.Fail("unknown property %q; %s", name, tool.Instead(c.Next("sandbar.schema.properties", "list the properties", nil)))
 }
 
 func (e *Env) propertyVerbs() []*tool.Def {
@@ -288,7 +288,7 @@ func (e *Env) propertyVerbs() []*tool.Def {
 			func(_ context.Context, c *tool.Call, in propertyListArgs) (Domain, error) {
 				p, ok := c.Snap.Properties[in.Property]
 				if !ok {
-					return Domain{}, unknownProperty(in.Property)
+					return Domain{}, unknownProperty(c, in.Property)
 				}
 				return domain(c, p, listArgs{Limit: in.Limit, Continue: in.Continue})
 			}).Patch(enum("property", propertyNames)),

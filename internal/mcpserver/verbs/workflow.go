@@ -174,7 +174,8 @@ func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (Defined,
 	}
 	spec := in.Spec
 	if spec.SubjectClass != "" && c.Snap.Classes[spec.SubjectClass] == nil {
-		return Defined{}, tool.Fail("spec.subjectClass: unknown class %q (give the Class's name, as zorp.spaceboot)", spec.SubjectClass)
+		return Defined{}, tool.Fail("spec.subjectClass: unknown class %q (give the Class's name, as zorp.spaceboot); %s", spec.SubjectClass,
+			tool.Instead(c.Next("sandbar.schema.classes", "list the classes", nil)))
 	}
 	check := spec
 	check.SubjectClass = ""

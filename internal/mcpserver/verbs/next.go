@@ -36,16 +36,10 @@ func toFind(c *tool.Call, cl *catalog.Class, ns string) tool.Next {
 	return c.Next("sandbar.entity.find", "list the "+cl.Ident()+" instances", map[string]any{"class": cl.Ident(), "namespace": ns})
 }
 
-// toCreate are the calls that create an instance named name of a class
-// (tool.CreateCalls).
-func toCreate(c *tool.Call, cl *catalog.Class, name string) []tool.Next {
-	return tool.CreateCalls(c.Style, c.Snap, cl, name)
-}
-
 // missingInstance is what an error about a missing instance of a class says to
-// call: find the existing ones, or create it.
+// call: find the existing ones, or create it (tool.CreateCalls).
 func missingInstance(c *tool.Call, cl *catalog.Class, ns, name string) string {
-	return tool.Instead(append([]tool.Next{toFind(c, cl, ns)}, toCreate(c, cl, name)...)...)
+	return tool.Instead(append([]tool.Next{toFind(c, cl, ns)}, tool.CreateCalls(c.Style, c.Snap, cl, name)...)...)
 }
 
 // toStart says how to start a process about a new instance of cl, for each
@@ -77,11 +71,15 @@ func toStart(c *tool.Call, cl *catalog.Class, name string) string {
 }
 
 // processNext are the calls that follow a process: each transition it can take
-// from its state, and the state itself; once it ended, its result.
+// from its state, and the state itself (a built-in job's, jobNext); once it
+// ended, its result.
 func processNext(c *tool.Call, p *metav1alpha1.WorkflowProcess, w *catalog.Workflow) []tool.Next {
 	id := map[string]any{"taskId": p.Name}
-	if workflow.Terminal(&p.Status) {
+	switch {
+	case workflow.Terminal(&p.Status):
 		return []tool.Next{c.Next("sandbar.tasks.result", "read how it ended ("+p.Status.State+")", id)}
+	case builtin.IsBuiltin(p.Spec.Definition):
+		return jobNext(c, p.Name)
 	}
 	var out []tool.Next
 	for _, t := range moves(p, w) {

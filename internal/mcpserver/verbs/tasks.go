@@ -26,7 +26,6 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow"
-	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 // The task tools: MCP Tasks for clients that do not speak them, on the same processes.
@@ -212,10 +211,7 @@ func (e *Env) started(ctx context.Context, c *tool.Call, definition string, inpu
 		return Started{}, err
 	}
 	t := process.TaskOf(p)
-	out := Started{TaskID: t.TaskID, Task: t, Next: jobNext(c, t.TaskID)}
-	if w, ok := c.Snap.Workflows[definition]; ok && !builtin.IsBuiltin(definition) {
-		out.Next = processNext(c, p, w)
-	}
+	out := Started{TaskID: t.TaskID, Task: t, Next: processNext(c, p, workflowOf(c.Snap, p))}
 	if !e.Processes.Follow(ctx, c.Session, c.ProgressToken, c.Account, p.Name) {
 		out.Progress = noProgress
 	}

@@ -39,10 +39,10 @@ import (
 // toolsets) meets the server: the only name it is given is the workflow's. It reads
 // tools/list and the workflow's prompt, and from then on makes only the calls the
 // prompt, an answer's "next" or an error suggests, filling in what they leave to it
-// (a value in angle brackets) from the tool's input schema: its type, its enum,
-// a string its pattern matches. On the way it meets
-// three errors (a subject that does not exist, an order whose customer does not
-// exist, a transition tried too early) and each says what to call instead.
+// (a value in angle brackets) from the tool's input schema: its type, its enum, a
+// string its pattern matches. On the way it meets three errors (a subject that does
+// not exist, an order whose customer does not exist, a transition tried too early)
+// and each says what to call instead.
 func TestAgentTakesAnOrderThroughItsWorkflowByWhatTheServerSays(t *testing.T) {
 	for _, kind := range []string{"zorp_SpaceBoot", "zorp_Wearer", "zorp_Review", "order_Order"} {
 		waitForTool(t, "sandbar_class_"+kind)
@@ -150,7 +150,10 @@ func (a *agent) walk(workflow string) {
 	}
 	got, err := a.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: prompt.Name, Arguments: args})
 	a.g.Expect(err).NotTo(HaveOccurred())
-	said := got.Messages[0].Content.(*mcp.TextContent).Text
+	a.g.Expect(got.Messages).NotTo(BeEmpty())
+	content, ok := got.Messages[0].Content.(*mcp.TextContent)
+	a.g.Expect(ok).To(BeTrue(), "the prompt is text")
+	said := content.Text
 	a.readWorkflow(said)
 
 	var start *suggestion
@@ -305,7 +308,7 @@ func (a *agent) distance(state string) int {
 func (a *agent) call(s suggestion) *mcp.CallToolResult {
 	t := a.tools[s.Tool]
 	a.g.Expect(t).NotTo(BeNil(), "%s is one of the tools it was listed", s.Tool)
-	args := a.fill(s.Arguments, schemaOf(t)).(map[string]any)
+	args, _ := a.fill(s.Arguments, schemaOf(t)).(map[string]any)
 	res, err := a.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: s.Tool, Arguments: args})
 	a.g.Expect(err).NotTo(HaveOccurred(), "calling %s", s.Tool)
 	raw, _ := json.Marshal(args)

@@ -1,5 +1,7 @@
 # The manager image: a static binary built as `make build` builds it, on distroless.
-FROM golang:1.26 AS build
+# The build stage runs on the builder's own platform and cross-compiles for the target's
+# (docker buildx --platform linux/amd64,linux/arm64), so no stage runs under emulation.
+FROM --platform=$BUILDPLATFORM golang:1.26 AS build
 WORKDIR /src
 COPY go.mod go.sum ./
 RUN go mod download
@@ -8,7 +10,9 @@ COPY cmd/ cmd/
 COPY controllers/ controllers/
 COPY internal/ internal/
 ARG VERSION=dev
-RUN CGO_ENABLED=0 GOOS=linux go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/manager ./cmd
+ARG TARGETOS
+ARG TARGETARCH
+RUN CGO_ENABLED=0 GOOS=${TARGETOS} GOARCH=${TARGETARCH} go build -trimpath -ldflags "-s -w -X main.version=${VERSION}" -o /out/manager ./cmd
 
 FROM gcr.io/distroless/static:nonroot
 COPY --from=build /out/manager /manager

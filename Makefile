@@ -5,6 +5,7 @@ CONTROLLER_TOOLS_VERSION ?= v0.23.0
 HELM_VERSION ?= v3.22.0
 HELM4_VERSION ?= v4.3.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
+ACTIONLINT_VERSION ?= v1.7.12
 KUBERNETES_VERSION ?= v1.36.3
 ETCD_VERSION ?= v3.6.4
 
@@ -12,6 +13,9 @@ LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 HELM ?= $(LOCALBIN)/helm-$(HELM_VERSION)
 GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# ACTIONLINT checks the GitHub Actions workflows (.github/workflows), and the shell of
+# their run steps when shellcheck is on the PATH.
+ACTIONLINT ?= $(LOCALBIN)/actionlint-$(ACTIONLINT_VERSION)
 # HELM4: the chart is tested with Helm 4 as well as Helm 3.
 HELM4 ?= $(LOCALBIN)/helm-$(HELM4_VERSION)
 # KUBEBUILDER_ASSETS: kube-apiserver, etcd and kubectl for envtest and `make dev`.
@@ -122,10 +126,11 @@ docs-check: ## Check the docs without a cluster: the generated references match 
 	go test -count=1 -run '^($(DOCS_TESTS))' ./cmd
 
 .PHONY: lint
-lint: golangci-lint ## gofmt, go vet, golangci-lint (.golangci.yml), and a check that go mod tidy changes nothing.
+lint: golangci-lint actionlint ## gofmt, go vet, golangci-lint (.golangci.yml), actionlint on the workflows, and a check that go mod tidy changes nothing.
 	@test -z "$$(gofmt -l api cmd controllers internal hack)" || { echo "gofmt needed:"; gofmt -l api cmd controllers internal hack; exit 1; }
 	go vet ./...
 	$(GOLANGCI_LINT) run ./...
+	$(ACTIONLINT) .github/workflows/*.yml
 	@go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
 
 .PHONY: test-e2e
@@ -256,6 +261,13 @@ $(GOLANGCI_LINT):
 	@mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN)/.tmp-lint go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(LOCALBIN)/.tmp-lint/golangci-lint $(GOLANGCI_LINT) && rm -rf $(LOCALBIN)/.tmp-lint
+
+.PHONY: actionlint
+actionlint: $(ACTIONLINT) ## Install actionlint into bin/ (built from the Go module proxy).
+$(ACTIONLINT):
+	@mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN)/.tmp-actionlint go install github.com/rhysd/actionlint/cmd/actionlint@$(ACTIONLINT_VERSION)
+	mv $(LOCALBIN)/.tmp-actionlint/actionlint $(ACTIONLINT) && rm -rf $(LOCALBIN)/.tmp-actionlint
 
 .PHONY: helm4
 helm4: $(HELM4) ## Install helm 4 into bin/.

@@ -55,7 +55,7 @@ const nonroot = 65532
 
 // options are the inputs of a build; nothing else reaches the image.
 type options struct {
-	out      string            // directory: oci/ (the layout) and <name>-<os>-<arch>.tar
+	out      string            // directory: oci/ (the layout) and sandbar-<os>-<arch>.tar
 	tag      string            // the reference the layout and the tarball name
 	version  string            // org.opencontainers.image.version
 	revision string            // org.opencontainers.image.revision

@@ -8,6 +8,7 @@ GOLANGCI_LINT_VERSION ?= v2.15.0
 ACTIONLINT_VERSION ?= v1.7.12
 KUBERNETES_VERSION ?= v1.36.3
 ETCD_VERSION ?= v3.6.4
+CYCLONEDX_GOMOD_VERSION ?= v1.10.0
 
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
@@ -16,6 +17,8 @@ GOLANGCI_LINT ?= $(LOCALBIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
 # ACTIONLINT checks the GitHub Actions workflows (.github/workflows), and the shell of
 # their run steps when shellcheck is on the PATH.
 ACTIONLINT ?= $(LOCALBIN)/actionlint-$(ACTIONLINT_VERSION)
+# CYCLONEDX_GOMOD writes the image's SBOM (CycloneDX): the modules linked into the manager.
+CYCLONEDX_GOMOD ?= $(LOCALBIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
 # HELM4: the chart is tested with Helm 4 as well as Helm 3.
 HELM4 ?= $(LOCALBIN)/helm-$(HELM4_VERSION)
 # KUBEBUILDER_ASSETS: kube-apiserver, etcd and kubectl for envtest and `make dev`.
@@ -38,8 +41,15 @@ REPEAT_PACKAGES = controllers controllers/envtest internal/mcpserver/verbs inter
 	internal/mcpserver/sdkgap/tasks internal/mcpserver/prompts internal/mcpserver/process internal/mcpserver/resources
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 IMG ?= ghcr.io/sandbar-dev/sandbar:$(VERSION)
-# The manager as the tests, `make dev` and the image build it.
-GO_BUILD_FLAGS = -trimpath -ldflags "-s -w -X main.version=$(VERSION)"
+# The manager as the tests, `make dev` and the image build it (the Dockerfile too): no
+# paths, build ID or VCS stamp in the binary, so one commit and one Go gives one binary.
+GO_BUILD_FLAGS = -trimpath -buildvcs=false -ldflags "-s -w -buildid= -X main.version=$(VERSION)"
+# The image's labels and timestamps: the commit, and its time (SOURCE_DATE_EPOCH).
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null)
+SOURCE_DATE_EPOCH ?= $(shell git log -1 --format=%ct 2>/dev/null || echo 0)
+# IMAGE_PLATFORMS: the platforms of `make image`'s index; its tarball is of the host's.
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMAGE_DIR ?= $(LOCALBIN)/image
 export KUBERNETES_VERSION ETCD_VERSION
 
 SHELL = /usr/bin/env bash -o pipefail
@@ -211,9 +221,23 @@ dev: build envtest-assets ## Start a local control plane, install CRDs and sampl
 build: ## Build the manager binary into bin/manager.
 	CGO_ENABLED=0 go build $(GO_BUILD_FLAGS) -o $(LOCALBIN)/manager ./cmd
 
+.PHONY: image
+image: cyclonedx-gomod ## Build the manager image $(IMG) without a container engine or registry, reproducibly, into bin/image: oci/ (an OCI layout of IMAGE_PLATFORMS), sandbar-linux-<arch>.tar (the host's platform, for podman load, ctr images import, kind load image-archive) and sbom.cdx.json.
+	@rm -rf $(IMAGE_DIR) && mkdir -p $(IMAGE_DIR)
+	for p in $(IMAGE_PLATFORMS); do \
+		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(GO_BUILD_FLAGS) -o $(IMAGE_DIR)/manager-$${p%/*}-$${p#*/} ./cmd; \
+	done
+	go run ./hack/image -out $(IMAGE_DIR) -tag $(IMG) -version $(VERSION) -revision "$(REVISION)" -epoch $(SOURCE_DATE_EPOCH) \
+		$(foreach p,$(IMAGE_PLATFORMS),-binary $(p)=$(IMAGE_DIR)/manager-$(subst /,-,$(p))) -archive-platform linux/$$(go env GOARCH)
+	@# The SBOM of the binary the image holds (its first platform's; the others link the
+	@# same modules): every module linked into it, with the go.sum hashes Go recorded.
+	$(CYCLONEDX_GOMOD) bin -json -noserial -notimestamp -version $(VERSION) -output $(IMAGE_DIR)/sbom.cdx.json \
+		$(IMAGE_DIR)/manager-$(subst /,-,$(firstword $(IMAGE_PLATFORMS)))
+	@echo "wrote $(IMAGE_DIR)/sbom.cdx.json"
+
 .PHONY: docker-build
-docker-build: ## Build the manager image $(IMG) (needs a Docker engine).
-	docker build --build-arg VERSION=$(VERSION) -t $(IMG) .
+docker-build: ## Build the manager image $(IMG) with a Docker engine from the Dockerfile (the content of `make image`).
+	docker build --build-arg VERSION=$(VERSION) --build-arg REVISION=$(REVISION) --build-arg SOURCE_DATE_EPOCH=$(SOURCE_DATE_EPOCH) -t $(IMG) .
 
 .PHONY: build-installer
 build-installer: envtest-assets ## Write dist/install.yaml: CRDs, RBAC and the manager, as config/default, with image $(IMG), the ClusterRoles of config/tenancy and the admission policies of config/admission.
@@ -247,6 +271,13 @@ $(CONTROLLER_GEN):
 	@mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN)/.tmp go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
 	mv $(LOCALBIN)/.tmp/controller-gen $(CONTROLLER_GEN) && rm -rf $(LOCALBIN)/.tmp
+
+.PHONY: cyclonedx-gomod
+cyclonedx-gomod: $(CYCLONEDX_GOMOD) ## Install cyclonedx-gomod (the SBOM of make image) into bin/.
+$(CYCLONEDX_GOMOD):
+	@mkdir -p $(LOCALBIN)
+	GOBIN=$(LOCALBIN)/.tmp-cdx go install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
+	mv $(LOCALBIN)/.tmp-cdx/cyclonedx-gomod $(CYCLONEDX_GOMOD) && rm -rf $(LOCALBIN)/.tmp-cdx
 
 .PHONY: helm
 helm: $(HELM) ## Install helm 3 into bin/.

@@ -37,6 +37,10 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	// The manager carries its own CA roots, so it verifies TLS peers (an OIDC issuer,
+	// an OTLP collector) in an image without a system trust store as well.
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	"github.com/sandbar-dev/sandbar/controllers"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"

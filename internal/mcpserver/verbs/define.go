@@ -490,6 +490,11 @@ func (e *Env) awaitClass(ctx context.Context, written *metav1alpha1.Class, resol
 		if e.Served != nil && e.Served() < snap.Version {
 			return false
 		}
+		// A concrete class's tool is served once its instance API is established in
+		// the catalog, which may come a moment after its Ready condition.
+		if !cl.Abstract && !cl.Servable() {
+			return false
+		}
 		if cl.Servable() {
 			out.Tool = e.classTool(snap, cl)
 		}

@@ -6,7 +6,10 @@ HELM_VERSION ?= v3.22.0
 HELM4_VERSION ?= v4.3.1
 GOLANGCI_LINT_VERSION ?= v2.15.0
 ACTIONLINT_VERSION ?= v1.7.12
-KUBERNETES_VERSION ?= v1.36.3
+KUBERNETES_VERSION ?= v1.37.2
+# OLDEST_KUBERNETES_VERSION: the oldest Kubernetes `make test-matrix` runs the envtest
+# suites on (docs/install.md, "Supported versions", says why not 1.29).
+OLDEST_KUBERNETES_VERSION ?= v1.30.14
 ETCD_VERSION ?= v3.6.4
 CYCLONEDX_GOMOD_VERSION ?= v1.10.0
 
@@ -142,6 +145,18 @@ lint: golangci-lint actionlint ## gofmt, go vet, golangci-lint (.golangci.yml), 
 	$(GOLANGCI_LINT) run ./...
 	$(ACTIONLINT) .github/workflows/*.yml
 	@go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }
+
+# MATRIX_PACKAGES are the suites test-matrix runs on each Kubernetes version: those that
+# need a control plane but not Helm's chart (whose admission policies need 1.30).
+MATRIX_PACKAGES = ./api/v1alpha1 ./controllers/envtest ./internal/instanceapi ./internal/durability ./internal/mcpserver
+
+.PHONY: test-matrix
+test-matrix: ts-client ## Run the envtest suites (MATRIX_PACKAGES) on the oldest Kubernetes tested (OLDEST_KUBERNETES_VERSION) and on the newest (KUBERNETES_VERSION), one version after the other.
+	@set -e; for v in $(OLDEST_KUBERNETES_VERSION) $(KUBERNETES_VERSION); do \
+		echo ">> Kubernetes $$v"; \
+		KUBERNETES_VERSION=$$v hack/control-plane-binaries.sh $(LOCALBIN)/k8s/$$v; \
+		KUBEBUILDER_ASSETS="$(LOCALBIN)/k8s/$$v" go test -count=1 -race -timeout 40m $(MATRIX_PACKAGES); \
+	done
 
 .PHONY: test-e2e
 test-e2e: helm helm4 envtest-assets ts-client conformance ## Run the end-to-end test alone: Helm 3 and 4 install on a local control plane, the manager with the chart's RBAC, a TypeScript MCP client.

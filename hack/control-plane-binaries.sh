@@ -8,7 +8,7 @@
 # Prints nothing when the binaries for the pinned versions are already there.
 set -euo pipefail
 
-KUBERNETES_VERSION="${KUBERNETES_VERSION:-v1.36.3}"
+KUBERNETES_VERSION="${KUBERNETES_VERSION:-v1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.4}"
 
 dest="${1:?usage: $0 <dest-dir>}"

@@ -43,7 +43,7 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 			t.Fatal("HELM or HELM4 is not set: run the tests with `make test`, which installs Helm 3 and Helm 4")
 		}
 		render := func(set ...string) ([]byte, error) {
-			args := []string{"template", release, chart, "--namespace", namespace, "--kube-version=v1.36.0", "--set", "ingress.enabled=true"}
+			args := []string{"template", release, chart, "--namespace", namespace, "--kube-version=v1.37.0", "--set", "ingress.enabled=true"}
 			for _, s := range set {
 				args = append(args, "--set", s)
 			}

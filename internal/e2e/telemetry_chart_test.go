@@ -42,7 +42,7 @@ func TestChartTelemetryValues(t *testing.T) {
 		t.Run(env, func(t *testing.T) {
 			g := NewWithT(t)
 			template := func(set ...string) (string, error) {
-				args := []string{"template", release, chart, "--namespace", namespace, "--kube-version=v1.36.0"}
+				args := []string{"template", release, chart, "--namespace", namespace, "--kube-version=v1.37.0"}
 				for _, s := range set {
 					args = append(args, "--set", s)
 				}

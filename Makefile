@@ -151,11 +151,11 @@ lint: golangci-lint actionlint ## gofmt, go vet, golangci-lint (.golangci.yml), 
 MATRIX_PACKAGES = ./api/v1alpha1 ./controllers/envtest ./internal/instanceapi ./internal/durability ./internal/mcpserver
 
 .PHONY: test-matrix
-test-matrix: ts-client ## Run the envtest suites (MATRIX_PACKAGES) on the oldest Kubernetes tested (OLDEST_KUBERNETES_VERSION) and on the newest (KUBERNETES_VERSION), one version after the other.
+test-matrix: controller-gen ts-client ## Run the envtest suites (MATRIX_PACKAGES) on the oldest Kubernetes tested (OLDEST_KUBERNETES_VERSION) and on the newest (KUBERNETES_VERSION), one version after the other.
 	@set -e; for v in $(OLDEST_KUBERNETES_VERSION) $(KUBERNETES_VERSION); do \
 		echo ">> Kubernetes $$v"; \
 		KUBERNETES_VERSION=$$v hack/control-plane-binaries.sh $(LOCALBIN)/k8s/$$v; \
-		KUBEBUILDER_ASSETS="$(LOCALBIN)/k8s/$$v" go test -count=1 -race -timeout 40m $(MATRIX_PACKAGES); \
+		CONTROLLER_GEN="$(CONTROLLER_GEN)" KUBEBUILDER_ASSETS="$(LOCALBIN)/k8s/$$v" go test -count=1 -race -timeout 40m $(MATRIX_PACKAGES); \
 	done
 
 .PHONY: test-e2e

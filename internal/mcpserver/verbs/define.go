@@ -492,13 +492,13 @@ func (e *Env) awaitClass(ctx context.Context, written *metav1alpha1.Class, resol
 		}
 		// A concrete class's tool is served once its instance API is established in
 		// the catalog, which may come a moment after its Ready condition.
-		if !cl.Abstract && !cl.Servable() {
-			return false
+		if cl.Abstract {
+			return true
 		}
 		if cl.Servable() {
 			out.Tool = e.classTool(snap, cl)
 		}
-		return true
+		return out.Tool != nil
 	})
 	if err != nil {
 		out.Pending = fmt.Sprintf("the Class is still reconciling; %s shows its Ready condition and %s its tool once it is ready",

@@ -213,13 +213,17 @@ func (e *Env) started(ctx context.Context, c *tool.Call, definition string, inpu
 	t := process.TaskOf(p)
 	out := Started{TaskID: t.TaskID, Task: t, Next: processNext(c, p, workflowOf(c.Snap, p))}
 	if !e.Processes.Follow(ctx, c.Session, c.ProgressToken, c.Account, p.Name) {
-		out.Progress = noProgress
+		out.Progress = noProgress(c)
 	}
 	return out, nil
 }
 
-// noProgress says why a call with a progress token gets no progress notifications.
-const noProgress = "no progress notifications: this account (or the server) already follows as many tasks as it may; poll with sandbar_tasks_get"
+// noProgress says why a call with a progress token gets no progress notifications,
+// naming the tool to poll in the call's style.
+func noProgress(c *tool.Call) string {
+	return "no progress notifications: this account (or the server) already follows as many tasks as it may; poll with " +
+		tool.Encode(c.Style, "sandbar.tasks.get")
+}
 
 // processList is one page of processes as the listing verbs show them.
 func processList(c *tool.Call, procs []*metav1alpha1.WorkflowProcess, in listArgs) (ProcessList, error) {

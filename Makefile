@@ -26,6 +26,10 @@ CYCLONEDX_GOMOD ?= $(LOCALBIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
 HELM4 ?= $(LOCALBIN)/helm-$(HELM4_VERSION)
 # KUBEBUILDER_ASSETS: kube-apiserver, etcd and kubectl for envtest and `make dev`.
 ENVTEST_ASSETS ?= $(LOCALBIN)/k8s/$(KUBERNETES_VERSION)
+# NODE_ASSETS: what a one-node cluster adds (make cluster, make test-cluster): kubelet,
+# kube-proxy, kube-controller-manager, kube-scheduler, containerd, runc, the CNI plugins
+# and the sandbox image's pause binary.
+NODE_ASSETS ?= $(LOCALBIN)/node/$(KUBERNETES_VERSION)
 # TS_CLIENT: the TypeScript MCP SDK client of internal/mcpserver/typescript_test.go.
 TS_CLIENT ?= hack/ts-client
 # CONFORMANCE: the official MCP conformance suite and the Node.js 22 it needs.
@@ -35,7 +39,10 @@ GO_TEST_FLAGS ?= -count=1 -race -timeout 20m
 # SUITE_PACKAGES need more than Go to test: a control plane (controllers, the MCP
 # server, durability, e2e), Helm and npm packages (e2e), controller-gen (api).
 # test-unit runs every other package.
-SUITE_PACKAGES = api/v1alpha1 controllers/envtest internal/mcpserver internal/durability internal/e2e
+SUITE_PACKAGES = api/v1alpha1 controllers/envtest internal/mcpserver internal/durability internal/e2e $(CLUSTER_PACKAGES)
+# CLUSTER_PACKAGES need a one-node cluster (root, the node's binaries, the image):
+# test-cluster runs them.
+CLUSTER_PACKAGES = internal/onnode
 # REPEAT_PACKAGES run twice in one process (-count=2), in `make test` and `make
 # test-repeat`: the MCP packages tested over the fake cluster (every verb, the Tasks
 # adapter, prompts, processes, resources, the fuzz seeds) and the controllers with their
@@ -101,12 +108,22 @@ test: lint controller-gen helm helm4 envtest-assets ts-client conformance ## Run
 	@# After the rest, not beside it: on two cores the runs would slow each other, and
 	@# the control-plane suites' waits are sized for a few runs at a time.
 	$(MAKE) --no-print-directory test-repeat
+	$(MAKE) --no-print-directory test-cluster
 
-# test-packages runs every package but the MCP server's suite (the shards run it) and
-# REPEAT_PACKAGES (test-repeat runs them).
+# test-packages runs every package but the MCP server's suite (the shards run it),
+# REPEAT_PACKAGES (test-repeat runs them) and CLUSTER_PACKAGES (test-cluster).
 .PHONY: test-packages
 test-packages:
-	$(TEST_ENV) go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -x -E "$$(go list -m)/(internal/mcpserver|$(shell echo $(REPEAT_PACKAGES) | tr ' ' '|'))")
+	$(TEST_ENV) go test $(GO_TEST_FLAGS) $$(go list ./... | grep -v -x -E "$$(go list -m)/(internal/mcpserver|$(shell echo $(REPEAT_PACKAGES) $(CLUSTER_PACKAGES) | tr ' ' '|'))")
+
+# HOST_PLATFORM: the platform of the image a one-node cluster here runs.
+HOST_PLATFORM = linux/$(shell go env GOARCH)
+
+.PHONY: test-cluster
+test-cluster: helm helm4 envtest-assets node-assets ## Install the chart as a user does on a one-node cluster (root; in make test): Helm 4 and Helm 3, the image in pods, the Service, leader failover, a rolling upgrade under calls, drain and the PDB, uninstall and reinstall.
+	$(MAKE) --no-print-directory image IMAGE_PLATFORMS=$(HOST_PLATFORM)
+	$(TEST_ENV) NODE_ASSETS="$(NODE_ASSETS)" SANDBAR_IMAGE="$(IMAGE_DIR)/sandbar-$(subst /,-,$(HOST_PLATFORM)).tar" \
+		go test $(GO_TEST_FLAGS) -v $(addprefix ./,$(CLUSTER_PACKAGES))
 
 .PHONY: test-mcp
 test-mcp: envtest-assets ts-client ## Run the MCP server's control-plane suite (internal/mcpserver) as MCP_SHARDS (2) processes side by side.
@@ -230,6 +247,13 @@ dev: build envtest-assets ## Start a local control plane, install CRDs and sampl
 	go build -o $(LOCALBIN)/sandbar-dev ./hack/dev
 	$(LOCALBIN)/sandbar-dev --assets "$(ENVTEST_ASSETS)" --manager "$(LOCALBIN)/manager"
 
+.PHONY: cluster
+cluster: envtest-assets node-assets ## Start a one-node cluster (root): the control plane, a kubelet with containerd, CNI and kube-proxy, the manager image loaded; in the foreground, Ctrl-C stops it.
+	$(MAKE) --no-print-directory image IMAGE_PLATFORMS=$(HOST_PLATFORM)
+	go build -o $(LOCALBIN)/sandbar-cluster ./hack/cluster
+	$(LOCALBIN)/sandbar-cluster --dir $(LOCALBIN)/cluster --control-plane "$(ENVTEST_ASSETS)" --node "$(NODE_ASSETS)" \
+		--pause "$(NODE_ASSETS)/pause" --image "$(IMAGE_DIR)/sandbar-$(subst /,-,$(HOST_PLATFORM)).tar"
+
 ##@ Build
 
 .PHONY: build
@@ -321,6 +345,11 @@ $(HELM4):
 	@mkdir -p $(LOCALBIN)
 	GOBIN=$(LOCALBIN)/.tmp-helm4 go install helm.sh/helm/v4/cmd/helm@$(HELM4_VERSION)
 	mv $(LOCALBIN)/.tmp-helm4/helm $(HELM4) && rm -rf $(LOCALBIN)/.tmp-helm4
+
+.PHONY: node-assets
+node-assets: ## Build the node's binaries (kubelet, kube-proxy, kube-controller-manager, kube-scheduler) from the Go module proxy and fetch containerd, runc and the CNI plugins from Debian, into bin/node (cached).
+	hack/node-binaries.sh $(NODE_ASSETS)
+	CGO_ENABLED=0 go build $(GO_BUILD_FLAGS) -o $(NODE_ASSETS)/pause ./hack/cluster/pause
 
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl from the Go module proxy into bin/k8s (cached).

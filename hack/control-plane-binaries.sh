@@ -7,6 +7,8 @@
 # Usage: hack/control-plane-binaries.sh <dest-dir>
 # Prints nothing when the binaries for the pinned versions are already there.
 set -euo pipefail
+# shellcheck source=hack/k8s-module.sh
+source "$(dirname "$0")/k8s-module.sh"
 
 KUBERNETES_VERSION="${KUBERNETES_VERSION:-v1.37.2}"
 ETCD_VERSION="${ETCD_VERSION:-v3.6.4}"
@@ -38,37 +40,6 @@ mkdir -p "$work/etcd"
   go build -trimpath -ldflags "-s -w" -o "$dest/etcd" go.etcd.io/etcd/server/v3
 )
 
-# kubernetes' own go.mod replaces every k8s.io/<staging> module with ./staging/...;
-# a wrapper module replaces each with its published v0.Y.Z release instead.
-staging_version="v0.${KUBERNETES_VERSION#v1.}"
-echo ">> building kube-apiserver and kubectl ${KUBERNETES_VERSION} (staging ${staging_version})" >&2
-k8s_gomod="$(go mod download -json "k8s.io/kubernetes@${KUBERNETES_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
-{
-  echo "module sandbar.dev/controlplane"
-  echo
-  echo "go 1.24"
-  echo
-  echo "require k8s.io/kubernetes ${KUBERNETES_VERSION}"
-  echo
-  grep -E '^\s*k8s\.io/[a-z0-9-]+ => \./staging/' "$k8s_gomod" \
-    | awk -v v="$staging_version" '{print "replace " $1 " => " $1 " " v}'
-} > "$work/go.mod"
-cat > "$work/tools.go" <<'GO'
-//go:build tools
-
-package controlplane
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
-(
-  cd "$work"
-  go get "k8s.io/kubernetes@${KUBERNETES_VERSION}" >/dev/null
-  ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBERNETES_VERSION} -X k8s.io/client-go/pkg/version.gitVersion=${KUBERNETES_VERSION}"
-  go build -trimpath -ldflags "$ldflags" -o "$dest/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-  go build -trimpath -ldflags "$ldflags" -o "$dest/kubectl" k8s.io/kubernetes/cmd/kubectl
-)
+k8s_build "$work/k8s" "$dest" kube-apiserver kubectl
 echo "$want" > "$stamp"
 echo ">> control plane binaries in $dest" >&2

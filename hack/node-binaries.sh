@@ -2,7 +2,7 @@
 # Builds and fetches what a one-node cluster needs beyond the control plane of
 # hack/control-plane-binaries.sh (etcd, kube-apiserver, kubectl), into one folder:
 #   - kubelet, kube-proxy, kube-controller-manager and kube-scheduler, built from
-#     k8s.io/kubernetes on the Go module proxy (CGO_ENABLED=0, the same wrapper module);
+#     k8s.io/kubernetes on the Go module proxy (hack/k8s-module.sh, as the control plane);
 #   - containerd, its runc shim, ctr, runc, the CNI plugins and iptables (for
 #     kube-proxy) with the libraries it needs beyond a base system, from Debian's
 #     packages, downloaded with apt-get download (no root install) and unpacked with
@@ -13,6 +13,8 @@
 #
 # Usage: hack/node-binaries.sh <dest-dir>
 set -euo pipefail
+# shellcheck source=hack/k8s-module.sh
+source "$(dirname "$0")/k8s-module.sh"
 
 KUBERNETES_VERSION="${KUBERNETES_VERSION:-v1.37.2}"
 # Debian bookworm's versions: apt-get download fetches exactly these.
@@ -73,31 +75,6 @@ for t in iptables ip6tables; do
   done
 done
 
-staging_version="v0.${KUBERNETES_VERSION#v1.}"
-echo ">> building ${bins[*]} ${KUBERNETES_VERSION} (staging ${staging_version})" >&2
-k8s_gomod="$(go mod download -json "k8s.io/kubernetes@${KUBERNETES_VERSION}" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')"
-{
-  echo "module sandbar.dev/node"
-  echo
-  echo "go 1.24"
-  echo
-  echo "require k8s.io/kubernetes ${KUBERNETES_VERSION}"
-  echo
-  grep -E '^\s*k8s\.io/[a-z0-9-]+ => \./staging/' "$k8s_gomod" \
-    | awk -v v="$staging_version" '{print "replace " $1 " => " $1 " " v}'
-} > "$work/go.mod"
-{
-  printf '//go:build tools\n\npackage node\n\nimport (\n'
-  for b in "${bins[@]}"; do printf '\t_ "k8s.io/kubernetes/cmd/%s"\n' "$b"; done
-  printf ')\n'
-} > "$work/tools.go"
-(
-  cd "$work"
-  go get "k8s.io/kubernetes@${KUBERNETES_VERSION}" >/dev/null
-  ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBERNETES_VERSION} -X k8s.io/client-go/pkg/version.gitVersion=${KUBERNETES_VERSION}"
-  for b in "${bins[@]}"; do
-    go build -trimpath -ldflags "$ldflags" -o "$dest/$b" "k8s.io/kubernetes/cmd/$b"
-  done
-)
+k8s_build "$work/k8s" "$dest" "${bins[@]}"
 echo "$want" > "$stamp"
 echo ">> node binaries in $dest" >&2

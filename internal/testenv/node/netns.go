@@ -25,6 +25,7 @@ import (
 	"os"
 	"runtime"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -115,7 +116,9 @@ func (f *forwarder) serve() {
 
 func (f *forwarder) join(c net.Conn) {
 	defer c.Close()
-	up, err := dialIn(context.Background(), f.pid, "tcp", f.to)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	up, err := dialIn(ctx, f.pid, "tcp", f.to)
+	cancel()
 	if err != nil {
 		return
 	}

@@ -343,10 +343,9 @@ func (c *Cluster) certificates() error {
 		if err := c.kubeconfig(c.path(u.file+".kubeconfig"), "https://127.0.0.1:6443", p); err != nil {
 			return err
 		}
-		if u.file == "admin" {
-			c.Kubeconfig = c.path("kubeconfig") // written once the API server's port is forwarded
-		}
 	}
+	// The admin's, for this machine: written once the API server's port is forwarded.
+	c.Kubeconfig = c.path("kubeconfig")
 	return nil
 }
 

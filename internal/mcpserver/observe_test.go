@@ -179,13 +179,17 @@ func taskMessages(got chan *logMessage, seen map[string]*logMessage) {
 // at the level it set with logging/setLevel: a session at "error" does not get the
 // info message of a completed task; no session gets another's.
 //
+// Each session keeps its level: a message is sent after the change it tells of, from
+// a goroutine of its own, and the level that counts is the one at sending.
+//
 //nolint:staticcheck // logging is deprecated in 2026-07-28 only
 func TestTaskStateChangesAreLoggedToTheSessionThatStartedThem(t *testing.T) {
 	g := NewWithT(t)
 	url := mcpURL
 	a, fromA := loggingClient(t, url, "info")
 	b, fromB := loggingClient(t, url, "error")
-	seenA, seenB := map[string]*logMessage{}, map[string]*logMessage{}
+	c, fromC := loggingClient(t, url, "info")
+	seenA, seenB, seenC := map[string]*logMessage{}, map[string]*logMessage{}, map[string]*logMessage{}
 
 	validate := func(cs *mcp.ClientSession) string {
 		res := callTool(t, cs, "sandbar_validation_start", map[string]any{"class": "zorp/SpaceBoot"})
@@ -197,30 +201,32 @@ func TestTaskStateChangesAreLoggedToTheSessionThatStartedThem(t *testing.T) {
 			return text(callTool(t, cs, "sandbar_tasks_get", map[string]any{"taskId": id}))
 		}).WithTimeout(timeout).WithPolling(poll).Should(ContainSubstring(`"status": "completed"`))
 	}
+	told := func(from chan *logMessage, seen map[string]*logMessage, id string) {
+		g.Eventually(func() map[string]*logMessage {
+			taskMessages(from, seen)
+			return seen
+		}).WithTimeout(timeout).WithPolling(poll).Should(HaveKey(id))
+	}
 
 	quiet := validate(b)
 	completed(b, quiet)
-	g.Expect(b.SetLoggingLevel(context.Background(), &mcp.SetLoggingLevelParams{Level: "info"})).To(Succeed())
 
 	first := validate(a)
-	g.Eventually(func() map[string]*logMessage {
-		taskMessages(fromA, seenA)
-		return seenA
-	}).WithTimeout(timeout).WithPolling(poll).Should(HaveKey(first))
+	told(fromA, seenA, first)
 	msg := seenA[first]
 	g.Expect(msg.Level).To(Equal(mcp.LoggingLevel("info")))
 	g.Expect(msg.Data).To(HaveKeyWithValue("status", "completed"))
 	g.Expect(msg.Data).To(HaveKeyWithValue("previousStatus", "working"))
 
-	second := validate(b)
-	g.Eventually(func() map[string]*logMessage {
-		taskMessages(fromB, seenB)
-		return seenB
-	}).WithTimeout(timeout).WithPolling(poll).Should(HaveKey(second))
-	g.Expect(seenB).NotTo(HaveKey(quiet), "the session at level error was not sent the info message")
-	g.Expect(seenB).NotTo(HaveKey(first), "a session is not told of another's task")
+	second := validate(c)
+	told(fromC, seenC, second)
+	g.Expect(seenC).NotTo(HaveKey(first), "a session is not told of another's task")
+	g.Expect(seenC).NotTo(HaveKey(quiet), "a session is not told of another's task")
 	taskMessages(fromA, seenA)
 	g.Expect(seenA).NotTo(HaveKey(second), "a session is not told of another's task")
+	g.Expect(seenA).NotTo(HaveKey(quiet), "a session is not told of another's task")
+	taskMessages(fromB, seenB)
+	g.Expect(seenB).To(BeEmpty(), "the session at level error was not sent the info message of its task")
 }
 
 // A call that waits on a task (sandbar_tasks_result with waitSeconds) sends

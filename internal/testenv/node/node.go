@@ -137,6 +137,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
+	killOrphans()
 	c = &Cluster{cfg: cfg}
 	defer func() {
 		if err != nil {
@@ -706,12 +707,36 @@ func (c *Cluster) removeContainers(containerd *process) {
 // killShims kills what containerd left running: its shims (each names containerd's
 // socket on its command line) and their children.
 func (c *Cluster) killShims() {
+	killShims(func(address string, _ map[string]bool) bool { return address == c.socket() })
+}
+
+// killOrphans kills the shims and containers of clusters whose containerd is gone
+// without Stop (a test binary killed from outside takes the components with it, by
+// their parent-death signal, but not the shims containerd started on their own).
+// A shim is one of ours when the folder of its socket holds a containerd
+// configuration naming PauseImage; it is an orphan when no containerd runs with it.
+func killOrphans() {
+	killShims(func(address string, live map[string]bool) bool {
+		dir := filepath.Dir(address)
+		if live[dir] {
+			return false
+		}
+		conf, err := os.ReadFile(filepath.Join(dir, "config.toml"))
+		return err == nil && bytes.Contains(conf, []byte(PauseImage))
+	})
+}
+
+// killShims kills the containerd shims whose socket address kill picks, and their
+// children (the containers' first processes). live holds the folders of the
+// configurations running containerds were started with.
+func killShims(kill func(address string, live map[string]bool) bool) {
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
 		return
 	}
 	parent := map[int]int{}
-	var shims []int
+	shims := map[int]string{} // pid: socket address
+	live := map[string]bool{}
 	for _, e := range procs {
 		pid, err := strconv.Atoi(e.Name())
 		if err != nil {
@@ -727,19 +752,29 @@ func (c *Cluster) killShims() {
 			}
 		}
 		cmdline, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if bytes.Contains(cmdline, []byte("containerd-shim")) && bytes.Contains(cmdline, []byte(c.socket())) {
-			shims = append(shims, pid)
-		}
-	}
-	for pid, ppid := range parent {
-		for _, s := range shims {
-			if ppid == s {
-				_ = syscall.Kill(pid, syscall.SIGKILL)
+		args := strings.Split(strings.TrimRight(string(cmdline), "\x00"), "\x00")
+		for i := 0; i+1 < len(args); i++ {
+			switch {
+			case args[i] == "-address" && strings.Contains(filepath.Base(args[0]), "containerd-shim"):
+				shims[pid] = args[i+1]
+			case args[i] == "--config" && filepath.Base(args[0]) == "containerd":
+				live[filepath.Dir(args[i+1])] = true
 			}
 		}
 	}
-	for _, s := range shims {
-		_ = syscall.Kill(s, syscall.SIGKILL)
+	doomed := map[int]bool{}
+	for pid, address := range shims {
+		if kill(address, live) {
+			doomed[pid] = true
+		}
+	}
+	for pid, ppid := range parent {
+		if doomed[ppid] {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	for pid := range doomed {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
 	}
 }
 

@@ -121,7 +121,7 @@ HOST_PLATFORM = linux/$(shell go env GOARCH)
 
 .PHONY: test-cluster
 test-cluster: helm helm4 envtest-assets node-assets ## Install the chart as a user does on a one-node cluster (root; in make test): Helm 4 and Helm 3, the image in pods, the Service, leader failover, a rolling upgrade under calls, drain and the PDB, uninstall and reinstall.
-	$(MAKE) --no-print-directory image IMAGE_PLATFORMS=$(HOST_PLATFORM)
+	$(MAKE) --no-print-directory image-layout IMAGE_PLATFORMS=$(HOST_PLATFORM)
 	$(TEST_ENV) NODE_ASSETS="$(NODE_ASSETS)" SANDBAR_IMAGE="$(IMAGE_DIR)/sandbar-$(subst /,-,$(HOST_PLATFORM)).tar" \
 		go test $(GO_TEST_FLAGS) -v $(addprefix ./,$(CLUSTER_PACKAGES))
 
@@ -249,7 +249,7 @@ dev: build envtest-assets ## Start a local control plane, install CRDs and sampl
 
 .PHONY: cluster
 cluster: envtest-assets node-assets ## Start a one-node cluster (root): the control plane, a kubelet with containerd, CNI and kube-proxy, the manager image loaded; in the foreground, Ctrl-C stops it.
-	$(MAKE) --no-print-directory image IMAGE_PLATFORMS=$(HOST_PLATFORM)
+	$(MAKE) --no-print-directory image-layout IMAGE_PLATFORMS=$(HOST_PLATFORM)
 	go build -o $(LOCALBIN)/sandbar-cluster ./hack/cluster
 	$(LOCALBIN)/sandbar-cluster --dir $(LOCALBIN)/cluster --control-plane "$(ENVTEST_ASSETS)" --node "$(NODE_ASSETS)" \
 		--pause "$(NODE_ASSETS)/pause" --image "$(IMAGE_DIR)/sandbar-$(subst /,-,$(HOST_PLATFORM)).tar"
@@ -261,18 +261,22 @@ build: ## Build the manager binary into bin/manager.
 	CGO_ENABLED=0 go build $(GO_BUILD_FLAGS) -o $(LOCALBIN)/manager ./cmd
 
 .PHONY: image
-image: cyclonedx-gomod ## Build the manager image $(IMG) without a container engine or registry, reproducibly, into bin/image: oci/ (an OCI layout of IMAGE_PLATFORMS), sandbar-linux-<arch>.tar (the host's platform, for podman load, ctr images import, kind load image-archive) and sbom.cdx.json.
+image: cyclonedx-gomod image-layout ## Build the manager image $(IMG) without a container engine or registry, reproducibly, into bin/image: oci/ (an OCI layout of IMAGE_PLATFORMS), sandbar-linux-<arch>.tar (the host's platform, for podman load, ctr images import, kind load image-archive) and sbom.cdx.json.
+	@# The SBOM of the binary the image holds (its first platform's; the others link the
+	@# same modules): every module linked into it, with the go.sum hashes Go recorded.
+	$(CYCLONEDX_GOMOD) bin -json -noserial -notimestamp -version $(VERSION) -output $(IMAGE_DIR)/sbom.cdx.json \
+		$(IMAGE_DIR)/manager-$(subst /,-,$(firstword $(IMAGE_PLATFORMS)))
+	@echo "wrote $(IMAGE_DIR)/sbom.cdx.json"
+
+# image-layout is make image without the SBOM: what make test-cluster and make cluster load.
+.PHONY: image-layout
+image-layout:
 	@rm -rf $(IMAGE_DIR) && mkdir -p $(IMAGE_DIR)
 	for p in $(IMAGE_PLATFORMS); do \
 		CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build $(GO_BUILD_FLAGS) -o $(IMAGE_DIR)/manager-$${p%/*}-$${p#*/} ./cmd; \
 	done
 	go run ./hack/image -out $(IMAGE_DIR) -tag $(IMG) -version $(VERSION) -revision "$(REVISION)" -epoch $(SOURCE_DATE_EPOCH) \
 		$(foreach p,$(IMAGE_PLATFORMS),-binary $(p)=$(IMAGE_DIR)/manager-$(subst /,-,$(p))) -archive-platform linux/$$(go env GOARCH)
-	@# The SBOM of the binary the image holds (its first platform's; the others link the
-	@# same modules): every module linked into it, with the go.sum hashes Go recorded.
-	$(CYCLONEDX_GOMOD) bin -json -noserial -notimestamp -version $(VERSION) -output $(IMAGE_DIR)/sbom.cdx.json \
-		$(IMAGE_DIR)/manager-$(subst /,-,$(firstword $(IMAGE_PLATFORMS)))
-	@echo "wrote $(IMAGE_DIR)/sbom.cdx.json"
 
 .PHONY: docker-build
 docker-build: ## Build the manager image $(IMG) with a Docker engine from the Dockerfile (the content of `make image`).

@@ -34,8 +34,10 @@ k8s_build() {
     cd "$work" || exit 1
     go get "k8s.io/kubernetes@${KUBERNETES_VERSION}" >/dev/null
     local ldflags="-s -w -X k8s.io/component-base/version.gitVersion=${KUBERNETES_VERSION} -X k8s.io/client-go/pkg/version.gitVersion=${KUBERNETES_VERSION}"
-    for c in "$@"; do
-      go build -trimpath -ldflags "$ldflags" -o "$dest/$c" "k8s.io/kubernetes/cmd/$c"
-    done
+    # One go build for every command: the packages they share are built once, and
+    # the links run side by side.
+    local pkgs=()
+    for c in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+    go build -trimpath -ldflags "$ldflags" -o "$dest/" "${pkgs[@]}"
   )
 }

@@ -137,7 +137,7 @@ func Start(ctx context.Context, cfg Config) (c *Cluster, err error) {
 	if cfg.Log == nil {
 		cfg.Log = io.Discard
 	}
-	killOrphans()
+	killOrphans(cfg.Node)
 	c = &Cluster{cfg: cfg}
 	defer func() {
 		if err != nil {
@@ -707,35 +707,30 @@ func (c *Cluster) removeContainers(containerd *process) {
 // killShims kills what containerd left running: its shims (each names containerd's
 // socket on its command line) and their children.
 func (c *Cluster) killShims() {
-	killShims(func(address string, _ map[string]bool) bool { return address == c.socket() })
+	killShims(func(_, address string, _ map[string]bool) bool { return address == c.socket() })
 }
 
 // killOrphans kills the shims and containers of clusters whose containerd is gone
 // without Stop (a test binary killed from outside takes the components with it, by
-// their parent-death signal, but not the shims containerd started on their own).
-// A shim is one of ours when the folder of its socket holds a containerd
-// configuration naming PauseImage; it is an orphan when no containerd runs with it.
-func killOrphans() {
-	killShims(func(address string, live map[string]bool) bool {
-		dir := filepath.Dir(address)
-		if live[dir] {
-			return false
-		}
-		conf, err := os.ReadFile(filepath.Join(dir, "config.toml"))
-		return err == nil && bytes.Contains(conf, []byte(PauseImage))
+// their parent-death signal, but not the shims containerd started on their own): the
+// shims run from this Node folder whose containerd no longer runs.
+func killOrphans(node string) {
+	shim := filepath.Join(node, "deb", "usr", "bin", "containerd-shim-runc-v2")
+	killShims(func(binary, address string, live map[string]bool) bool {
+		return binary == shim && !live[filepath.Dir(address)]
 	})
 }
 
-// killShims kills the containerd shims whose socket address kill picks, and their
-// children (the containers' first processes). live holds the folders of the
-// configurations running containerds were started with.
-func killShims(kill func(address string, live map[string]bool) bool) {
+// killShims kills the containerd shims that kill picks by their binary and socket
+// address, and their children (the containers' first processes). live holds the
+// folders of the configurations running containerds were started with.
+func killShims(kill func(binary, address string, live map[string]bool) bool) {
 	procs, err := os.ReadDir("/proc")
 	if err != nil {
 		return
 	}
 	parent := map[int]int{}
-	shims := map[int]string{} // pid: socket address
+	shims := map[int][2]string{} // pid: binary, socket address
 	live := map[string]bool{}
 	for _, e := range procs {
 		pid, err := strconv.Atoi(e.Name())
@@ -756,15 +751,15 @@ func killShims(kill func(address string, live map[string]bool) bool) {
 		for i := 0; i+1 < len(args); i++ {
 			switch {
 			case args[i] == "-address" && strings.Contains(filepath.Base(args[0]), "containerd-shim"):
-				shims[pid] = args[i+1]
+				shims[pid] = [2]string{args[0], args[i+1]}
 			case args[i] == "--config" && filepath.Base(args[0]) == "containerd":
 				live[filepath.Dir(args[i+1])] = true
 			}
 		}
 	}
 	doomed := map[int]bool{}
-	for pid, address := range shims {
-		if kill(address, live) {
+	for pid, shim := range shims {
+		if kill(shim[0], shim[1], live) {
 			doomed[pid] = true
 		}
 	}

@@ -673,16 +673,12 @@ func (c *Cluster) Stop() error {
 	}
 	stop("containerd", "kube-apiserver")
 	stop("etcd")
-	var errs []error
 	if c.anchor != nil && c.anchor.Process != nil {
 		c.killShims()
 		_ = c.anchor.Process.Kill()
 		_ = c.anchor.Wait()
 	}
-	if err := os.RemoveAll(c.cfg.Dir); err != nil {
-		errs = append(errs, err)
-	}
-	return errors.Join(errs...)
+	return os.RemoveAll(c.cfg.Dir)
 }
 
 // removeContainers kills and deletes every task containerd runs, while it still runs.

@@ -104,11 +104,22 @@ TEST_ENV = CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" HELM4="$(HELM4)" KU
 
 .PHONY: test
 test: lint controller-gen helm helm4 envtest-assets ts-client conformance ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with Helm 3 and 4, conformance; then REPEAT_PACKAGES twice.
+	$(MAKE) --no-print-directory test-compile
 	$(MAKE) --no-print-directory -j $$(( $(MCP_SHARDS) + 1 )) --output-sync=target test-packages $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS)))
 	@# After the rest, not beside it: on two cores the runs would slow each other, and
 	@# the control-plane suites' waits are sized for a few runs at a time.
 	$(MAKE) --no-print-directory test-repeat
 	$(MAKE) --no-print-directory test-cluster
+
+# test-compile compiles every package and its tests with the race detector, and the
+# manager as the suites build it (CGO_ENABLED=0, -trimpath), once, so that the runs
+# side by side that follow find them in the build cache. On an empty cache each would
+# otherwise compile the same packages at the same time, and the suites' waits would
+# run out while the compilers held both cores.
+.PHONY: test-compile
+test-compile:
+	go list -race -test -export -deps ./... > /dev/null
+	CGO_ENABLED=0 go list -trimpath -export -deps ./cmd > /dev/null
 
 # test-packages runs every package but the MCP server's suite (the shards run it),
 # REPEAT_PACKAGES (test-repeat runs them) and CLUSTER_PACKAGES (test-cluster).

@@ -340,42 +340,67 @@ func (o *Authenticator) verify(ctx context.Context, raw string) (*catalog.Accoun
 	if err := tok.Claims(&claims); err != nil {
 		return nil, time.Time{}, &tokenFailure{reason: err.Error(), status: http.StatusUnauthorized, presented: true}
 	}
-	name, _ := claims[o.cfg.UsernameClaim].(string)
+	granted := append(words(claims["scope"]), words(claims["scp"])...)
+	for _, sc := range o.cfg.Scopes {
+		if !slices.Contains(granted, sc) {
+			return nil, time.Time{}, &tokenFailure{reason: "the token lacks the scope " + strconv.Quote(sc), status: http.StatusForbidden, presented: true}
+		}
+	}
+	user, groups, err := o.cfg.Mapping().Map(claims)
+	if err != nil {
+		return nil, time.Time{}, &tokenFailure{reason: "the token " + err.Error(), status: http.StatusUnauthorized, presented: true}
+	}
+	return o.account(user, groups), tok.Expiry, nil
+}
+
+// Mapping is how the claims of a person's identity become a Kubernetes user and
+// groups: the claims that hold them and the prefixes put before them. The OAuth
+// route maps the claims of an issuer's access tokens with it, and an
+// authorization server the identities its upstream provider vouches for, so RBAC
+// decides a person's reach the same way on both.
+type Mapping struct {
+	UsernameClaim, UsernamePrefix, GroupsClaim, GroupsPrefix string
+}
+
+// Mapping is the configuration's mapping (with its defaults).
+func (c Config) Mapping() Mapping {
+	c = c.WithDefaults()
+	return Mapping{UsernameClaim: c.UsernameClaim, UsernamePrefix: c.UsernamePrefix, GroupsClaim: c.GroupsClaim, GroupsPrefix: c.GroupsPrefix}
+}
+
+// Map is the Kubernetes user and groups of an identity's claims. The error says
+// what about the claims was refused, as the end of a sentence whose subject is
+// where they came from ("the token has no string claim ...").
+func (m Mapping) Map(claims map[string]any) (user string, groups []string, err error) {
+	name, _ := claims[m.UsernameClaim].(string)
 	if name == "" {
-		return nil, time.Time{}, &tokenFailure{reason: "the token has no string claim " + strconv.Quote(o.cfg.UsernameClaim), status: http.StatusUnauthorized, presented: true}
+		return "", nil, errors.New("has no string claim " + strconv.Quote(m.UsernameClaim))
 	}
 	// An address is a user name only once the issuer has verified it: anyone may
 	// put another person's address on an account at many issuers. kube-apiserver
-	// refuses an email_verified that is not true; a token without the claim is
-	// refused here too, since nothing then says the address is its holder's.
-	if o.cfg.UsernameClaim == "email" {
+	// refuses an email_verified that is not true; an identity without the claim
+	// is refused here too, since nothing then says the address is its holder's.
+	if m.UsernameClaim == "email" {
 		if verified, _ := claims["email_verified"].(bool); !verified {
-			return nil, time.Time{}, &tokenFailure{reason: "the token's email is not verified (email_verified is not true)", status: http.StatusUnauthorized, presented: true}
+			return "", nil, errors.New("has an email that is not verified (email_verified is not true)")
 		}
 	}
-	granted := append(words(claims["scope"]), words(claims["scp"])...)
-	for _, s := range o.cfg.Scopes {
-		if !slices.Contains(granted, s) {
-			return nil, time.Time{}, &tokenFailure{reason: "the token lacks the scope " + strconv.Quote(s), status: http.StatusForbidden, presented: true}
-		}
-	}
-	user := prefixed(o.cfg.UsernamePrefix, name)
-	var groups []string
-	for _, g := range strings1(claims[o.cfg.GroupsClaim]) {
+	user = prefixed(m.UsernamePrefix, name)
+	for _, g := range strings1(claims[m.GroupsClaim]) {
 		if g != "" {
-			groups = append(groups, prefixed(o.cfg.GroupsPrefix, g))
+			groups = append(groups, prefixed(m.GroupsPrefix, g))
 		}
 	}
 	slices.Sort(groups)
 	groups = slices.Compact(groups)
-	// Kubernetes gives system: names to its own identities; none is taken from a token.
+	// Kubernetes gives system: names to its own identities; none is taken from a person.
 	if strings.HasPrefix(user, "system:") || slices.ContainsFunc(groups, func(g string) bool { return strings.HasPrefix(g, "system:") }) {
-		return nil, time.Time{}, &tokenFailure{reason: "the token maps to a system: user or group", status: http.StatusUnauthorized, presented: true}
+		return "", nil, errors.New("maps to a system: user or group")
 	}
 	if len(groups) > maxGroups {
-		return nil, time.Time{}, &tokenFailure{reason: fmt.Sprintf("the token has %d groups, more than %d", len(groups), maxGroups), status: http.StatusUnauthorized, presented: true}
+		return "", nil, fmt.Errorf("has %d groups, more than %d", len(groups), maxGroups)
 	}
-	return o.account(user, groups), tok.Expiry, nil
+	return user, groups, nil
 }
 
 // maxGroups bounds the groups of one token (each is sent with every request to the

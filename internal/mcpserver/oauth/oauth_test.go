@@ -103,3 +103,44 @@ func TestOAuthUsersComeWithTheHostedConnectorsToolLimit(t *testing.T) {
 		t.Errorf("with vscode declared, the limit is %d (%s), want 128 (vscode)", limit, client)
 	}
 }
+
+// The mapping of a person's claims is the one RBAC decides on: a user and groups
+// with the configured prefixes, never a system: name, an address only once
+// verified.
+func TestClaimsMapToAKubernetesUserAndGroups(t *testing.T) {
+	prefixed := Config{}.Mapping()
+	bare := Mapping{UsernameClaim: "email", UsernamePrefix: NoPrefix, GroupsClaim: "groups", GroupsPrefix: NoPrefix}
+	many := make([]any, maxGroups+1)
+	for i := range many {
+		many[i] = "g" + strings.Repeat("x", i)
+	}
+	for _, tc := range []struct {
+		name   string
+		m      Mapping
+		claims map[string]any
+		user   string
+		groups string
+		err    string
+	}{
+		{"sub and groups", prefixed, map[string]any{"sub": "alice", "groups": []any{"dev", "ops", "dev", ""}}, "oidc:alice", "oidc:dev oidc:ops", ""},
+		{"one group as a string", prefixed, map[string]any{"sub": "alice", "groups": "dev"}, "oidc:alice", "oidc:dev", ""},
+		{"an upstream group named system:masters, prefixed", prefixed, map[string]any{"sub": "mallory", "groups": []any{"system:masters"}}, "oidc:mallory", "oidc:system:masters", ""},
+		{"an upstream group named system:masters, unprefixed", bare, map[string]any{"email": "m@example.com", "email_verified": true, "groups": []any{"system:masters"}}, "", "", "maps to a system: user or group"},
+		{"a system: user, unprefixed", bare, map[string]any{"email": "system:admin", "email_verified": true}, "", "", "maps to a system: user or group"},
+		{"an unverified address", bare, map[string]any{"email": "alice@example.com", "email_verified": false}, "", "", "not verified"},
+		{"an address without email_verified", bare, map[string]any{"email": "alice@example.com"}, "", "", "not verified"},
+		{"a verified address", bare, map[string]any{"email": "alice@example.com", "email_verified": true}, "alice@example.com", "", ""},
+		{"no user claim", prefixed, map[string]any{"groups": []any{"dev"}}, "", "", `no string claim "sub"`},
+		{"too many groups", prefixed, map[string]any{"sub": "alice", "groups": many}, "", "", "more than 200"},
+	} {
+		user, groups, err := tc.m.Map(tc.claims)
+		switch {
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want %q", tc.name, err, tc.err)
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case user != tc.user || strings.Join(groups, " ") != tc.groups:
+			t.Errorf("%s: %q %q, want %q %q", tc.name, user, groups, tc.user, tc.groups)
+		}
+	}
+}

@@ -168,9 +168,9 @@ DOCS_TESTS = TestFlagsReference|TestMetamodelReference|TestToolsReference|TestCh
 docs-check: ## Check the docs without a cluster: the generated references match their sources (go test ./cmd -run <Test> -update rewrites one), and every command in README.md and docs/ names real make targets, packages and tests, flags, chart values, resources and paths.
 	go test -count=1 -run '^($(DOCS_TESTS))' ./cmd
 
-.PHONY: lint
 # go vet and golangci-lint check the race build (-race): the packages they compile are
 # those make test's runs use, so an empty build cache compiles them once, not twice.
+.PHONY: lint
 lint: golangci-lint actionlint ## gofmt, go vet, golangci-lint (.golangci.yml), actionlint on the workflows, and a check that go mod tidy changes nothing.
 	@test -z "$$(gofmt -l api cmd controllers internal hack)" || { echo "gofmt needed:"; gofmt -l api cmd controllers internal hack; exit 1; }
 	go vet -race ./...

@@ -33,7 +33,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"code.dny.dev/ssrf"
@@ -152,8 +151,7 @@ type ClientDocuments struct {
 	slots   chan struct{}
 	group   singleflight.Group
 	now     func() time.Time
-
-	mu   sync.Mutex
+	// kept holds documents and failures until they expire (it locks itself).
 	kept *lru.Cache[string, keptDocument]
 }
 
@@ -281,9 +279,7 @@ func (d *ClientDocuments) Get(ctx context.Context, clientID string) (*ClientDocu
 		}
 		k := d.fetch(context.WithoutCancel(ctx), clientID)
 		if k.err == nil || !k.err.Retry {
-			d.mu.Lock()
 			d.kept.Add(clientID, k)
-			d.mu.Unlock()
 		}
 		return k, nil
 	})
@@ -303,8 +299,6 @@ func (k keptDocument) result() (*ClientDocument, error) {
 }
 
 func (d *ClientDocuments) lookup(clientID string) (keptDocument, bool) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	k, ok := d.kept.Get(clientID)
 	if !ok || !d.now().Before(k.expires) {
 		return keptDocument{}, false

@@ -226,12 +226,6 @@ func NewClientDocuments(cfg DocumentsConfig) (*ClientDocuments, error) {
 
 var errRedirect = errors.New("redirect")
 
-// IsClientIDURL is true when a client id is meant as the URL of its metadata
-// document (it starts with https://); CheckClientIDURL says whether it is a good one.
-func IsClientIDURL(clientID string) bool {
-	return strings.HasPrefix(clientID, "https://")
-}
-
 // CheckClientIDURL checks the shape of a client id that is a URL: https, a host,
 // a path other than "/" without dot segments, no user info and no fragment.
 func CheckClientIDURL(clientID string) error {

@@ -14,9 +14,9 @@ See the License for the specific language governing permissions and
 limitations under the License.
 */
 
-// Package authserver holds the parts of the OAuth authorization server the
-// manager can serve to hosted MCP clients, which name themselves by the URL of a
-// client ID metadata document (CIMD) rather than by a registration.
+// Package authserver holds parts of an OAuth authorization server for hosted MCP
+// clients, which name themselves by the URL of a client ID metadata document
+// (CIMD) rather than by a registration. The manager does not serve it yet.
 //
 // ClientDocuments fetches, checks and keeps those documents, within bounds no
 // client id can move: public addresses only unless an admin allows a range, no
@@ -24,4 +24,8 @@ limitations under the License.
 // requests. What it refuses it refuses with a reason a client's developer can
 // act on (DocumentError), which an authorization endpoint answers as
 // invalid_client.
+//
+// KeyRing and KeyStore are the keys its access tokens are signed with, kept in
+// one Secret that every replica reads and any may rotate. ServeConsent is the
+// page that asks a person before a client gets a token for them.
 package authserver

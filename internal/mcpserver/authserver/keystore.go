@@ -121,23 +121,6 @@ func (s *KeyStore) syncOnce(ctx context.Context) (KeyRing, error) {
 	return next, s.c.Update(ctx, &secret)
 }
 
-// Run syncs every interval until ctx ends (every replica runs it). A failed sync
-// keeps the ring read last; it is logged by the caller's onError.
-func (s *KeyStore) Run(ctx context.Context, interval time.Duration, onError func(error)) {
-	t := time.NewTicker(interval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if err := s.Sync(ctx); err != nil && onError != nil {
-				onError(err)
-			}
-		}
-	}
-}
-
 // Ring is the ring read last.
 func (s *KeyStore) Ring() KeyRing {
 	s.mu.Lock()

@@ -206,8 +206,9 @@ func loopbackURL(u *url.URL) bool {
 // expiry, algorithm, scopes) and makes the account of the token's user: one per
 // Kubernetes user, not stored anywhere, that acts as that user and its groups.
 type Authenticator struct {
-	cfg   Config
-	authn *keys.Authenticator
+	cfg     Config
+	mapping Mapping
+	authn   *keys.Authenticator
 
 	mu       sync.Mutex
 	verifier *oidc.IDTokenVerifier
@@ -227,7 +228,7 @@ func NewAuthenticator(cfg Config, authn *keys.Authenticator) (*Authenticator, er
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
-	return &Authenticator{cfg: cfg, authn: authn}, nil
+	return &Authenticator{cfg: cfg, mapping: cfg.Mapping(), authn: authn}, nil
 }
 
 // Config is the configuration with its defaults.
@@ -346,7 +347,7 @@ func (o *Authenticator) verify(ctx context.Context, raw string) (*catalog.Accoun
 			return nil, time.Time{}, &tokenFailure{reason: "the token lacks the scope " + strconv.Quote(sc), status: http.StatusForbidden, presented: true}
 		}
 	}
-	user, groups, err := o.cfg.Mapping().Map(claims)
+	user, groups, err := o.mapping.Map(claims)
 	if err != nil {
 		return nil, time.Time{}, &tokenFailure{reason: "the token " + err.Error(), status: http.StatusUnauthorized, presented: true}
 	}

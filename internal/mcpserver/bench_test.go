@@ -21,6 +21,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"slices"
@@ -638,4 +639,45 @@ func apiWrites(b *testing.B) float64 {
 		}
 	}
 	return total
+}
+
+// BenchmarkAccountCheck1000Classes is the check a ServiceAccount's status reports
+// (mcpserver.ClientCheck.Account, which plans every tool of a snapshot as a server
+// does on each snapshot) of snapshots of 1,000 classes that change nothing the tools
+// show, as a status or an account change does: the verbs' schemas, with their enums
+// of class, property and workflow names, are not built and encoded again.
+func BenchmarkAccountCheck1000Classes(b *testing.B) { accountCheck(b, false) }
+
+// BenchmarkAccountCheck1000ClassesBaseline checks snapshots that each have a class
+// more than the last: every enum of class names changes, and every schema that has
+// one is built and encoded.
+func BenchmarkAccountCheck1000ClassesBaseline(b *testing.B) { accountCheck(b, true) }
+
+func accountCheck(b *testing.B, grow bool) {
+	check, err := mcpserver.NewClientCheck(mcpserver.Options{ToolSurface: mcpserver.SurfaceBoth, NameStyle: mcpserver.StyleUnderscore})
+	if err != nil {
+		b.Fatal(err)
+	}
+	base := syntheticCatalog().Load()
+	var acct *catalog.Account
+	for _, a := range base.Accounts {
+		acct = a
+		break
+	}
+	extra := *base.Classes["bench.c0000"]
+	i := 0
+	for b.Loop() {
+		snap := *base
+		snap.Version = uint64(i)
+		if grow {
+			snap.Classes = maps.Clone(base.Classes)
+			c := extra
+			c.Name, c.Kind = fmt.Sprintf("bench.extra%d", i), fmt.Sprintf("Extra%d", i)
+			snap.Classes[c.Name] = &c
+		}
+		i++
+		if p := check.Account(&snap, acct); p.Reason == "" {
+			b.Fatal("no verdict")
+		}
+	}
 }

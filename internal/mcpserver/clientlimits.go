@@ -37,8 +37,9 @@ type entry struct {
 	def  *tool.Def
 	tool *mcp.Tool
 	info tool.Info
-	// fingerprint is the tool as JSON, when the planner keeps it (a class's own
-	// tool); else empty.
+	// fingerprint changes when the tool does: the tool as JSON, when the planner
+	// keeps it (a class's own tool), or the input schema's JSON (an operational
+	// verb's, when every account is served the same); else empty.
 	fingerprint string
 }
 
@@ -81,12 +82,19 @@ func newPlanner(opts Options, env *verbs.Env) (*planner, error) {
 
 func (p *planner) entry(d *tool.Def, snap *catalog.Snapshot) entry {
 	t := d.Tool(p.opts.NameStyle, snap)
+	// An operational verb whose schema is every account's carries it as JSON
+	// (Def.InputJSON); its name, description and annotations do not change with the
+	// snapshot, so that JSON is its fingerprint.
+	var fingerprint string
+	if b, ok := t.InputSchema.(json.RawMessage); ok {
+		fingerprint = string(b)
+	}
 	info := tool.Info{Canonical: d.Canonical(), ReadOnly: d.ReadOnly, LongRunning: d.LongRunning, Explicit: d.Explicit,
 		Core: d.Core, InPlaceOfClasses: d.InPlaceOfClasses}
 	if d.PerAccount() {
 		info.Schema = func(acct *catalog.Account) any { return d.InputSchemaFor(snap, acct) }
 	}
-	return entry{def: d, tool: t, info: info}
+	return entry{def: d, tool: t, info: info, fingerprint: fingerprint}
 }
 
 // classTool is a class's own create tool as served, and how it measures against

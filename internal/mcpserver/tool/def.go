@@ -28,6 +28,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -113,12 +116,24 @@ func (c *Call) Scope(query ...any) string {
 	return seal.Scope(append(parts, query...)...)
 }
 
-// SchemaPatch adjusts an input schema for a catalog snapshot (the enums of class,
-// property and workflow names).
-type SchemaPatch func(s *jsonschema.Schema, snap *catalog.Snapshot)
+// An Enum is a catalog enum in an input schema: the names a snapshot gives (of
+// classes, properties or workflows) are the values the argument at Path may take.
+// A path such as "entities.class" names a property of a list's items.
+type Enum struct {
+	Path   string
+	Values func(*catalog.Snapshot) []string
+}
+
+// rendering is an input schema with its enums' values filled in, and its JSON.
+type rendering struct {
+	values [][]string
+	schema *jsonschema.Schema
+	json   json.RawMessage
+}
 
 // AccountPatch narrows an input schema for the account that lists the tool (the
-// workflows it may start).
+// workflows it may start). s is a clone of the schema every account shares, whose
+// slices (an enum) share their arrays with it: replace them, do not change them.
 type AccountPatch func(s *jsonschema.Schema, snap *catalog.Snapshot, acct *catalog.Account)
 
 // Def is a declared tool: its spec, its input schema and how to run it.
@@ -128,8 +143,11 @@ type Def struct {
 	canonical string
 	// schema is the input schema the arguments are checked against; patches are
 	// applied to a copy for tools/list.
-	schema  *jsonschema.Schema
-	patches []SchemaPatch
+	schema *jsonschema.Schema
+	enums  []Enum
+	// last is the schema as the last snapshot asked for it: most snapshots change
+	// no enum (a status, an account), and their schemas are not built again.
+	last atomic.Pointer[rendering]
 	// perAccount patches are applied, after patches, for the account of a tools/list.
 	perAccount []AccountPatch
 	// raw, for tools whose schema is not a Go type (a class's own slots).
@@ -212,9 +230,9 @@ func Raw[Out any](canonical string, spec Spec, schema any, run func(ctx context.
 // Output is the schema of the tool's answers.
 func (d *Def) Output() *jsonschema.Schema { return d.output.schema }
 
-// Patch adds a catalog-dependent change to the input schema tools/list shows.
-func (d *Def) Patch(p SchemaPatch) *Def {
-	d.patches = append(d.patches, p)
+// Patch adds a catalog enum to the input schema tools/list shows.
+func (d *Def) Patch(e Enum) *Def {
+	d.enums = append(d.enums, e)
 	return d
 }
 
@@ -225,7 +243,7 @@ func (d *Def) PatchFor(p AccountPatch) *Def {
 }
 
 // Patched reports whether the input schema takes catalog enums.
-func (d *Def) Patched() bool { return len(d.patches) > 0 }
+func (d *Def) Patched() bool { return len(d.enums) > 0 }
 
 // PerAccount reports whether the input schema depends on the account that lists it.
 func (d *Def) PerAccount() bool { return len(d.perAccount) > 0 }
@@ -235,10 +253,7 @@ func (d *Def) InputSchemaFor(snap *catalog.Snapshot, acct *catalog.Account) any 
 	if len(d.perAccount) == 0 || d.schema == nil {
 		return d.InputSchema(snap)
 	}
-	s := d.InputSchema(snap).(*jsonschema.Schema)
-	if len(d.patches) == 0 {
-		s = s.CloneSchemas()
-	}
+	s := d.render(snap).schema.CloneSchemas()
 	for _, p := range d.perAccount {
 		p(s, snap, acct)
 	}
@@ -253,19 +268,75 @@ func (d *Def) Canonical() string {
 	return CanonicalVerb(d.Group, d.Name)
 }
 
-// InputSchema is the input schema for a snapshot.
+// InputSchema is the input schema for a snapshot. It is shared: not to be changed.
 func (d *Def) InputSchema(snap *catalog.Snapshot) any {
 	if d.rawSchema != nil {
 		return d.rawSchema
 	}
-	if len(d.patches) == 0 {
-		return d.schema
+	return d.render(snap).schema
+}
+
+// InputJSON is the input schema for a snapshot as JSON, and whether it is the
+// schema of every account (false for a tool whose schema PatchFor narrows, and one
+// whose schema is built at run time: a class's own tool).
+func (d *Def) InputJSON(snap *catalog.Snapshot) (json.RawMessage, bool) {
+	if d.rawSchema != nil || d.schema == nil || d.PerAccount() {
+		return nil, false
 	}
-	s := d.schema.CloneSchemas()
-	for _, p := range d.patches {
-		p(s, snap)
+	return d.render(snap).json, true
+}
+
+// toolSchema is the input schema as a tool carries it: the JSON, made once for the
+// enums' values, when it is every account's, so that listing and serving it encode
+// nothing again.
+func (d *Def) toolSchema(snap *catalog.Snapshot) any {
+	if b, ok := d.InputJSON(snap); ok {
+		return b
 	}
-	return s
+	return d.InputSchema(snap)
+}
+
+// render is the input schema with the enums' values for snap, built only when they
+// differ from the last snapshot's.
+func (d *Def) render(snap *catalog.Snapshot) *rendering {
+	values := make([][]string, len(d.enums))
+	for i, e := range d.enums {
+		values[i] = e.Values(snap)
+	}
+	if r := d.last.Load(); r != nil && slices.EqualFunc(r.values, values, slices.Equal) {
+		return r
+	}
+	s := d.schema
+	if len(d.enums) > 0 {
+		s = s.CloneSchemas()
+		for i, e := range d.enums {
+			if p := Argument(s, e.Path); p != nil {
+				p.Enum = nil
+				for _, v := range values[i] {
+					p.Enum = append(p.Enum, v)
+				}
+			}
+		}
+	}
+	r := &rendering{values: values, schema: s}
+	r.json, _ = json.Marshal(s) // the SDK reports a schema that does not encode
+	d.last.Store(r)
+	return r
+}
+
+// Argument is the schema of the argument at a path ("entities.class": the class
+// of a list's items), or nil.
+func Argument(s *jsonschema.Schema, path string) *jsonschema.Schema {
+	p := s
+	for _, part := range strings.Split(path, ".") {
+		if p = p.Properties[part]; p == nil {
+			return nil
+		}
+		if p.Items != nil {
+			p = p.Items
+		}
+	}
+	return p
 }
 
 // Run decodes the arguments and runs the tool.
@@ -283,7 +354,7 @@ func (d *Def) Tool(style NameStyle, snap *catalog.Snapshot) *mcp.Tool {
 		Name:        Encode(style, d.Canonical()),
 		Title:       d.Title,
 		Description: style.Spell(d.Description),
-		InputSchema: d.InputSchema(snap),
+		InputSchema: d.toolSchema(snap),
 		// Its JSON, made once: a tools/list of many class tools encodes it often.
 		OutputSchema: outputJSON(d),
 		Annotations: &mcp.ToolAnnotations{

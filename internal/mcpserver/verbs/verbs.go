@@ -25,6 +25,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync/atomic"
 
 	"github.com/google/jsonschema-go/jsonschema"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -197,40 +198,17 @@ func orDefault[T comparable](v, def T) T {
 
 // enum sets the allowed values of a string argument (at a path such as
 // "entities.class" for the items of a list), when there are any.
-func enum(path string, values func(*catalog.Snapshot) []string) tool.SchemaPatch {
-	return func(s *jsonschema.Schema, snap *catalog.Snapshot) {
-		p := argument(s, path)
-		if p == nil {
-			return // no such argument: TestEnumPathsNameArguments says which
-		}
-		vals := values(snap)
-		p.Enum = nil
-		for _, v := range vals {
-			p.Enum = append(p.Enum, v)
-		}
-	}
-}
-
-// argument is the schema of the argument at a path, or nil.
-func argument(s *jsonschema.Schema, path string) *jsonschema.Schema {
-	p := s
-	for _, part := range strings.Split(path, ".") {
-		if p = p.Properties[part]; p == nil {
-			return nil
-		}
-		if p.Items != nil {
-			p = p.Items
-		}
-	}
-	return p
+func enum(path string, values func(*catalog.Snapshot) []string) tool.Enum {
+	return tool.Enum{Path: path, Values: values}
 }
 
 // openWorkflows narrows the enum of a workflow argument to the workflows open to the
 // account that lists the tool (catalog.Workflow.OpenTo).
 func openWorkflows(path string) tool.AccountPatch {
 	return func(s *jsonschema.Schema, snap *catalog.Snapshot, acct *catalog.Account) {
-		if p := argument(s, path); p != nil {
-			p.Enum = slices.DeleteFunc(p.Enum, func(v any) bool {
+		if p := tool.Argument(s, path); p != nil {
+			// A copy: a clone of a schema shares its enums' arrays with the original.
+			p.Enum = slices.DeleteFunc(slices.Clone(p.Enum), func(v any) bool {
 				name, _ := v.(string)
 				w := snap.Workflows[name]
 				return w == nil || !w.OpenTo(acct)
@@ -239,8 +217,32 @@ func openWorkflows(path string) tool.AccountPatch {
 	}
 }
 
+// classes are the sorted idents of a snapshot's classes (with concreteOnly, those
+// with a create tool): the enum of a class argument. Many verbs take it, for every
+// snapshot a server plans; it is worked out once a snapshot, and shared (not to be
+// changed).
 func classes(concreteOnly bool) func(*catalog.Snapshot) []string {
-	return func(snap *catalog.Snapshot) []string { return classIdents(snap, concreteOnly) }
+	last := &lastIdents[0]
+	if concreteOnly {
+		last = &lastIdents[1]
+	}
+	return func(snap *catalog.Snapshot) []string {
+		if l := last.Load(); l != nil && l.snap == snap {
+			return l.idents
+		}
+		idents := classIdents(snap, concreteOnly)
+		last.Store(&snapshotIdents{snap: snap, idents: idents})
+		return idents
+	}
+}
+
+// lastIdents are the idents classes(false) and classes(true) worked out last. Each
+// holds its snapshot, so that no other snapshot has its address while it is kept.
+var lastIdents [2]atomic.Pointer[snapshotIdents]
+
+type snapshotIdents struct {
+	snap   *catalog.Snapshot
+	idents []string
 }
 
 func propertyNames(snap *catalog.Snapshot) []string {

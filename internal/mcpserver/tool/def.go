@@ -141,14 +141,14 @@ type Def struct {
 	Spec
 	// canonical overrides sandbar.<group>.<name> (the per-class tools).
 	canonical string
-	// schema is the input schema the arguments are checked against; patches are
-	// applied to a copy for tools/list.
+	// schema is the input schema the arguments are checked against; the enums are
+	// filled in on a copy for tools/list.
 	schema *jsonschema.Schema
 	enums  []Enum
 	// last is the schema as the last snapshot asked for it: most snapshots change
 	// no enum (a status, an account), and their schemas are not built again.
 	last atomic.Pointer[rendering]
-	// perAccount patches are applied, after patches, for the account of a tools/list.
+	// perAccount patches are applied, after the enums, for the account of a tools/list.
 	perAccount []AccountPatch
 	// raw, for tools whose schema is not a Go type (a class's own slots).
 	rawSchema any
@@ -310,6 +310,8 @@ func (d *Def) render(snap *catalog.Snapshot) *rendering {
 	if len(d.enums) > 0 {
 		s = s.CloneSchemas()
 		for i, e := range d.enums {
+			// A path that names no argument changes nothing (TestEnumPathsNameArguments,
+			// in package verbs, says which).
 			if p := Argument(s, e.Path); p != nil {
 				p.Enum = nil
 				for _, v := range values[i] {

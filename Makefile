@@ -103,15 +103,15 @@ MCP_SHARDS ?= 2
 TEST_ENV = CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)"
 
 .PHONY: test
-test: ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with Helm 3 and 4, conformance; then REPEAT_PACKAGES twice beside the chart on a one-node cluster.
+test: ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with Helm 3 and 4, conformance; then REPEAT_PACKAGES twice, then the chart on a one-node cluster.
 	@# Two at a time: while one builds, the other downloads or links.
 	$(MAKE) --no-print-directory -j 2 --output-sync=target lint controller-gen helm helm4 envtest-assets node-assets ts-client conformance
 	$(MAKE) --no-print-directory test-compile
 	$(MAKE) --no-print-directory -j $$(( $(MCP_SHARDS) + 1 )) --output-sync=target test-packages $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS)))
 	@# After the rest, not beside it: on two cores the runs would slow each other, and
-	@# the control-plane suites' waits are sized for a few runs at a time. The chart on
-	@# a node mostly waits for its pods (two thirds of two cores idle): beside the repeats.
-	$(MAKE) --no-print-directory -j 2 --output-sync=target test-repeat test-cluster
+	@# the control-plane suites' waits are sized for a few runs at a time.
+	$(MAKE) --no-print-directory test-repeat
+	$(MAKE) --no-print-directory test-cluster
 
 # test-compile compiles every package and its tests with the race detector, and the
 # manager as the suites build it (CGO_ENABLED=0, -trimpath), once, so that the runs

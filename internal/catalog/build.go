@@ -576,6 +576,7 @@ func AccountOf(sa *metav1alpha1.ServiceAccount, defaultServiceAccount string) *A
 	if kubeSA == "" {
 		kubeSA = defaultServiceAccount
 	}
+	ready := meta.IsStatusConditionTrue(sa.Status.Conditions, metav1alpha1.ConditionReady)
 	a := &Account{
 		KubeServiceAccount: kubeSA,
 		Namespace:          sa.Namespace,
@@ -583,7 +584,8 @@ func AccountOf(sa *metav1alpha1.ServiceAccount, defaultServiceAccount string) *A
 		ServiceName:        sa.Spec.ServiceName,
 		PrincipalName:      sa.Spec.PrincipalName,
 		Active:             sa.Spec.Active == nil || *sa.Spec.Active,
-		Ready:              meta.IsStatusConditionTrue(sa.Status.Conditions, metav1alpha1.ConditionReady),
+		Ready:              ready,
+		Unchecked:          !ready && sa.Status.ObservedGeneration < sa.Generation,
 		Permissions:        sa.Spec.Permissions,
 		Clients:            sa.Spec.Clients,
 		Toolsets:           sa.Spec.Toolsets,

@@ -649,6 +649,38 @@ func account(ns, name, service string, ready bool) metav1alpha1.ServiceAccount {
 	}
 }
 
+// An account is Unchecked while it is not Ready and its status speaks for an older
+// generation than its spec (or for none): the leader has not looked at it yet.
+func TestAccountNotCheckedYet(t *testing.T) {
+	for _, tc := range []struct {
+		name               string
+		ready              bool
+		conditions         bool
+		generation, status int64
+		want               bool
+	}{
+		{name: "just created, no status", generation: 1, want: true},
+		{name: "changed since it was found wrong", generation: 2, status: 1, conditions: true, want: true},
+		{name: "found wrong as it is", generation: 2, status: 2, conditions: true},
+		{name: "ready, changed since", ready: true, generation: 2, status: 1, conditions: true},
+		{name: "ready as it is", ready: true, generation: 1, status: 1, conditions: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sa := account("team-a", "bot", "robot", tc.ready)
+			sa.Generation, sa.Status.ObservedGeneration = tc.generation, tc.status
+			if !tc.conditions {
+				sa.Status.Conditions = nil
+			}
+			if a := AccountOf(&sa, ""); a.Unchecked != tc.want || a.Ready != tc.ready {
+				t.Errorf("ready %v, unchecked %v; want ready %v, unchecked %v", a.Ready, a.Unchecked, tc.ready, tc.want)
+			}
+			if got := Build(Inputs{ServiceAccounts: []metav1alpha1.ServiceAccount{sa}}).UncheckedAccounts(); got != tc.want {
+				t.Errorf("the snapshot's UncheckedAccounts = %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 func TestBuild(t *testing.T) {
 	footwear := newClass("footwear.footwear", true, nil, req("footwear.name"))
 	footwear.Status.InstanceAPI = &metav1alpha1.InstanceAPIStatus{Group: "footwear.sandbar.dev", Version: "v1", Kind: "Footwear", Plural: "footwears"}

@@ -163,7 +163,11 @@ type Account struct {
 	PrincipalName string
 	Active        bool
 	Ready         bool
-	Permissions   metav1alpha1.Permissions
+	// Unchecked: the account is not Ready because the leader has not checked it
+	// since it was created or its spec changed (its status speaks for an older
+	// generation, or for none), not because something is wrong with it.
+	Unchecked   bool
+	Permissions metav1alpha1.Permissions
 	// KubeServiceAccount is the Kubernetes ServiceAccount in Namespace the account acts
 	// as (its own or the manager's default); empty: none.
 	KubeServiceAccount string
@@ -232,6 +236,24 @@ func (s *Snapshot) AccountNamed(namespace, name string) *Account {
 		}
 	}
 	return nil
+}
+
+// UncheckedAccounts reports whether an account of the snapshot is not checked yet
+// (Account.Unchecked).
+func (s *Snapshot) UncheckedAccounts() bool {
+	for _, a := range s.Accounts {
+		if a.Unchecked {
+			return true
+		}
+	}
+	for _, claimants := range s.Shared {
+		for _, a := range claimants {
+			if a.Unchecked {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ClassNames returns the names of all classes, sorted.

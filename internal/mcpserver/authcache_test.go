@@ -20,8 +20,11 @@ import (
 	"context"
 	"maps"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -93,4 +96,68 @@ func TestATokenOfAnAccountTheCatalogHasNotSeenIsUnavailableNotInvalid(t *testing
 
 	status, _, body = rawCall(t, url, map[string]string{"Authorization": "Bearer " + sa.Namespace + "/" + unique("nobody") + ":AAAAAAAAAAAAAAAAAAAAAAAA"}, initializeBody)
 	g.Expect(status).To(Equal(http.StatusUnauthorized), body)
+}
+
+// withAccount is snap with the account namespace/name as change makes it: the
+// catalog as a replica has it while the leader has not checked the account yet.
+func withAccount(snap *catalog.Snapshot, sa *metav1alpha1.ServiceAccount, change func(*catalog.Account)) *catalog.Snapshot {
+	next := *snap // a copy: Publish numbers the snapshot it is given
+	next.Accounts = maps.Clone(snap.Accounts)
+	for service, a := range next.Accounts {
+		if a.Namespace == sa.Namespace && a.Name == sa.Name {
+			changed := *a
+			change(&changed)
+			next.Accounts[service] = &changed
+		}
+	}
+	return &next
+}
+
+func unchecked(a *catalog.Account) { a.Ready, a.Unchecked = false, true }
+
+// An account the leader has not checked yet (as a chart's bootstrap account right
+// after the install, or one just created) is not refused for that. While a
+// replica's first build has one, /readyz fails (for at most AccountsCheckWait), so a
+// load balancer, or `helm install --wait`, waits for its key to work; meanwhile the
+// right key gets 503 with Retry-After, as often as its client asks (no failed
+// attempt spent), a wrong one 401; once it is checked, the replica is ready and the
+// key works.
+func TestReadyWaitsForTheAccountsToBeChecked(t *testing.T) {
+	g := NewWithT(t)
+	sa, tok := newAccount(t, unique("unchecked"), metav1alpha1.Permissions{})
+	st := catalog.NewStore() // no build yet: the server is started without waiting
+	url := serveStore(t, st, mcpserver.Options{AccountsCheckWait: time.Hour})
+	base := strings.TrimSuffix(url, "/mcp")
+	st.Publish(withAccount(store.Load(), sa, unchecked))
+
+	// The replica serves the build (another account is listed its tools) ...
+	cs := connect(t, url, token, nil)
+	g.Eventually(func() map[string]*mcp.Tool { return listTools(t, cs) }).WithTimeout(timeout).WithPolling(poll).
+		Should(HaveKey("sandbar_class_zorp_SpaceBoot"))
+	// ... and is not ready while the account is not checked.
+	g.Expect(readyAt(base)).To(BeFalse(), "ready with an account not checked yet")
+	for range 12 { // more than a client's failed attempts (10)
+		status, h, body := rawCall(t, url, map[string]string{"Authorization": "Bearer " + tok}, initializeBody)
+		g.Expect(status).To(Equal(http.StatusServiceUnavailable), body)
+		g.Expect(h.Get("Retry-After")).NotTo(BeEmpty())
+		g.Expect(body).To(ContainSubstring("not checked yet"))
+	}
+	wrong := tok[:len(tok)-4] + "AAAA"
+	status, _, body := rawCall(t, url, map[string]string{"Authorization": "Bearer " + wrong}, initializeBody)
+	g.Expect(status).To(Equal(http.StatusUnauthorized), "a wrong key of an account not checked yet: %s", body)
+	g.Expect(readyAt(base)).To(BeFalse())
+
+	st.Publish(withAccount(store.Load(), sa, func(*catalog.Account) {}))
+	g.Eventually(readyAt).WithArguments(base).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(),
+		"ready once the account is checked")
+	status, _, body = rawCall(t, url, map[string]string{"Authorization": "Bearer " + tok}, initializeBody)
+	g.Expect(status).To(Equal(http.StatusOK), body)
+
+	// Without a leader to check it, a replica is ready all the same once
+	// AccountsCheckWait has passed.
+	alone := catalog.NewStore()
+	url = serveStore(t, alone, mcpserver.Options{AccountsCheckWait: time.Second})
+	alone.Publish(withAccount(store.Load(), sa, unchecked))
+	g.Eventually(readyAt).WithArguments(strings.TrimSuffix(url, "/mcp")).WithTimeout(timeout).WithPolling(poll).Should(BeTrue(),
+		"ready after AccountsCheckWait")
 }

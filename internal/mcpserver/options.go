@@ -94,6 +94,9 @@ type Options struct {
 	// to stop, /readyz failing, before its port closes (a load balancer moves away
 	// meanwhile); requests in flight then get up to 10 s to finish.
 	ShutdownDelay time.Duration
+	// AccountsCheckWait is the most /readyz waits, once the catalog's first build is
+	// served, for the leader to check the accounts it has not checked yet (0: 30 s).
+	AccountsCheckWait time.Duration
 	// Version is the build's version, shown in serverInfo.
 	Version string
 	// NoAuth serves every request as an account of NoAuthNamespace allowed every tool,
@@ -158,6 +161,14 @@ type Options struct {
 func (o Options) Holds() sessions.HoldLimits {
 	return sessions.HoldLimits{SessionsPerAccount: o.MaxSessionsPerAccount, Sessions: o.MaxSessions,
 		StreamsPerAccount: o.MaxStreamsPerAccount, Streams: o.MaxStreams}
+}
+
+// accountsCheckWait is AccountsCheckWait, or its default.
+func (o Options) accountsCheckWait() time.Duration {
+	if o.AccountsCheckWait > 0 {
+		return o.AccountsCheckWait
+	}
+	return 30 * time.Second
 }
 
 // callTimeout is CallTimeout, or tool.DefaultDeadline when it is 0.

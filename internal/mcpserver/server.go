@@ -85,8 +85,14 @@ type Server struct {
 	edge  *edge.Edge
 	http  http.Handler
 	ready atomic.Bool
-	// servedVersion is the newest catalog version the server serves in full.
+	// servedVersion is the newest catalog version the server serves in full, and
+	// unchecked whether it has an account the leader has not checked yet (stored
+	// first). firstBuild is when the catalog's first build was served (Unix ns, 0:
+	// not yet), and settled whether the server was ever ready.
 	servedVersion atomic.Uint64
+	unchecked     atomic.Bool
+	firstBuild    atomic.Int64
+	settled       atomic.Bool
 	processes     *process.Service
 	verbs         *verbs.Env
 	// plan says which tools a snapshot asks for.
@@ -352,13 +358,28 @@ func pong(context.Context, string, mcp.Request) (mcp.Result, error) { return &em
 
 type emptyResult struct{ mcp.ResultBase }
 
-// isReady says whether the server serves the catalog's first build: /readyz fails
-// until then. Before it, a replica holds the store's empty first snapshot: it would
-// list no tools and refuse every token (no accounts), so a replica that starts next
-// to others takes no traffic until it has what they have. Once ready, it stays so.
+// isReady says whether the server serves the catalog's first build, its accounts
+// checked: /readyz fails until then. Before the build, a replica holds the store's
+// empty first snapshot: it would list no tools and refuse every token (no
+// accounts), so a replica that starts next to others takes no traffic until it has
+// what they have. An account the leader has not checked yet (as a chart's bootstrap
+// account right after the install) answers its key with 503, so readiness waits
+// for the leader to check it too, for at most AccountsCheckWait after the build
+// (the leader may be gone), and `helm install --wait` means the key the NOTES name
+// works. Once ready, it stays so.
 func (s *Server) isReady() bool {
+	if s.settled.Load() {
+		return true
+	}
 	built, ok := s.store.Built()
-	return ok && s.ready.Load() && s.servedVersion.Load() >= built
+	if !ok || !s.ready.Load() || s.servedVersion.Load() < built {
+		return false
+	}
+	if s.unchecked.Load() && time.Since(time.Unix(0, s.firstBuild.Load())) < s.opts.accountsCheckWait() {
+		return false
+	}
+	s.settled.Store(true)
+	return true
 }
 
 // liveSession is the live session of the session-based revisions with an id, and
@@ -464,6 +485,11 @@ func (s *Server) follow(ctx context.Context) {
 		s.syncTools(snap)
 		s.resources.Sync(ctx, snap)
 		s.prompts.Sync(snap)
+		// In this order: isReady, once it sees the build served, sees the rest.
+		s.unchecked.Store(snap.UncheckedAccounts())
+		if built, ok := s.store.Built(); ok && snap.Version >= built {
+			s.firstBuild.CompareAndSwap(0, time.Now().UnixNano())
+		}
 		s.servedVersion.Store(snap.Version)
 		s.ready.Store(true)
 		synced := time.Now()

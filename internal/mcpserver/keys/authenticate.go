@@ -174,6 +174,8 @@ type authFailure struct {
 	// unknown is the namespace and service of a namespaced token whose account the
 	// catalog does not have.
 	unknown *apikey.Token
+	// unchecked: the key is right, but its account is not checked yet.
+	unchecked bool
 }
 
 // dummyHash is compared with the key of a token whose service is unknown or

@@ -84,8 +84,11 @@ func refuse(w http.ResponseWriter, r *http.Request, failure *authFailure) {
 			"reason", failure.reason, "remote", r.RemoteAddr)
 		authFailures.WithLabelValues("unavailable").Inc()
 		w.Header().Set("Retry-After", strconv.Itoa(unavailableRetry))
-		WriteJSONError(w, http.StatusServiceUnavailable,
-			"server unavailable: tokens cannot be checked while the Kubernetes API server does not answer; try again")
+		msg := "server unavailable: tokens cannot be checked while the Kubernetes API server does not answer; try again"
+		if failure.unchecked {
+			msg = "account not checked yet: it was just created or changed; try again in a few seconds"
+		}
+		WriteJSONError(w, http.StatusServiceUnavailable, msg)
 		return
 	}
 	ctrl.LoggerFrom(r.Context()).WithName("mcp").Info("authentication failed",
@@ -132,9 +135,16 @@ func (a *Authenticator) check(r *http.Request) (*auth.TokenInfo, *authFailure) {
 	ctx, cancel := context.WithTimeout(r.Context(), authWait)
 	defer cancel()
 	info, failure := a.authenticate(ctx, token, &at)
-	if failure == nil {
+	switch {
+	case failure == nil:
 		at.succeeded()
-	} else if !failure.limited && !at.take() {
+	case failure.unchecked:
+		// A right key, of an account the leader has not checked yet: it spends no
+		// attempt, and is told to come again.
+		at.succeeded()
+		failure.unavailable = true
+		return nil, failure
+	case !failure.limited && !at.take():
 		// A refusal spends the client's attempt; with none left it is 429.
 		failure.limited = true
 	}

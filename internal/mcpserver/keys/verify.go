@@ -72,6 +72,8 @@ func (a *Authenticator) authenticateAs(ctx context.Context, acct *catalog.Accoun
 		return nil, &authFailure{reason: k.why, secret: k.secret, secretRV: k.secretRV}
 	case !v.ok:
 		return nil, &authFailure{reason: "wrong API key for service " + strconv.Quote(token.Service), secret: k.secret, secretRV: k.secretRV}
+	case k.unchecked:
+		return nil, &authFailure{reason: "account " + acct.Namespace + "/" + acct.Name + " is not checked yet", unchecked: true}
 	}
 	return a.shareInfo(acct, sum, &k, v), nil
 }
@@ -90,6 +92,8 @@ type storedKey struct {
 	secret client.ObjectKey
 	// why the token fails whatever the comparison says ("": the comparison decides).
 	why string
+	// unchecked: the account is not checked yet, so even a right key does not pass.
+	unchecked bool
 }
 
 // readKey reads the key of acct (nil: no account has the token's service name): the
@@ -101,12 +105,15 @@ func (a *Authenticator) readKey(ctx context.Context, acct *catalog.Account) stor
 		k.why = "unknown service name"
 	case !acct.Active:
 		k.why = "account " + acct.Namespace + "/" + acct.Name + " is inactive"
-	case !acct.Ready:
+	case !acct.Ready && !acct.Unchecked:
 		k.why = "account " + acct.Namespace + "/" + acct.Name + " is not ready"
 	}
 	if k.why != "" {
 		return k
 	}
+	// An account the leader has not checked yet (just created or changed) is not
+	// refused for that: its key is compared, and a right one is told to come again.
+	k.unchecked = !acct.Ready
 	// Every request reads both from the cache; they are only read here, so the
 	// cache's own objects do, not copies of them.
 	var sa metav1alpha1.ServiceAccount

@@ -259,7 +259,7 @@ func accountKey(acct *catalog.Account) [sha256.Size]byte {
 	}
 	k := *acct
 	k.Name, k.ServiceName, k.PrincipalName, k.KubeServiceAccount, k.User, k.Groups = "", "", "", "", "", nil
-	k.Active, k.Ready = false, false
+	k.Active, k.Ready, k.Unchecked = false, false, false
 	return sha256.Sum256(fmt.Appendf(nil, "%#v", k))
 }
 

@@ -34,7 +34,7 @@ import (
 // identity are the fields of catalog.Account that say who an account is and not
 // what it may see: the only ones the key leaves out.
 var identity = map[string]bool{
-	"Namespace": false, "Name": true, "ServiceName": true, "PrincipalName": true, "Active": true, "Ready": true,
+	"Namespace": false, "Name": true, "ServiceName": true, "PrincipalName": true, "Active": true, "Ready": true, "Unchecked": true,
 	"KubeServiceAccount": true, "User": true, "Groups": true,
 }
 

@@ -259,7 +259,7 @@ func (a *Authenticator) authenticate(ctx context.Context, token apikey.Token, at
 		if info != nil {
 			return info, nil
 		}
-		if refused == nil || failure.limited {
+		if refused == nil || failure.limited || failure.unchecked {
 			refused = failure
 		}
 	}

@@ -176,12 +176,14 @@ docs-check: ## Check the docs without a cluster: the generated references match 
 	go test -count=1 -run '^($(DOCS_TESTS))' ./cmd
 
 # golangci-lint checks the race build (-race): the packages it compiles are those make
-# test's runs use, so an empty build cache compiles them once, not twice. Its govet runs
-# go vet's analyzers (all but loopclosure, which Go 1.22's loops made moot), so go vet
-# does not run again.
+# test's runs use, so an empty build cache compiles them once, not twice. They are
+# compiled before it runs, so that its timeout (.golangci.yml) is for its analysis, not
+# for the compiler on a busy machine. Its govet runs go vet's analyzers (all but
+# loopclosure, which Go 1.22's loops made moot), so go vet does not run again.
 .PHONY: lint
 lint: golangci-lint actionlint ## gofmt, golangci-lint (.golangci.yml, go vet's analyzers among them), actionlint on the workflows, and a check that go mod tidy changes nothing.
 	@test -z "$$(gofmt -l api cmd controllers internal hack)" || { echo "gofmt needed:"; gofmt -l api cmd controllers internal hack; exit 1; }
+	go list -race -test -export -deps ./... > /dev/null
 	GOFLAGS="$(strip $(GOFLAGS) -race)" $(GOLANGCI_LINT) run ./...
 	$(ACTIONLINT) .github/workflows/*.yml
 	@go mod tidy -diff || { echo "go.mod or go.sum is not tidy: run go mod tidy"; exit 1; }

@@ -101,12 +101,13 @@ vet: ## Run go vet.
 # core busy.
 MCP_SHARDS ?= 2
 TEST_ENV = CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)"
-# RUN_FLAGS: what make test adds to its go test runs, once lint has run. golangci-lint's
-# govet runs every analyzer go test's own vet does (-vet=off: not again, a package at a
-# time; on an empty cache that vet costs two minutes of CPU), and test binaries are
-# linked without DWARF (-ldflags=-w: a quarter less linking; failures and race reports
-# keep their files and lines).
+# RUN_FLAGS: what the test targets add to go test (none when run alone). make test, once
+# lint has run, sets TEST_RUN_FLAGS: golangci-lint's govet runs every analyzer go test's
+# own vet does (-vet=off: not again, a package at a time; on an empty cache that vet
+# costs two minutes of CPU), and test binaries are linked without DWARF (-ldflags=-w: a
+# quarter less linking; failures and race reports keep their files and lines).
 RUN_FLAGS ?=
+TEST_RUN_FLAGS = -vet=off -ldflags=-w
 
 .PHONY: test
 test: ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with Helm 3 and 4, conformance; then REPEAT_PACKAGES twice beside the chart on a one-node cluster.
@@ -114,11 +115,11 @@ test: ## Run every test (with the race detector): lint, unit, envtest, MCP clien
 	$(MAKE) --no-print-directory -j 2 --output-sync=target lint controller-gen helm helm4 envtest-assets node-assets ts-client conformance
 	$(MAKE) --no-print-directory test-compile
 	$(MAKE) --no-print-directory -j $$(( $(MCP_SHARDS) + 1 )) --output-sync=target test-packages $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS))) \
-		RUN_FLAGS="-vet=off -ldflags=-w"
+		RUN_FLAGS="$(TEST_RUN_FLAGS)"
 	@# After the rest, not beside it: on two cores the runs would slow each other, and
 	@# the control-plane suites' waits are sized for a few runs at a time. The chart on
 	@# a node mostly waits for its pods (two thirds of two cores idle): beside the repeats.
-	$(MAKE) --no-print-directory -j 2 --output-sync=target test-repeat test-cluster RUN_FLAGS="-vet=off -ldflags=-w"
+	$(MAKE) --no-print-directory -j 2 --output-sync=target test-repeat test-cluster RUN_FLAGS="$(TEST_RUN_FLAGS)"
 
 # test-compile compiles every package and its tests with the race detector, and the
 # manager as the suites build it (CGO_ENABLED=0, -trimpath), once, so that the runs

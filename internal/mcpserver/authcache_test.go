@@ -98,8 +98,8 @@ func TestATokenOfAnAccountTheCatalogHasNotSeenIsUnavailableNotInvalid(t *testing
 	g.Expect(status).To(Equal(http.StatusUnauthorized), body)
 }
 
-// withAccount is snap with the account namespace/name as change makes it: the
-// catalog as a replica has it while the leader has not checked the account yet.
+// withAccount is snap with the account of sa as change makes it (unchecked: as a
+// replica's catalog has it before the leader checked it).
 func withAccount(snap *catalog.Snapshot, sa *metav1alpha1.ServiceAccount, change func(*catalog.Account)) *catalog.Snapshot {
 	next := *snap // a copy: Publish numbers the snapshot it is given
 	next.Accounts = maps.Clone(snap.Accounts)

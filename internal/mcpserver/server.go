@@ -485,8 +485,11 @@ func (s *Server) follow(ctx context.Context) {
 		s.syncTools(snap)
 		s.resources.Sync(ctx, snap)
 		s.prompts.Sync(snap)
-		// In this order: isReady, once it sees the build served, sees the rest.
-		s.unchecked.Store(snap.UncheckedAccounts())
+		// In this order: isReady, once it sees the build served, sees the rest. Once
+		// ready, the accounts need not be looked through again.
+		if !s.settled.Load() {
+			s.unchecked.Store(snap.UncheckedAccounts())
+		}
 		if built, ok := s.store.Built(); ok && snap.Version >= built {
 			s.firstBuild.CompareAndSwap(0, time.Now().UnixNano())
 		}

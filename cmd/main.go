@@ -154,6 +154,7 @@ type settings struct {
 	qps           float64
 	burst         int
 	keyNamespaces string
+	authServer    authServerFlags
 	sandbarOpts   controllers.Options
 	otlpEndpoint  string
 	auditLog      string
@@ -207,6 +208,7 @@ func bindFlags(fs *flag.FlagSet) *settings {
 	fs.IntVar(&s.mcpOpts.MaxStreamsPerAccount, "max-streams-per-account", 20, "Long-lived MCP streams (a session's GET stream, a legacy SSE stream, a subscriptions/listen) an MCP ServiceAccount, or one OAuth person, may hold open in one replica; past it, opening one more gets 429 with Retry-After (0: no limit).")
 	fs.IntVar(&s.mcpOpts.MaxStreams, "max-streams", 2000, "Long-lived MCP streams one replica holds open in all (one costs 40 to 70 KiB); past it, opening one more gets 429 with Retry-After (0: no limit).")
 	bindOAuthFlags(fs, &s.mcpOpts.OAuth)
+	bindAuthServerFlags(fs, &s.mcpOpts.AuthorizationServer, &s.authServer)
 	fs.StringVar(&s.tokenKeyFile, "mcp-token-key-file", "", "File holding the key (at least 32 bytes) that seals the cursors and continue tokens the MCP server hands clients, so that a forged or foreign one is refused; mount the same Secret on every replica so any replica opens another's. Empty: a key of the process's own (its tokens open on it alone, until it restarts).")
 	fs.StringVar(&s.otlpEndpoint, "otlp-endpoint", "", "Base URL of an OTLP/HTTP collector (as http://otel-collector:4318) that receives the MCP server's traces and metrics; empty: the standard OTEL_EXPORTER_OTLP_ENDPOINT if set, else none are exported.")
 	fs.StringVar(&s.auditLog, "audit-log", "stdout", "Where audit events go, as JSON lines (one per call that changes something, one per refusal): stdout (the manager logs to stderr), stderr, a file path, or off.")
@@ -234,6 +236,9 @@ func (s *settings) complete(log logr.Logger) error {
 		s.mcpOpts.TokenKey = bytes.TrimSpace(key)
 	} else {
 		log.Info("no --mcp-token-key-file: cursors and continue tokens are sealed with a key of this process's own, so another replica refuses them")
+	}
+	if err := s.authServer.complete(&s.mcpOpts.AuthorizationServer); err != nil {
+		return err
 	}
 	return s.mcpOpts.Validate()
 }

@@ -18,7 +18,12 @@ package main
 
 import (
 	"flag"
+	"fmt"
+	"net/netip"
+	"os"
+	"strings"
 
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 )
 
@@ -43,4 +48,59 @@ func bindOAuthFlags(fs *flag.FlagSet, c *oauth.Config) {
 	fs.StringVar(&c.Namespace, "oauth-namespace", "default", "Namespace where an OAuth user's tools act by default and its processes live.")
 	fs.Func("oauth-clients", "Comma-separated MCP clients OAuth users come with, as a ServiceAccount's spec.clients: they bound the tools served (default claude-ai, 256 tools).", list(&c.Clients))
 	fs.Func("oauth-tools", "Comma-separated tool globs an OAuth user may see and call (default: every tool; RBAC decides the reach).", list(&c.Tools))
+}
+
+// authServerFlags are the flags of the authorization server that are read
+// before they become options: files and the namespace.
+type authServerFlags struct {
+	clientSecretFile, namespace string
+}
+
+// serviceAccountNamespace is where a pod finds its own namespace.
+const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/namespace"
+
+// bindAuthServerFlags binds the flags of the authorization server to c and f.
+func bindAuthServerFlags(fs *flag.FlagSet, c *authserver.Config, f *authServerFlags) {
+	fs.BoolVar(&c.Enabled, "oauth-authorization-server", false, "Serve an OAuth authorization server at /oauth2 on the OAuth route's origin, as the route's issuer: hosted MCP clients name themselves by a client ID metadata document, people log in at --oauth-upstream-issuer-url. Excludes --oauth-issuer-url; needs --oauth-resource-url.")
+	fs.StringVar(&c.Upstream.IssuerURL, "oauth-upstream-issuer-url", "", "The OpenID provider people log in at (its discovery document is read at the first login); --oauth-username-claim, --oauth-groups-claim and their prefixes map its ID token's claims.")
+	fs.StringVar(&c.Upstream.ClientID, "oauth-upstream-client-id", "", "The client id registered at the upstream provider, with the redirect URI <origin>/oauth2/callback.")
+	fs.StringVar(&f.clientSecretFile, "oauth-upstream-client-secret-file", "", "A file holding that client's secret.")
+	fs.Func("oauth-upstream-scopes", "Comma-separated scopes asked of the upstream provider (default openid,email,profile).", func(v string) error {
+		c.Upstream.Scopes = splitList(v)
+		return nil
+	})
+	fs.Func("oauth-client-document-allowed-cidrs", "Comma-separated address ranges the client ID metadata documents may be fetched from although they are private (loopback, RFC 1918, ...); none by default.", func(v string) error {
+		for _, p := range splitList(v) {
+			prefix, err := netip.ParsePrefix(p)
+			if err != nil {
+				return err
+			}
+			c.Documents.AllowedPrefixes = append(c.Documents.AllowedPrefixes, prefix)
+		}
+		return nil
+	})
+	fs.StringVar(&f.namespace, "oauth-authorization-server-namespace", "", "Namespace of the Secrets of the authorization server's keys and grants (default: the pod's namespace).")
+}
+
+// complete reads the secret file and finds the namespace.
+func (f authServerFlags) complete(c *authserver.Config) error {
+	if !c.Enabled {
+		return nil
+	}
+	if f.clientSecretFile != "" {
+		secret, err := os.ReadFile(f.clientSecretFile)
+		if err != nil {
+			return fmt.Errorf("--oauth-upstream-client-secret-file: %w", err)
+		}
+		c.Upstream.ClientSecret = strings.TrimSpace(string(secret))
+	}
+	c.Namespace = f.namespace
+	if c.Namespace == "" {
+		ns, err := os.ReadFile(serviceAccountNamespace)
+		if err != nil {
+			return fmt.Errorf("--oauth-authorization-server-namespace is needed outside a pod: %w", err)
+		}
+		c.Namespace = strings.TrimSpace(string(ns))
+	}
+	return nil
 }

@@ -19,8 +19,10 @@ package mcpserver
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"time"
 
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/card"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
@@ -146,6 +148,9 @@ type Options struct {
 	// OAuth serves OAuth access tokens of a trusted issuer on a route of their own;
 	// off without an issuer.
 	OAuth oauth.Config
+	// AuthorizationServer serves an OAuth authorization server for the OAuth route
+	// (its Issuer, Resource, Scopes and Mapping come from OAuth); off unless Enabled.
+	AuthorizationServer authserver.Config
 
 	// TokenKey seals what the server hands clients to hand back (cursors, continue
 	// tokens; see package seal): at least 32 bytes, the same on every replica, so
@@ -239,10 +244,47 @@ func (o Options) Validate() error {
 			return fmt.Errorf("--mcp-public-url %w", err)
 		}
 	}
+	if o.AuthorizationServer.Enabled && o.OAuth.IssuerURL != "" {
+		return errors.New("--oauth-authorization-server and --oauth-issuer-url exclude each other: the authorization server is the issuer")
+	}
+	o = o.withAuthorizationServer()
 	if o.NoAuth && o.OAuth.Enabled() {
 		return errors.New("--mcp-insecure-no-auth and --oauth-issuer-url exclude each other")
 	}
-	return o.OAuth.Validate()
+	if err := o.OAuth.Validate(); err != nil {
+		return err
+	}
+	if o.AuthorizationServer.Enabled {
+		return o.AuthorizationServer.Validate()
+	}
+	return nil
+}
+
+// withAuthorizationServer makes the authorization server, when it is enabled,
+// the OAuth route's issuer: at /oauth2 on the route's origin, granting tokens
+// for the route, mapping people as the route's flags say.
+func (o Options) withAuthorizationServer() Options {
+	as := &o.AuthorizationServer
+	if !as.Enabled {
+		return o
+	}
+	if u, err := url.Parse(o.OAuth.ResourceURL); err == nil && o.OAuth.ResourceURL != "" && as.Issuer == "" {
+		as.Issuer = u.Scheme + "://" + u.Host + authserver.DefaultPath
+	}
+	as.Resource = o.OAuth.ResourceURL
+	as.Mapping = o.OAuth.Mapping()
+	if len(as.Scopes) == 0 {
+		as.Scopes = o.OAuth.ScopesSupported
+	}
+	if len(as.Scopes) == 0 {
+		as.Scopes = o.OAuth.Scopes
+	}
+	if len(as.Scopes) == 0 {
+		as.Scopes = []string{authserver.DefaultScope}
+	}
+	o.OAuth.IssuerURL = as.Issuer
+	o.OAuth.ScopesSupported = as.Scopes
+	return o
 }
 
 const instructions = `Sandbar serves a metamodel of classes and their instances, which are stored as Kubernetes objects.

@@ -37,6 +37,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/card"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
@@ -79,12 +80,14 @@ type Cluster struct {
 // Server is the MCP server of one manager replica, assembled from the rooms of
 // this package's subpackages.
 type Server struct {
-	opts  Options
-	store *catalog.Store
-	mcp   *mcp.Server
-	edge  *edge.Edge
-	http  http.Handler
-	ready atomic.Bool
+	opts Options
+	// authServer is the OAuth authorization server, when it is served.
+	authServer *authserver.Server
+	store      *catalog.Store
+	mcp        *mcp.Server
+	edge       *edge.Edge
+	http       http.Handler
+	ready      atomic.Bool
 	// servedVersion is the newest catalog version the server serves in full, and
 	// unchecked whether it has an account the leader has not checked yet (stored
 	// first). firstBuild is when the catalog's first build was served (Unix ns, 0:
@@ -121,7 +124,19 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	if err := opts.Validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{opts: opts, store: store, informers: cl.Informers, fingerprints: map[string]string{},
+	opts = opts.withAuthorizationServer()
+	var as *authserver.Server
+	if opts.AuthorizationServer.Enabled {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		var err error
+		as, err = authserver.New(ctx, opts.AuthorizationServer, cl.Client, cl.APIReader)
+		cancel()
+		if err != nil {
+			return nil, err
+		}
+		opts.OAuth.Issued = as.Tokens()
+	}
+	s := &Server{authServer: as, opts: opts, store: store, informers: cl.Informers, fingerprints: map[string]string{},
 		lists: ahead.NewListCache(ahead.MaxEntries, ahead.MaxBytes, tool.ClientOf)}
 	var err error
 	var anonymous *catalog.Account
@@ -195,6 +210,12 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	if opts.OAuth.Enabled() {
 		if route, err = serveOAuth(e, opts.OAuth, authn, opts.Telemetry.Authentication, transport, legacy); err != nil {
 			return nil, err
+		}
+	}
+	if as != nil {
+		e.HandlePublic(as.Path()+"/", as.Handler())
+		for _, p := range as.WellKnown() {
+			e.HandlePublic(p, as.MetadataHandler())
 		}
 	}
 	if err := serveCards(e, opts, route); err != nil {
@@ -457,6 +478,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("MCP server: following sessions: %w", err)
 	}
 	contain.Loop(ctx, "catalog-follow", s.follow)
+	if s.authServer != nil {
+		contain.Loop(ctx, "oauth-authorization-server", s.authServer.Run)
+	}
 	log.Info("serving MCP", "address", ln.Addr().String(), "path", "/mcp", "legacySSE", legacySSEPath)
 	if o := s.opts.OAuth; o.Enabled() {
 		o = o.WithDefaults()

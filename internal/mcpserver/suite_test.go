@@ -144,7 +144,7 @@ func run(m *testing.M) int {
 		if err != nil {
 			return "", err
 		}
-		if opts.OAuth.Enabled() && opts.OAuth.ResourceURL == "" {
+		if (opts.OAuth.Enabled() || opts.AuthorizationServer.Enabled) && opts.OAuth.ResourceURL == "" {
 			// The OAuth resource is the server's own loopback URL unless the test names one.
 			opts.OAuth.ResourceURL = "http://" + ln.Addr().String() + opts.OAuth.WithDefaults().Path
 		}

@@ -109,7 +109,7 @@ func TestTheJWKSHoldsNoPrivatePartAndVerifiesWhatTheSignerSigned(t *testing.T) {
 		t.Fatal(err)
 	}
 	compact, _ := jws.CompactSerialize()
-	parsed, err := jose.ParseSigned(compact, []jose.SignatureAlgorithm{jose.ES256})
+	parsed, err := jose.ParseSignedCompact(compact, []jose.SignatureAlgorithm{jose.ES256})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -105,7 +105,25 @@ type Config struct {
 	Clients []string
 	// HTTPClient fetches discovery and keys; nil: a client with a 10 s timeout.
 	HTTPClient *http.Client
+	// Issued, when set, are the access tokens of the manager's own authorization
+	// server (IssuerURL is its URL): their keys are read where it keeps them, the
+	// token's sub and groups are the Kubernetes user and groups it mapped them to
+	// at the login, and Issued checks what else makes one valid.
+	Issued Issued
 }
+
+// Issued are the access tokens of an authorization server in the manager.
+type Issued interface {
+	// KeySet verifies their signatures.
+	KeySet() oidc.KeySet
+	// Check refuses a token whose signature verified but that is not valid: not an
+	// access token, or its grant revoked. An error that Is ErrUnavailable says it
+	// cannot tell now.
+	Check(ctx context.Context, claims map[string]any) error
+}
+
+// ErrUnavailable is an Issued check that could not be made now.
+var ErrUnavailable = errors.New("the authorization server's grants cannot be read now")
 
 // Enabled is true when an issuer is configured.
 func (c Config) Enabled() bool { return c.IssuerURL != "" }
@@ -228,7 +246,12 @@ func NewAuthenticator(cfg Config, authn *keys.Authenticator) (*Authenticator, er
 	if cfg.HTTPClient == nil {
 		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
-	return &Authenticator{cfg: cfg, mapping: cfg.Mapping(), authn: authn}, nil
+	mapping := cfg.Mapping()
+	if cfg.Issued != nil {
+		// The login mapped the person already; the token holds the result.
+		mapping = Mapping{UsernameClaim: "sub", UsernamePrefix: NoPrefix, GroupsClaim: "groups", GroupsPrefix: NoPrefix}
+	}
+	return &Authenticator{cfg: cfg, mapping: mapping, authn: authn}, nil
 }
 
 // Config is the configuration with its defaults.
@@ -265,6 +288,11 @@ func (o *Authenticator) verifierFor() (*oidc.IDTokenVerifier, error) {
 		return nil, o.lastErr
 	}
 	o.lastTry = time.Now()
+	if o.cfg.Issued != nil {
+		o.verifier = oidc.NewVerifier(o.cfg.IssuerURL, o.cfg.Issued.KeySet(), &oidc.Config{
+			ClientID: o.cfg.Audience, SupportedSigningAlgs: []string{oidc.ES256}})
+		return o.verifier, nil
+	}
 	ctx := oidc.ClientContext(context.Background(), o.cfg.HTTPClient)
 	jwks := o.cfg.JWKSURL
 	if jwks == "" {
@@ -340,6 +368,15 @@ func (o *Authenticator) verify(ctx context.Context, raw string) (*catalog.Accoun
 	var claims map[string]any
 	if err := tok.Claims(&claims); err != nil {
 		return nil, time.Time{}, &tokenFailure{reason: err.Error(), status: http.StatusUnauthorized, presented: true}
+	}
+	if o.cfg.Issued != nil {
+		if err := o.cfg.Issued.Check(ctx, claims); err != nil {
+			status := http.StatusUnauthorized
+			if errors.Is(err, ErrUnavailable) {
+				status = http.StatusServiceUnavailable
+			}
+			return nil, time.Time{}, &tokenFailure{reason: err.Error(), status: status, presented: true}
+		}
 	}
 	granted := append(words(claims["scope"]), words(claims["scp"])...)
 	for _, sc := range o.cfg.Scopes {

@@ -18,7 +18,10 @@ limitations under the License.
 // discovery and RFC 8414 metadata, a JWKS whose signing key rotates, dynamic client
 // registration, an authorization endpoint that approves at once (PKCE S256 checked)
 // and a token endpoint that mints RS256 JWT access tokens for the requested
-// resource. Tests also mint tokens of any shape with Sign.
+// resource, and an ID token when the scope has openid. It also serves
+// confidential clients (AddClient), as an identity provider serves an
+// authorization server that federates its logins to it. Tests also mint tokens
+// of any shape with Sign.
 package issuer
 
 import (
@@ -47,6 +50,7 @@ type Issuer struct {
 	// Login are the claims of the user the authorization endpoint approves.
 	login   map[string]any
 	clients map[string][]string // client id -> redirect URIs
+	secrets map[string]string   // client id -> secret, of confidential clients
 	codes   map[string]grant
 	// jwksFetches counts the JWKS requests.
 	jwksFetches int
@@ -58,12 +62,12 @@ type key struct {
 }
 
 type grant struct {
-	client, redirect, challenge, resource, scope string
+	client, redirect, challenge, resource, scope, nonce string
 }
 
 // Start starts an issuer on loopback; Close stops it.
 func Start() (*Issuer, error) {
-	is := &Issuer{clients: map[string][]string{}, codes: map[string]grant{}, login: map[string]any{"sub": "alice"}}
+	is := &Issuer{clients: map[string][]string{}, secrets: map[string]string{}, codes: map[string]grant{}, login: map[string]any{"sub": "alice"}}
 	if err := is.Rotate(); err != nil {
 		return nil, err
 	}
@@ -80,6 +84,13 @@ func Start() (*Issuer, error) {
 
 // URL is the issuer identifier.
 func (is *Issuer) URL() string { return is.srv.URL }
+
+// AddClient registers a confidential client with its secret and redirect URIs.
+func (is *Issuer) AddClient(id, secret string, redirectURIs ...string) {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	is.clients[id], is.secrets[id] = redirectURIs, secret
+}
 
 // Close stops the issuer.
 func (is *Issuer) Close() { is.srv.Close() }
@@ -160,7 +171,8 @@ func (is *Issuer) metadata(w http.ResponseWriter, _ *http.Request) {
 		"response_types_supported":              []string{"code"},
 		"grant_types_supported":                 []string{"authorization_code"},
 		"code_challenge_methods_supported":      []string{"S256"},
-		"token_endpoint_auth_methods_supported": []string{"none"},
+		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
+		"scopes_supported":                      []string{"openid", "email", "profile", "mcp"},
 		"subject_types_supported":               []string{"public"},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
 	})
@@ -228,7 +240,7 @@ func (is *Issuer) authorize(w http.ResponseWriter, r *http.Request) {
 	code := random()
 	is.mu.Lock()
 	is.codes[code] = grant{client: q.Get("client_id"), redirect: redirect, challenge: q.Get("code_challenge"),
-		resource: q.Get("resource"), scope: q.Get("scope")}
+		resource: q.Get("resource"), scope: q.Get("scope"), nonce: q.Get("nonce")}
 	is.mu.Unlock()
 	to, err := url.Parse(redirect)
 	if err != nil {
@@ -252,14 +264,26 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	code := r.PostForm.Get("code")
+	clientID, secret, basic := r.BasicAuth()
+	if !basic {
+		clientID, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
+	} else if u, err := url.QueryUnescape(clientID); err == nil {
+		clientID = u
+		secret, _ = url.QueryUnescape(secret)
+	}
 	is.mu.Lock()
 	g, ok := is.codes[code]
 	delete(is.codes, code)
 	login := is.login
+	want, confidential := is.secrets[clientID]
 	is.mu.Unlock()
+	if confidential && secret != want {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"error": "invalid_client"})
+		return
+	}
 	sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
 	switch {
-	case !ok, g.client != r.PostForm.Get("client_id"), g.redirect != r.PostForm.Get("redirect_uri"):
+	case !ok, g.client != clientID, g.redirect != r.PostForm.Get("redirect_uri"):
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 		return
 	case base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge:
@@ -280,7 +304,19 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 	if g.scope != "" {
 		claims["scope"] = g.scope
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"access_token": is.Sign(claims), "token_type": "Bearer", "expires_in": 3600, "scope": g.scope})
+	answer := map[string]any{"access_token": is.Sign(claims), "token_type": "Bearer", "expires_in": 3600, "scope": g.scope}
+	if contains(strings.Fields(g.scope), "openid") {
+		id := map[string]any{}
+		for k, v := range login {
+			id[k] = v
+		}
+		id["iss"], id["aud"], id["iat"], id["exp"] = is.URL(), g.client, now.Unix(), now.Add(time.Hour).Unix()
+		if g.nonce != "" {
+			id["nonce"] = g.nonce
+		}
+		answer["id_token"] = is.Sign(id)
+	}
+	writeJSON(w, http.StatusOK, answer)
 }
 
 func contains(list []string, s string) bool {

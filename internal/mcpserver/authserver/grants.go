@@ -1,0 +1,323 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package authserver
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/golang-lru/v2/expirable"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// What the grants of the authorization server are: one Secret each, in the
+// manager's namespace, of this type and with these labels.
+const (
+	GrantSecretType = corev1.SecretType("sandbar.dev/oauth-grant")
+	LabelComponent  = "app.kubernetes.io/component"
+	GrantComponent  = "oauth-grant"
+	// LabelGrantUser holds a hash of the person's Kubernetes user name, so that
+	// their grants are found (and bounded) without naming them.
+	LabelGrantUser = "sandbar.dev/oauth-user"
+	grantDataKey   = "grant.json"
+	grantPrefix    = "sandbar-grant-"
+)
+
+// grantData is what a grant Secret holds: who, for which client and resource,
+// and hashes of its code and refresh tokens (never the tokens).
+type grantData struct {
+	ClientID string    `json:"clientID"`
+	Resource string    `json:"resource"`
+	User     string    `json:"user"`
+	Groups   []string  `json:"groups,omitempty"`
+	Scopes   []string  `json:"scopes,omitempty"`
+	AuthTime time.Time `json:"authTime"`
+	// Code is the hash of the authorization code; Redeemed is true once it was
+	// exchanged (a second exchange revokes the grant).
+	Code     string `json:"code"`
+	Redeemed bool   `json:"redeemed,omitempty"`
+	// Refresh is the hash of the refresh token that is valid now, Previous of the
+	// one it replaced (presented again, it revokes the grant).
+	Refresh  string    `json:"refresh,omitempty"`
+	Previous string    `json:"previous,omitempty"`
+	Expires  time.Time `json:"expires"`
+}
+
+type grant struct {
+	secret *corev1.Secret
+	Data   grantData
+}
+
+// Grants keeps the grants: a code is redeemed once, a refresh token is used once
+// and replaced, and a token presented a second time revokes its grant (and so
+// every token of it). Every replica reads them from the API server; a grant
+// deleted (by kubectl, or by the reuse of a token) ends its access tokens within
+// AliveFor.
+type Grants struct {
+	c  client.Client
+	r  client.Reader
+	ns string
+	// MaxPerUser bounds one person's grants; the oldest goes when a new one would pass it.
+	MaxPerUser int
+	CodeTTL    time.Duration
+	RefreshTTL time.Duration
+	alive      *expirable.LRU[string, bool]
+}
+
+// Defaults of the grants.
+const (
+	DefaultMaxGrantsPerUser = 20
+	DefaultCodeTTL          = 2 * time.Minute
+	DefaultRefreshTTL       = 30 * 24 * time.Hour
+	// AliveFor is how long a replica trusts that a grant it read still exists.
+	AliveFor = 30 * time.Second
+)
+
+// NewGrants keeps grants in namespace ns: written with c, read with r (which
+// must read past any cache: grant Secrets are not in the manager's).
+func NewGrants(c client.Client, r client.Reader, ns string) *Grants {
+	return &Grants{c: c, r: r, ns: ns, MaxPerUser: DefaultMaxGrantsPerUser, CodeTTL: DefaultCodeTTL,
+		RefreshTTL: DefaultRefreshTTL, alive: expirable.NewLRU[string, bool](10000, nil, AliveFor)}
+}
+
+var (
+	errNoGrant = errors.New("no such grant: it expired, was revoked or never was")
+	errReplay  = errors.New("presented a second time; the grant is revoked")
+)
+
+func hashOf(token string) string {
+	sum := sha256.Sum256([]byte(token))
+	return hex.EncodeToString(sum[:])
+}
+
+func sameHash(a, b string) bool {
+	return a != "" && subtle.ConstantTimeCompare([]byte(a), []byte(b)) == 1
+}
+
+func randomToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func userLabel(user string) string { return hashOf(user)[:32] }
+
+// grantName is the name of the grant of a code: a hash of it, so the code finds
+// its grant and the name reveals nothing of the code.
+func grantName(code string) string { return grantPrefix + hashOf(code)[:32] }
+
+// saveCode makes the grant of a code that was just issued, making room among the
+// person's grants first.
+func (g *Grants) saveCode(ctx context.Context, code string, req *authRequest) error {
+	if err := g.makeRoom(ctx, req.User); err != nil {
+		return err
+	}
+	data := grantData{ClientID: req.ClientID, Resource: req.Resource, User: req.User, Groups: req.Groups,
+		Scopes: req.GetScopes(), AuthTime: req.AuthTime, Code: hashOf(code), Expires: time.Now().Add(g.CodeTTL)}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return err
+	}
+	secret := &corev1.Secret{
+		ObjectMeta: metav1.ObjectMeta{Name: grantName(code), Namespace: g.ns, Labels: map[string]string{
+			"app.kubernetes.io/managed-by": "sandbar", LabelComponent: GrantComponent, LabelGrantUser: userLabel(req.User)}},
+		Type: GrantSecretType,
+		Data: map[string][]byte{grantDataKey: raw},
+	}
+	if err := g.c.Create(ctx, secret); err != nil {
+		return fmt.Errorf("storing the grant: %w", err)
+	}
+	return nil
+}
+
+// makeRoom deletes the person's expired grants and, past MaxPerUser, the oldest.
+func (g *Grants) makeRoom(ctx context.Context, user string) error {
+	var list corev1.SecretList
+	if err := g.r.List(ctx, &list, client.InNamespace(g.ns), client.MatchingLabels{LabelComponent: GrantComponent, LabelGrantUser: userLabel(user)}); err != nil {
+		return fmt.Errorf("listing the grants: %w", err)
+	}
+	keep := list.Items[:0]
+	for i := range list.Items {
+		if gr, err := parseGrant(&list.Items[i]); err != nil || time.Now().After(gr.Data.Expires) {
+			g.delete(ctx, &list.Items[i])
+			continue
+		}
+		keep = append(keep, list.Items[i])
+	}
+	slices.SortFunc(keep, func(a, b corev1.Secret) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
+	for i := 0; len(keep)-i >= g.MaxPerUser && i < len(keep); i++ {
+		g.delete(ctx, &keep[i])
+	}
+	return nil
+}
+
+// Sweep deletes every expired grant (a person who never comes back leaves theirs).
+func (g *Grants) Sweep(ctx context.Context) error {
+	var list corev1.SecretList
+	if err := g.r.List(ctx, &list, client.InNamespace(g.ns), client.MatchingLabels{LabelComponent: GrantComponent}); err != nil {
+		return err
+	}
+	for i := range list.Items {
+		if gr, err := parseGrant(&list.Items[i]); err != nil || time.Now().After(gr.Data.Expires) {
+			g.delete(ctx, &list.Items[i])
+		}
+	}
+	return nil
+}
+
+func (g *Grants) delete(ctx context.Context, s *corev1.Secret) {
+	g.alive.Remove(s.Name)
+	_ = client.IgnoreNotFound(g.c.Delete(ctx, s, client.Preconditions{UID: &s.UID}))
+}
+
+func parseGrant(s *corev1.Secret) (*grant, error) {
+	if s.Type != GrantSecretType || !strings.HasPrefix(s.Name, grantPrefix) {
+		return nil, errNoGrant
+	}
+	var d grantData
+	if err := json.Unmarshal(s.Data[grantDataKey], &d); err != nil {
+		return nil, errNoGrant
+	}
+	return &grant{secret: s, Data: d}, nil
+}
+
+func (g *Grants) get(ctx context.Context, name string) (*grant, error) {
+	var s corev1.Secret
+	if err := g.r.Get(ctx, client.ObjectKey{Namespace: g.ns, Name: name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, errNoGrant
+		}
+		return nil, err
+	}
+	gr, err := parseGrant(&s)
+	if err != nil {
+		return nil, err
+	}
+	if time.Now().After(gr.Data.Expires) {
+		g.delete(ctx, &s)
+		return nil, errNoGrant
+	}
+	return gr, nil
+}
+
+// byCode is the grant of a code not redeemed yet. A code redeemed before
+// revokes its grant: someone else holds it (RFC 6749 4.1.2).
+func (g *Grants) byCode(ctx context.Context, code string) (*grant, error) {
+	gr, err := g.get(ctx, grantName(code))
+	if err != nil {
+		return nil, err
+	}
+	if !sameHash(gr.Data.Code, hashOf(code)) {
+		return nil, errNoGrant
+	}
+	if gr.Data.Redeemed {
+		g.delete(ctx, gr.secret)
+		return nil, errReplay
+	}
+	return gr, nil
+}
+
+// byRefresh is the grant of a refresh token (its name, a dot, a secret) that is
+// valid now. The token it replaced revokes the grant.
+func (g *Grants) byRefresh(ctx context.Context, token string) (*grant, error) {
+	name, _, ok := strings.Cut(token, ".")
+	if !ok || !strings.HasPrefix(name, grantPrefix) || len(name) > 63 {
+		return nil, errNoGrant
+	}
+	gr, err := g.get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	h := hashOf(token)
+	switch {
+	case sameHash(gr.Data.Refresh, h):
+		return gr, nil
+	case sameHash(gr.Data.Previous, h):
+		g.delete(ctx, gr.secret)
+		return nil, errReplay
+	}
+	return nil, errNoGrant
+}
+
+// renew marks the grant's code redeemed or replaces its refresh token, and
+// writes it naming the version read: of two replicas redeeming one code or one
+// refresh token at once, one wins and the other is refused. It returns the new
+// refresh token ("" when the grant has none).
+func (g *Grants) renew(ctx context.Context, gr *grant, refreshable bool) (string, error) {
+	d := gr.Data
+	if d.Redeemed && d.Refresh == "" {
+		return "", errNoGrant
+	}
+	d.Redeemed = true
+	token := ""
+	if refreshable {
+		token = gr.secret.Name + "." + randomToken()
+		d.Previous, d.Refresh = d.Refresh, hashOf(token)
+		d.Expires = time.Now().Add(g.RefreshTTL)
+	} else {
+		// Without a refresh token the grant lives as long as its access token.
+		d.Expires = time.Now().Add(time.Hour)
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return "", err
+	}
+	s := gr.secret.DeepCopy()
+	s.Data[grantDataKey] = raw
+	if err := g.c.Update(ctx, s); err != nil {
+		if apierrors.IsConflict(err) || apierrors.IsNotFound(err) {
+			return "", errReplay
+		}
+		return "", fmt.Errorf("storing the grant: %w", err)
+	}
+	gr.secret, gr.Data = s, d
+	return token, nil
+}
+
+// Alive is true while the grant exists: what this replica read within AliveFor
+// is taken as it was.
+func (g *Grants) Alive(ctx context.Context, name string) (bool, error) {
+	if ok, found := g.alive.Get(name); found {
+		return ok, nil
+	}
+	if !strings.HasPrefix(name, grantPrefix) || len(name) > 63 {
+		return false, nil
+	}
+	_, err := g.get(ctx, name)
+	switch {
+	case err == nil:
+		g.alive.Add(name, true)
+		return true, nil
+	case errors.Is(err, errNoGrant):
+		g.alive.Add(name, false)
+		return false, nil
+	}
+	return false, err
+}

@@ -1,0 +1,472 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package authserver
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-logr/logr"
+	"github.com/zitadel/oidc/v3/pkg/client/rp"
+	httphelper "github.com/zitadel/oidc/v3/pkg/http"
+	"github.com/zitadel/oidc/v3/pkg/oidc"
+	"github.com/zitadel/oidc/v3/pkg/op"
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
+)
+
+// Config is the authorization server: where it is, what it grants tokens for,
+// and the identity provider its people log in at.
+type Config struct {
+	// Enabled serves it; the OAuth route then takes its tokens.
+	Enabled bool
+	// Issuer is its public URL (as https://sandbar.example.com/oauth2); its path
+	// is where it is served.
+	Issuer string
+	// Resource is the MCP server its tokens are for (the OAuth route's URL): the
+	// audience of every token, and the only resource a client may ask for.
+	Resource string
+	// Scopes are the scopes a client may ask for; a request that names none gets them.
+	Scopes []string
+	// Upstream is the identity provider people log in at.
+	Upstream Upstream
+	// Mapping maps the upstream identity to a Kubernetes user and groups.
+	Mapping oauth.Mapping
+	// Namespace holds the signing keys, the state key and the grants, in Secrets
+	// named KeysSecret, StateSecret and sandbar-grant-*.
+	Namespace, KeysSecret, StateSecret string
+	// Documents bounds the fetching of client ID metadata documents.
+	Documents DocumentsConfig
+	// AccessTokenTTL is how long an access token is valid (default 1 h).
+	AccessTokenTTL time.Duration
+}
+
+// Upstream is the OpenID provider the authorization server sends people to, as a
+// confidential client an admin registered there once, with the callback
+// Issuer + "/callback".
+type Upstream struct {
+	IssuerURL, ClientID, ClientSecret string
+	// Scopes asked for (default: openid, email, profile).
+	Scopes []string
+	// HTTPClient talks to it (default: a client with a 10 s timeout).
+	HTTPClient *http.Client
+}
+
+// Defaults of the authorization server.
+const (
+	DefaultPath           = "/oauth2"
+	DefaultKeysSecret     = "sandbar-oauth-keys"
+	DefaultStateSecret    = "sandbar-oauth-state"
+	DefaultAccessTokenTTL = time.Hour
+	// requestTTL is how long a person has for the login and the consent.
+	requestTTL    = 10 * time.Minute
+	consentCookie = "sandbar_consent"
+)
+
+// DefaultScope is the scope clients get when they ask for none.
+const DefaultScope = "mcp"
+
+// Validate checks the configuration, with messages that name the flags.
+func (c Config) Validate() error {
+	iu, err := url.Parse(c.Issuer)
+	if err != nil || iu.Host == "" || (iu.Scheme != "https" && !loopbackHTTP(iu)) || iu.RawQuery != "" || iu.Fragment != "" {
+		return fmt.Errorf("the authorization server's URL must be https, not %q", c.Issuer)
+	}
+	u, err := url.Parse(c.Upstream.IssuerURL)
+	if err != nil || u.Host == "" || (u.Scheme != "https" && !loopbackHTTP(u)) {
+		return fmt.Errorf("--oauth-upstream-issuer-url must be the https URL of the identity provider people log in at, not %q", c.Upstream.IssuerURL)
+	}
+	if c.Upstream.ClientID == "" || c.Upstream.ClientSecret == "" {
+		return errors.New("--oauth-upstream-client-id and the client secret (--oauth-upstream-client-secret-file) name the client registered at the identity provider; both are needed")
+	}
+	if c.Namespace == "" {
+		return errors.New("the authorization server needs the manager's namespace (POD_NAMESPACE) for its keys and grants")
+	}
+	return nil
+}
+
+func loopbackHTTP(u *url.URL) bool {
+	if u.Scheme != "http" {
+		return false
+	}
+	h := u.Hostname()
+	return h == "localhost" || h == "127.0.0.1" || h == "::1"
+}
+
+// Server is the authorization server: zitadel/oidc's OpenID provider (its
+// authorize, token, revocation and keys endpoints), with a storage of this
+// package's parts, the login at the upstream provider and the consent page.
+type Server struct {
+	cfg      Config
+	path     string
+	docs     *ClientDocuments
+	keys     *KeyStore
+	grants   *Grants
+	seal     *sealer
+	cookies  *httphelper.CookieHandler
+	provider *op.Provider
+	handler  http.Handler
+
+	mu       sync.Mutex
+	upstream rp.RelyingParty
+	lastTry  time.Time
+	lastErr  error
+}
+
+// New makes the authorization server: it reads (or makes) the state key and the
+// signing keys in the namespace, with c and r (r reads past any cache).
+func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Server, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.KeysSecret == "" {
+		cfg.KeysSecret = DefaultKeysSecret
+	}
+	if cfg.StateSecret == "" {
+		cfg.StateSecret = DefaultStateSecret
+	}
+	if cfg.AccessTokenTTL <= 0 {
+		cfg.AccessTokenTTL = DefaultAccessTokenTTL
+	}
+	if len(cfg.Scopes) == 0 {
+		cfg.Scopes = []string{DefaultScope}
+	}
+	if len(cfg.Upstream.Scopes) == 0 {
+		cfg.Upstream.Scopes = []string{oidc.ScopeOpenID, oidc.ScopeEmail, oidc.ScopeProfile}
+	}
+	if cfg.Upstream.HTTPClient == nil {
+		cfg.Upstream.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	iu, _ := url.Parse(cfg.Issuer)
+	s := &Server{cfg: cfg, path: strings.TrimSuffix(iu.Path, "/"), grants: NewGrants(c, r, cfg.Namespace)}
+	var err error
+	if s.docs, err = NewClientDocuments(cfg.Documents); err != nil {
+		return nil, err
+	}
+	key, err := StateKey(ctx, c, r, types.NamespacedName{Namespace: cfg.Namespace, Name: cfg.StateSecret})
+	if err != nil {
+		return nil, err
+	}
+	if s.seal, err = newSealer(derive(key, "seal")); err != nil {
+		return nil, err
+	}
+	s.keys = NewKeyStore(c, types.NamespacedName{Namespace: cfg.Namespace, Name: cfg.KeysSecret}, DefaultRingTimes)
+	if err := s.keys.Sync(ctx); err != nil {
+		return nil, err
+	}
+	cookieOpts := []httphelper.CookieHandlerOpt{httphelper.WithPath(s.path + "/"), httphelper.WithSameSite(http.SameSiteLaxMode), httphelper.WithMaxAge(int(requestTTL.Seconds()))}
+	if iu.Scheme == "http" {
+		cookieOpts = append(cookieOpts, httphelper.WithUnsecure())
+	}
+	s.cookies = httphelper.NewCookieHandler(derive(key, "cookie-hash"), derive(key, "cookie-encrypt"), cookieOpts...)
+
+	opConfig := &op.Config{CodeMethodS256: true, GrantTypeRefreshToken: true, SupportedScopes: append(slices.Clone(cfg.Scopes), oidc.ScopeOfflineAccess)}
+	copy(opConfig.CryptoKey[:], derive(key, "codes"))
+	opts := []op.Option{op.WithLogger(slog.New(logr.ToSlogHandler(ctrl.Log.WithName("oauth2")))), op.WithCustomEndpoints(op.NewEndpoint("authorize"), op.NewEndpoint("token"), op.NewEndpoint("userinfo"),
+		op.NewEndpoint("revoke"), op.NewEndpoint("end_session"), op.NewEndpoint("keys"))}
+	if iu.Scheme == "http" {
+		opts = append(opts, op.WithAllowInsecure())
+	}
+	if s.provider, err = op.NewProvider(opConfig, &storage{s}, op.StaticIssuer(cfg.Issuer), opts...); err != nil {
+		return nil, fmt.Errorf("the authorization server: %w", err)
+	}
+	s.handler = s.routes()
+	return s, nil
+}
+
+// derive is a key of its own for each use of the state key.
+func derive(key []byte, use string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte("sandbar authorization server: " + use))
+	return m.Sum(nil)
+}
+
+// Issuer is the server's public URL; Path where it is served.
+func (s *Server) Issuer() string { return s.cfg.Issuer }
+func (s *Server) Path() string   { return s.path }
+
+// Grants are the grants it keeps.
+func (s *Server) Grants() *Grants { return s.grants }
+
+// KeyStore is its signing keys.
+func (s *Server) KeyStore() *KeyStore { return s.keys }
+
+// Handler serves the authorization server under its path.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// WellKnown are the paths its metadata is served at beside its own path: RFC
+// 8414's and OIDC discovery's with the issuer's path inserted.
+func (s *Server) WellKnown() []string {
+	return []string{"/.well-known/oauth-authorization-server" + s.path, "/.well-known/openid-configuration" + s.path}
+}
+
+func (s *Server) routes() http.Handler {
+	mux := http.NewServeMux()
+	interceptor := op.NewIssuerInterceptor(s.provider.IssuerFromRequest)
+	opHandler := http.Handler(s.provider)
+	for _, p := range []string{"/keys", "/revoke"} {
+		mux.Handle(s.path+p, http.StripPrefix(s.path, opHandler))
+	}
+	mux.Handle(s.path+"/authorize", s.checkRequest(true, http.StripPrefix(s.path, opHandler)))
+	mux.Handle(s.path+"/token", s.checkRequest(false, http.StripPrefix(s.path, opHandler)))
+	mux.Handle(s.path+"/.well-known/openid-configuration", http.HandlerFunc(s.metadata))
+	mux.Handle(s.path+"/.well-known/oauth-authorization-server", http.HandlerFunc(s.metadata))
+	mux.Handle("GET "+s.path+"/login", interceptor.HandlerFunc(s.login))
+	mux.Handle("GET "+s.path+"/callback", interceptor.HandlerFunc(s.callback))
+	mux.Handle("POST "+s.path+"/consent", interceptor.HandlerFunc(s.consent))
+	return mux
+}
+
+// MetadataHandler serves the authorization server metadata (RFC 8414).
+func (s *Server) MetadataHandler() http.Handler { return http.HandlerFunc(s.metadata) }
+
+func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
+	at := func(p string) string { return s.cfg.Issuer + "/" + p }
+	doc := map[string]any{
+		"issuer":                                     s.cfg.Issuer,
+		"authorization_endpoint":                     at("authorize"),
+		"token_endpoint":                             at("token"),
+		"revocation_endpoint":                        at("revoke"),
+		"jwks_uri":                                   at("keys"),
+		"scopes_supported":                           append(slices.Clone(s.cfg.Scopes), oidc.ScopeOfflineAccess),
+		"response_types_supported":                   []string{"code"},
+		"response_modes_supported":                   []string{"query"},
+		"grant_types_supported":                      []string{"authorization_code", "refresh_token"},
+		"code_challenge_methods_supported":           []string{"S256"},
+		"token_endpoint_auth_methods_supported":      []string{"none"},
+		"revocation_endpoint_auth_methods_supported": []string{"none"},
+		"client_id_metadata_document_supported":      true,
+		"subject_types_supported":                    []string{"public"},
+		"id_token_signing_alg_values_supported":      []string{"ES256"},
+		"resource_parameter_supported":               true,
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "public, max-age=300")
+	_ = json.NewEncoder(w).Encode(doc)
+}
+
+// checkRequest refuses a resource (RFC 8707) other than the MCP server, and gives
+// an authorization request that names no scope the default scopes (the library
+// refuses one without). A client that names none gets tokens for the MCP server
+// all the same: it is the only resource there is.
+func (s *Server) checkRequest(authorize bool, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		r.Body = http.MaxBytesReader(w, r.Body, 64<<10)
+		if err := r.ParseForm(); err != nil {
+			writeOAuthError(w, http.StatusBadRequest, "invalid_request", "the request does not parse as a form")
+			return
+		}
+		for _, res := range r.Form["resource"] {
+			if strings.TrimSuffix(res, "/") != strings.TrimSuffix(s.cfg.Resource, "/") {
+				writeOAuthError(w, http.StatusBadRequest, "invalid_target", fmt.Sprintf("this server grants tokens for %s only, not for %q", s.cfg.Resource, res))
+				return
+			}
+		}
+		if authorize && strings.TrimSpace(r.Form.Get("scope")) == "" {
+			r.Form.Set("scope", strings.Join(s.cfg.Scopes, " "))
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeOAuthError(w http.ResponseWriter, status int, code, description string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": code, "error_description": description})
+}
+
+// party is the client of the upstream provider, discovered at the first login
+// (and tried again at most every 5 s while that fails), so the manager starts
+// while the provider is down.
+func (s *Server) party(ctx context.Context) (rp.RelyingParty, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.upstream != nil {
+		return s.upstream, nil
+	}
+	if time.Since(s.lastTry) < 5*time.Second {
+		return nil, s.lastErr
+	}
+	s.lastTry = time.Now()
+	u := s.cfg.Upstream
+	party, err := rp.NewRelyingPartyOIDC(ctx, u.IssuerURL, u.ClientID, u.ClientSecret, s.cfg.Issuer+"/callback", u.Scopes,
+		rp.WithHTTPClient(u.HTTPClient), rp.WithCookieHandler(s.cookies), rp.WithPKCE(s.cookies),
+		rp.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, errorType, description, _ string) {
+			loginFailed(w, r, http.StatusBadGateway, "The identity provider refused the login: "+errorType+" "+description)
+		}),
+		rp.WithUnauthorizedHandler(func(w http.ResponseWriter, r *http.Request, description, _ string) {
+			loginFailed(w, r, http.StatusUnauthorized, "The login could not be completed: "+description+". Start again from your MCP client.")
+		}))
+	if err != nil {
+		s.lastErr = fmt.Errorf("the identity provider %s: %w", u.IssuerURL, err)
+		return nil, s.lastErr
+	}
+	s.upstream = party
+	return party, nil
+}
+
+// loginFailed answers a browser whose login cannot go on, with the reason.
+func loginFailed(w http.ResponseWriter, r *http.Request, status int, message string) {
+	ctrl.LoggerFrom(r.Context()).WithName("oauth2").Info("login refused", "status", status, "reason", message)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'")
+	http.Error(w, message, status)
+}
+
+// login sends the person to the upstream provider; the request comes back as its state.
+func (s *Server) login(w http.ResponseWriter, r *http.Request) {
+	id := r.URL.Query().Get("id")
+	var req authRequest
+	if err := s.seal.open(purposeRequest, id, &req); err != nil {
+		loginFailed(w, r, http.StatusBadRequest, "This login link is not valid or has expired. Start again from your MCP client.")
+		return
+	}
+	party, err := s.party(r.Context())
+	if err != nil {
+		loginFailed(w, r, http.StatusServiceUnavailable, "The identity provider cannot be reached; try again in a moment.")
+		return
+	}
+	rp.AuthURLHandler(func() string { return id }, party)(w, r)
+}
+
+// callback takes the person back from the upstream provider, maps their identity
+// and asks their consent.
+func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
+	party, err := s.party(r.Context())
+	if err != nil {
+		loginFailed(w, r, http.StatusServiceUnavailable, "The identity provider cannot be reached; try again in a moment.")
+		return
+	}
+	rp.CodeExchangeHandler(func(w http.ResponseWriter, r *http.Request, tokens *oidc.Tokens[*oidc.IDTokenClaims], state string, _ rp.RelyingParty) {
+		var req authRequest
+		if err := s.seal.open(purposeRequest, state, &req); err != nil {
+			loginFailed(w, r, http.StatusBadRequest, "This login has expired. Start again from your MCP client.")
+			return
+		}
+		user, groups, err := s.cfg.Mapping.Map(tokens.IDTokenClaims.Claims)
+		if err != nil {
+			loginFailed(w, r, http.StatusForbidden, "Your identity cannot use Sandbar: it "+err.Error()+".")
+			return
+		}
+		doc, err := s.docs.Get(r.Context(), req.ClientID)
+		if err != nil {
+			loginFailed(w, r, http.StatusBadGateway, "The client's metadata document cannot be read now: "+err.Error())
+			return
+		}
+		req.User, req.Groups, req.AuthTime = user, groups, time.Now().Truncate(time.Second)
+		formToken := randomToken()
+		sealedReq, err := s.seal.seal(purposeConsent, consentState{Request: req, Token: hashOf(formToken)}, requestTTL)
+		if err != nil {
+			loginFailed(w, r, http.StatusInternalServerError, "The consent could not be prepared.")
+			return
+		}
+		http.SetCookie(w, s.cookie(formToken, int(requestTTL.Seconds())))
+		name := doc.ClientName
+		if name == "" {
+			u, _ := url.Parse(doc.ClientID)
+			name = u.Host
+		}
+		ServeConsent(w, Consent{ClientName: name, ClientID: doc.ClientID, RedirectURI: req.RedirectURI, Resource: req.Resource,
+			User: user, Groups: groups, Action: s.path + "/consent", Request: sealedReq, Token: formToken})
+	}, party)(w, r)
+}
+
+const (
+	purposeRequest = "authorization request"
+	purposeConsent = "consent"
+	purposeDone    = "consented request"
+)
+
+// consentState is what the consent form carries: the request with the person's
+// identity, and a hash of the token that binds it to their browser's cookie.
+type consentState struct {
+	Request authRequest `json:"request"`
+	Token   string      `json:"token"`
+}
+
+func (s *Server) cookie(value string, maxAge int) *http.Cookie {
+	return &http.Cookie{Name: consentCookie, Value: value, Path: s.path + "/", MaxAge: maxAge, HttpOnly: true,
+		Secure: strings.HasPrefix(s.cfg.Issuer, "https:"), SameSite: http.SameSiteStrictMode}
+}
+
+// consent takes the person's answer: a code for the client, or access_denied.
+func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
+	r.Body = http.MaxBytesReader(w, r.Body, 32<<10)
+	if err := r.ParseForm(); err != nil {
+		loginFailed(w, r, http.StatusBadRequest, "The answer does not parse.")
+		return
+	}
+	var cs consentState
+	cookie, err := r.Cookie(consentCookie)
+	if err := s.seal.open(purposeConsent, r.PostForm.Get("request"), &cs); err != nil {
+		loginFailed(w, r, http.StatusBadRequest, "This consent has expired. Start again from your MCP client.")
+		return
+	}
+	token := r.PostForm.Get("token")
+	if err != nil || !hmac.Equal([]byte(cookie.Value), []byte(token)) || !sameHash(cs.Token, hashOf(token)) {
+		loginFailed(w, r, http.StatusForbidden, "This answer did not come from the page this browser was shown.")
+		return
+	}
+	http.SetCookie(w, s.cookie("", -1))
+	req := cs.Request
+	if r.PostForm.Get("answer") != "allow" {
+		op.AuthRequestError(w, r, &req, oidc.ErrAccessDenied().WithDescription("the person did not allow the client"), s.provider)
+		return
+	}
+	req.Consented = true
+	if req.id, err = s.seal.seal(purposeDone, req, requestTTL); err != nil {
+		loginFailed(w, r, http.StatusInternalServerError, "The code could not be made.")
+		return
+	}
+	op.AuthResponse(&req, s.provider, w, r)
+}
+
+// Run keeps the keys and the grants until ctx ends: every few minutes it syncs
+// the key ring (which rotates it when a key is due) and deletes expired grants.
+func (s *Server) Run(ctx context.Context) {
+	log := ctrl.LoggerFrom(ctx).WithName("oauth2")
+	tick := time.NewTicker(5 * time.Minute)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		if err := s.keys.Sync(ctx); err != nil {
+			log.Error(err, "syncing the signing keys")
+		}
+		if err := s.grants.Sweep(ctx); err != nil {
+			log.Error(err, "deleting expired grants")
+		}
+	}
+}

@@ -1,0 +1,439 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package mcpserver_test
+
+// The authorization server in the manager: a client that names itself by the URL
+// of its metadata document, a person who logs in at the upstream identity
+// provider (the test issuer) and allows the client on the consent page, and the
+// tokens the client gets, used on the OAuth route. The browser is an HTTP
+// client with a cookie jar here; typescript_oauth_test.go drives a real one.
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"html"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/http/httptest"
+	"net/netip"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+
+	. "github.com/onsi/gomega"
+	corev1 "k8s.io/api/core/v1"
+	rbacv1 "k8s.io/api/rbac/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/authserver"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
+	"github.com/sandbar-dev/sandbar/internal/testenv/issuer"
+)
+
+// clientRedirect is where the client's browser is sent back with the code: a
+// loopback address nothing listens on, as a native client's would be before it
+// listens (the test reads the Location instead of following it).
+const clientRedirect = "http://127.0.0.1:9/callback"
+
+// asServer is an MCP server with the authorization server on, an upstream
+// identity provider and a client's metadata document.
+type asServer struct {
+	is                 *issuer.Issuer
+	base, oauth, asURL string
+	// clientID is the URL of the client's metadata document.
+	clientID string
+}
+
+func newASServer(t *testing.T, configure func(*mcpserver.Options)) asServer {
+	t.Helper()
+	is, err := issuer.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(is.Close)
+	docs := httptest.NewTLSServer(nil)
+	t.Cleanup(docs.Close)
+	clientID := docs.URL + "/client.json"
+	docs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{"client_id": clientID, "client_name": "Test Client",
+			"redirect_uris": []string{clientRedirect}, "grant_types": []string{"authorization_code", "refresh_token"},
+			"token_endpoint_auth_method": "none"})
+	})
+	pool := docs.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs
+	opts := mcpserver.Options{OAuth: oauth.Config{Scopes: []string{"mcp"}}, AuthorizationServer: authserver.Config{
+		Enabled:   true,
+		Upstream:  authserver.Upstream{IssuerURL: is.URL(), ClientID: "sandbar", ClientSecret: "upstream-secret"},
+		Namespace: "default", KeysSecret: unique("oauth-keys"), StateSecret: unique("oauth-state"),
+		Documents: authserver.DocumentsConfig{AllowedPrefixes: []netip.Prefix{netip.MustParsePrefix("127.0.0.1/32")}, RootCAs: pool},
+	}}
+	if configure != nil {
+		configure(&opts)
+	}
+	t.Cleanup(func() {
+		for _, name := range []string{opts.AuthorizationServer.KeysSecret, opts.AuthorizationServer.StateSecret} {
+			_ = k8s.Delete(context.Background(), &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name}})
+		}
+	})
+	base := strings.TrimSuffix(serve(t, opts), "/mcp")
+	is.AddClient("sandbar", "upstream-secret", base+"/oauth2/callback")
+	return asServer{is: is, base: base, oauth: base + "/oauth/mcp", asURL: base + "/oauth2", clientID: clientID}
+}
+
+// browser follows redirects and keeps cookies, and stops at the client's redirect URI.
+func browser(t *testing.T) *http.Client {
+	jar, err := cookiejar.New(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &http.Client{Jar: jar, CheckRedirect: func(r *http.Request, _ []*http.Request) error {
+		if strings.HasPrefix(r.URL.String(), clientRedirect) {
+			return http.ErrUseLastResponse
+		}
+		return nil
+	}}
+}
+
+// pkce is a code verifier and its S256 challenge.
+func pkce() (verifier, challenge string) {
+	verifier = unique("verifier-verifier-verifier-verifier-verifier")
+	sum := sha256.Sum256([]byte(verifier))
+	return verifier, base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// authorizeURL is the authorization request a client makes, with changes.
+func (s asServer) authorizeURL(challenge string, change func(url.Values)) string {
+	q := url.Values{"response_type": {"code"}, "client_id": {s.clientID}, "redirect_uri": {clientRedirect},
+		"code_challenge": {challenge}, "code_challenge_method": {"S256"}, "state": {"the-state"},
+		"resource": {s.oauth}, "scope": {"mcp"}}
+	if change != nil {
+		change(q)
+	}
+	return s.asURL + "/authorize?" + q.Encode()
+}
+
+var formField = regexp.MustCompile(`name="(request|token)" value="([^"]*)"`)
+
+// consentPage opens the authorization URL in the browser and answers the
+// consent page's status, body and form fields.
+func consentPage(t *testing.T, b *http.Client, authorize string) (int, string, url.Values) {
+	t.Helper()
+	resp, err := b.Get(authorize)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	form := url.Values{}
+	for _, m := range formField.FindAllStringSubmatch(string(body), -1) {
+		form.Set(m[1], html.UnescapeString(m[2]))
+	}
+	return resp.StatusCode, string(body), form
+}
+
+// answer posts the person's answer and returns where the browser is sent.
+func (s asServer) answer(t *testing.T, b *http.Client, form url.Values, answer string) *url.URL {
+	t.Helper()
+	form.Set("answer", answer)
+	resp, err := b.PostForm(s.asURL+"/consent", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusFound {
+		t.Fatalf("the consent answered %d: %s", resp.StatusCode, body)
+	}
+	to, err := url.Parse(resp.Header.Get("Location"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return to
+}
+
+// code runs the flow to the code, as the person allows it.
+func (s asServer) code(t *testing.T, challenge string) string {
+	t.Helper()
+	b := browser(t)
+	status, body, form := consentPage(t, b, s.authorizeURL(challenge, nil))
+	if status != http.StatusOK || form.Get("request") == "" {
+		t.Fatalf("no consent page (%d): %s", status, body)
+	}
+	to := s.answer(t, b, form, "allow")
+	if to.Query().Get("state") != "the-state" || to.Query().Get("code") == "" {
+		t.Fatalf("the redirect %s has no code or not the state", to)
+	}
+	return to.Query().Get("code")
+}
+
+// token posts to the token endpoint and answers the status and the JSON.
+func (s asServer) token(t *testing.T, form url.Values) (int, map[string]any) {
+	t.Helper()
+	form.Set("client_id", s.clientID)
+	resp, err := http.PostForm(s.asURL+"/token", form)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&doc)
+	return resp.StatusCode, doc
+}
+
+func (s asServer) exchange(t *testing.T, code, verifier string) (int, map[string]any) {
+	return s.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {clientRedirect},
+		"code_verifier": {verifier}, "resource": {s.oauth}})
+}
+
+// status is what the OAuth route answers an initialize with a token.
+func (s asServer) status(t *testing.T, token string) int {
+	t.Helper()
+	code, _, _ := rawCall(t, s.oauth, map[string]string{"Authorization": "Bearer " + token},
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`)
+	return code
+}
+
+// A client that names itself by its metadata document's URL gets, through the
+// person's login at the identity provider and their consent, an access token
+// for the MCP server that acts as the person's Kubernetes user and groups, and
+// a refresh token that is replaced on every use.
+func TestTheAuthorizationServerGrantsAClientOfAMetadataDocumentThePersonsReach(t *testing.T) {
+	g := NewWithT(t)
+	s := newASServer(t, nil)
+	sub := unique("alice")
+	s.is.LoginAs(map[string]any{"sub": sub, "groups": []string{"team-a"}})
+	mine := namespaceFor(t, rbacv1.UserKind, "oidc:"+sub)
+
+	// Discovery, as a client makes it from the route's 401.
+	status, prm := getJSON(t, s.base+oauth.WellKnownResource+"/oauth/mcp")
+	g.Expect(status).To(Equal(http.StatusOK))
+	g.Expect(prm["authorization_servers"]).To(Equal([]any{s.asURL}))
+	status, meta := getJSON(t, s.base+"/.well-known/oauth-authorization-server/oauth2")
+	g.Expect(status).To(Equal(http.StatusOK))
+	g.Expect(meta).To(HaveKeyWithValue("issuer", s.asURL))
+	g.Expect(meta).To(HaveKeyWithValue("client_id_metadata_document_supported", true))
+	g.Expect(meta).To(HaveKeyWithValue("token_endpoint_auth_methods_supported", []any{"none"}))
+	g.Expect(meta).To(HaveKeyWithValue("code_challenge_methods_supported", []any{"S256"}))
+
+	// The consent page names the client, the server and the person.
+	verifier, challenge := pkce()
+	b := browser(t)
+	status, body, form := consentPage(t, b, s.authorizeURL(challenge, nil))
+	g.Expect(status).To(Equal(http.StatusOK), body)
+	for _, want := range []string{"Test Client", html.EscapeString(s.clientID), s.oauth, "oidc:" + sub, "oidc:team-a", clientRedirect} {
+		g.Expect(body).To(ContainSubstring(want))
+	}
+	to := s.answer(t, b, form, "allow")
+	g.Expect(to.Query().Get("state")).To(Equal("the-state"))
+	code := to.Query().Get("code")
+	g.Expect(code).NotTo(BeEmpty())
+
+	status, tokens := s.exchange(t, code, verifier)
+	g.Expect(status).To(Equal(http.StatusOK), "%v", tokens)
+	g.Expect(tokens).To(HaveKeyWithValue("token_type", "Bearer"))
+	g.Expect(tokens["expires_in"]).To(BeNumerically("~", 3600, 5))
+	access, _ := tokens["access_token"].(string)
+	refresh, _ := tokens["refresh_token"].(string)
+	g.Expect(access).NotTo(BeEmpty())
+	g.Expect(refresh).NotTo(BeEmpty())
+
+	// The grant is a Secret that holds no token, only hashes.
+	var grants corev1.SecretList
+	g.Expect(k8s.List(context.Background(), &grants, client.InNamespace("default"), client.MatchingLabels{authserver.LabelComponent: authserver.GrantComponent})).To(Succeed())
+	found := false
+	for _, gr := range grants.Items {
+		raw := string(gr.Data["grant.json"])
+		g.Expect(raw).NotTo(ContainSubstring(code))
+		g.Expect(raw).NotTo(ContainSubstring(strings.SplitN(refresh, ".", 2)[1]))
+		found = found || strings.Contains(raw, `"oidc:`+sub+`"`)
+	}
+	g.Expect(found).To(BeTrue())
+
+	// The token acts as the person: it creates where RBAC lets their user.
+	cs := connect(t, s.oauth, access, nil)
+	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Mine", "metadata": map[string]any{"namespace": mine, "name": "mine"}})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	g.Expect(boots(t, mine)).To(Equal([]string{"mine"}))
+	res = callTool(t, cs, "sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "namespace": "default"})
+	g.Expect(res.IsError).To(BeTrue(), text(res))
+	g.Expect(text(res)).To(ContainSubstring(`User "oidc:` + sub + `" cannot list resource "spaceboots"`))
+
+	// A refresh gives new tokens; the old refresh token used again revokes the
+	// grant: the new refresh token and the access tokens stop working.
+	status, next := s.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}})
+	g.Expect(status).To(Equal(http.StatusOK), "%v", next)
+	refresh2, _ := next["refresh_token"].(string)
+	access2, _ := next["access_token"].(string)
+	g.Expect(refresh2).NotTo(Equal(refresh))
+	g.Expect(s.status(t, access2)).To(Equal(http.StatusOK))
+	status, reuse := s.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}})
+	g.Expect(status).To(Equal(http.StatusBadRequest))
+	g.Expect(reuse).To(HaveKeyWithValue("error", "invalid_grant"))
+	status, _ = s.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh2}})
+	g.Expect(status).To(Equal(http.StatusBadRequest))
+	g.Expect(s.status(t, access2)).To(Equal(http.StatusUnauthorized))
+	g.Expect(s.status(t, access)).To(Equal(http.StatusUnauthorized))
+}
+
+// Each attack on the flow is refused, with an answer that says why.
+func TestTheAuthorizationServerRefusesTheAttacksOnItsFlow(t *testing.T) {
+	s := newASServer(t, nil)
+	s.is.LoginAs(map[string]any{"sub": unique("mallory")})
+
+	t.Run("a code used twice revokes what it gave", func(t *testing.T) {
+		g := NewWithT(t)
+		verifier, challenge := pkce()
+		code := s.code(t, challenge)
+		status, tokens := s.exchange(t, code, verifier)
+		g.Expect(status).To(Equal(http.StatusOK), "%v", tokens)
+		access := tokens["access_token"].(string)
+		g.Expect(s.status(t, access)).To(Equal(http.StatusOK))
+		status, again := s.exchange(t, code, verifier)
+		g.Expect(status).To(Equal(http.StatusBadRequest))
+		g.Expect(again).To(HaveKeyWithValue("error", "invalid_grant"))
+		g.Expect(s.status(t, access)).To(Equal(http.StatusUnauthorized))
+	})
+
+	t.Run("a code with the wrong verifier gives nothing", func(t *testing.T) {
+		g := NewWithT(t)
+		_, challenge := pkce()
+		code := s.code(t, challenge)
+		other, _ := pkce()
+		status, answer := s.exchange(t, code, other)
+		g.Expect(status).To(Equal(http.StatusBadRequest))
+		g.Expect(answer).To(HaveKeyWithValue("error", "invalid_grant"))
+	})
+
+	t.Run("no PKCE, or plain, is refused before the login", func(t *testing.T) {
+		g := NewWithT(t)
+		for _, change := range []func(url.Values){
+			func(q url.Values) { q.Del("code_challenge"); q.Del("code_challenge_method") },
+			func(q url.Values) { q.Set("code_challenge_method", "plain") },
+		} {
+			b := browser(t)
+			resp, err := b.Get(s.authorizeURL("abc", change))
+			g.Expect(err).NotTo(HaveOccurred())
+			resp.Body.Close()
+			to, _ := url.Parse(resp.Header.Get("Location"))
+			g.Expect(resp.StatusCode).To(Equal(http.StatusFound))
+			g.Expect(to.String()).To(HavePrefix(clientRedirect))
+			g.Expect(to.Query().Get("error")).To(Equal("invalid_request"))
+			g.Expect(to.Query().Get("code")).To(BeEmpty())
+		}
+	})
+
+	t.Run("a redirect URI the document does not list is not redirected to", func(t *testing.T) {
+		g := NewWithT(t)
+		_, challenge := pkce()
+		for _, redirect := range []string{"https://evil.example.com/cb", clientRedirect + "/more", "http://127.0.0.1:9/callback?x=1"} {
+			b := browser(t)
+			resp, err := b.Get(s.authorizeURL(challenge, func(q url.Values) { q.Set("redirect_uri", redirect) }))
+			g.Expect(err).NotTo(HaveOccurred())
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			g.Expect(resp.StatusCode).To(Equal(http.StatusBadRequest), redirect)
+			g.Expect(resp.Header.Get("Location")).To(BeEmpty())
+			g.Expect(string(body)).To(ContainSubstring("redirect_uri"))
+		}
+	})
+
+	t.Run("a token for another resource is not issued", func(t *testing.T) {
+		g := NewWithT(t)
+		_, challenge := pkce()
+		b := browser(t)
+		resp, err := b.Get(s.authorizeURL(challenge, func(q url.Values) { q.Set("resource", "https://other.example.com/mcp") }))
+		g.Expect(err).NotTo(HaveOccurred())
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		g.Expect(resp.StatusCode).To(Equal(http.StatusBadRequest))
+		g.Expect(string(body)).To(ContainSubstring("invalid_target"))
+
+		verifier, challenge := pkce()
+		code := s.code(t, challenge)
+		status, answer := s.token(t, url.Values{"grant_type": {"authorization_code"}, "code": {code}, "redirect_uri": {clientRedirect},
+			"code_verifier": {verifier}, "resource": {"https://other.example.com/mcp"}})
+		g.Expect(status).To(Equal(http.StatusBadRequest))
+		g.Expect(answer).To(HaveKeyWithValue("error", "invalid_target"))
+	})
+
+	t.Run("a client document at a private address is not fetched", func(t *testing.T) {
+		g := NewWithT(t)
+		_, challenge := pkce()
+		b := browser(t)
+		resp, err := b.Get(s.authorizeURL(challenge, func(q url.Values) { q.Set("client_id", "https://10.0.0.1/client.json") }))
+		g.Expect(err).NotTo(HaveOccurred())
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		g.Expect(resp.StatusCode).To(Equal(http.StatusBadRequest))
+		g.Expect(resp.Header.Get("Location")).To(BeEmpty())
+		g.Expect(string(body)).To(ContainSubstring("client"))
+	})
+
+	t.Run("an ID token is not an access token", func(t *testing.T) {
+		g := NewWithT(t)
+		verifier, challenge := pkce()
+		code := s.code(t, challenge)
+		status, tokens := s.exchange(t, code, verifier)
+		g.Expect(status).To(Equal(http.StatusOK))
+		if id, ok := tokens["id_token"].(string); ok {
+			g.Expect(s.status(t, id)).To(Equal(http.StatusUnauthorized))
+		}
+		g.Expect(s.status(t, tokens["access_token"].(string))).To(Equal(http.StatusOK))
+	})
+
+	t.Run("a denial sends access_denied", func(t *testing.T) {
+		g := NewWithT(t)
+		_, challenge := pkce()
+		b := browser(t)
+		_, _, form := consentPage(t, b, s.authorizeURL(challenge, nil))
+		to := s.answer(t, b, form, "deny")
+		g.Expect(to.Query().Get("error")).To(Equal("access_denied"))
+		g.Expect(to.Query().Get("state")).To(Equal("the-state"))
+		g.Expect(to.Query().Get("code")).To(BeEmpty())
+	})
+
+	t.Run("an answer from another browser is refused", func(t *testing.T) {
+		g := NewWithT(t)
+		_, challenge := pkce()
+		_, _, form := consentPage(t, browser(t), s.authorizeURL(challenge, nil))
+		form.Set("answer", "allow")
+		resp, err := browser(t).PostForm(s.asURL+"/consent", form)
+		g.Expect(err).NotTo(HaveOccurred())
+		resp.Body.Close()
+		g.Expect(resp.StatusCode).To(Equal(http.StatusForbidden))
+	})
+}
+
+// A person whose upstream group would map to system:masters never gets a token:
+// with a groups prefix the group is theirs (oidc:system:masters), without one
+// the login is refused.
+func TestTheAuthorizationServerNeverMapsAPersonToASystemGroup(t *testing.T) {
+	g := NewWithT(t)
+	s := newASServer(t, func(o *mcpserver.Options) { o.OAuth.GroupsPrefix = oauth.NoPrefix })
+	s.is.LoginAs(map[string]any{"sub": unique("eve"), "groups": []string{"system:masters"}})
+	_, challenge := pkce()
+	status, body, form := consentPage(t, browser(t), s.authorizeURL(challenge, nil))
+	g.Expect(status).To(Equal(http.StatusForbidden), body)
+	g.Expect(body).To(ContainSubstring("system: user or group"))
+	g.Expect(form.Get("request")).To(BeEmpty())
+}

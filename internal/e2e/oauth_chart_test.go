@@ -133,6 +133,40 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 		g.Expect(paths(objs, "sandbar-oauth")).To(Equal([]string{"mcp-oauth.example.com/mcp", "mcp-oauth.example.com/mcp/sse",
 			"mcp-oauth.example.com/mcp/server-card", "mcp-oauth.example.com/.well-known/oauth-protected-resource", "mcp-oauth.example.com/.well-known/oauth-protected-resource/mcp"}), helm)
 
+		// The authorization server: its flags instead of the issuer's, its secret
+		// mounted, its paths on the route's host, a Role for its Secrets.
+		as := []string{"oauth.authorizationServer.enabled=true", "oauth.authorizationServer.upstream.issuerURL=https://idp.example.com",
+			"oauth.authorizationServer.upstream.clientID=sandbar", "oauth.authorizationServer.upstream.clientSecret.secretName=idp-client"}
+		objs, args = objects(as...)
+		g.Expect(oauthFlags(args)).To(HaveExactElements(
+			"--oauth-authorization-server",
+			"--oauth-authorization-server-namespace="+namespace,
+			"--oauth-upstream-issuer-url=https://idp.example.com",
+			"--oauth-upstream-client-id=sandbar",
+			"--oauth-upstream-client-secret-file=/etc/sandbar/oauth-upstream/client-secret",
+			"--oauth-resource-url=https://sandbar.example.com/oauth/mcp",
+			"--oauth-path=/oauth/mcp",
+			"--oauth-username-claim=sub",
+			"--oauth-username-prefix=oidc:",
+			"--oauth-groups-claim=groups",
+			"--oauth-groups-prefix=oidc:",
+			"--oauth-namespace=default",
+			"--oauth-clients=claude-ai",
+		), helm)
+		g.Expect(paths(objs, "sandbar-oauth")).To(ContainElements("sandbar.example.com/oauth2",
+			"sandbar.example.com/.well-known/oauth-authorization-server/oauth2", "sandbar.example.com/.well-known/openid-configuration/oauth2"), helm)
+		var asRole rbacv1.Role
+		g.Expect(objs).To(HaveKey("Role.rbac.authorization.k8s.io " + namespace + "/sandbar-oauth-authorization-server"))
+		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
+			objs["Role.rbac.authorization.k8s.io "+namespace+"/sandbar-oauth-authorization-server"].Object, &asRole)).To(Succeed())
+		g.Expect(asRole.Rules).To(Equal([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "create", "update", "delete"}}}))
+		out, err := render(append(as, "oauth.issuerURL=https://other.example.com")...)
+		g.Expect(err).To(HaveOccurred(), "%s", out)
+		g.Expect(string(out)).To(ContainSubstring("exclude each other"))
+		out, err = render(as[:3]...)
+		g.Expect(err).To(HaveOccurred(), "%s", out)
+		g.Expect(string(out)).To(ContainSubstring("clientSecret.secretName"))
+
 		for _, bad := range [][]string{
 			{"oauth.issuerURL=http://idp.example.com"},
 			{"oauth.issuerURL=https://idp.example.com", "oauth.route=host"},

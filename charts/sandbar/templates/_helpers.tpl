@@ -38,7 +38,7 @@ app.kubernetes.io/component: manager
 {{- else if and .Values.ingress.enabled .Values.ingress.hosts -}}
 {{- printf "https://%s%s" (first .Values.ingress.hosts).host .Values.oauth.path -}}
 {{- else -}}
-{{- fail "oauth.issuerURL is set: set oauth.resourceURL to the public URL of the OAuth route, or enable the Ingress" -}}
+{{- fail "OAuth is on (oauth.issuerURL or oauth.authorizationServer.enabled): set oauth.resourceURL to the public URL of the OAuth route, or enable the Ingress" -}}
 {{- end -}}
 {{- end -}}
 
@@ -49,5 +49,33 @@ host (https with the Ingress's TLS, http without, as NOTES.txt says). */ -}}
 {{- .Values.mcp.publicURL -}}
 {{- else if and .Values.ingress.enabled .Values.ingress.hosts -}}
 {{- printf "%s://%s" (ternary "https" "http" (gt (len .Values.ingress.tls) 0)) (first .Values.ingress.hosts).host -}}
+{{- end -}}
+{{- end -}}
+
+{{- /* sandbar.oauthEnabled is "true" when the OAuth route is served: tokens of an
+issuer, or of the authorization server in the manager. */ -}}
+{{- define "sandbar.oauthEnabled" -}}
+{{- if or .Values.oauth.issuerURL .Values.oauth.authorizationServer.enabled }}true{{ end -}}
+{{- end -}}
+
+{{- /* sandbar.authServerPaths are the Ingress paths of the authorization server. */ -}}
+{{- define "sandbar.authServerPaths" -}}
+{{- if .Values.oauth.authorizationServer.enabled -}}
+- path: /oauth2
+  pathType: Prefix
+  backend:
+    service:
+      name: {{ include "sandbar.fullname" . }}-mcp
+      port:
+        name: mcp
+{{- range list "/.well-known/oauth-authorization-server/oauth2" "/.well-known/openid-configuration/oauth2" }}
+- path: {{ . }}
+  pathType: Exact
+  backend:
+    service:
+      name: {{ include "sandbar.fullname" $ }}-mcp
+      port:
+        name: mcp
+{{- end }}
 {{- end -}}
 {{- end -}}

@@ -12,6 +12,8 @@ KUBERNETES_VERSION ?= v1.37.2
 OLDEST_KUBERNETES_VERSION ?= v1.30.14
 ETCD_VERSION ?= v3.6.4
 CYCLONEDX_GOMOD_VERSION ?= v1.10.0
+# CHROMIUM_VERSION: Debian's Chromium package, for the consent page's browser test.
+CHROMIUM_VERSION ?= 148.0.7778.167-1~deb12u1
 
 LOCALBIN ?= $(CURDIR)/bin
 CONTROLLER_GEN ?= $(LOCALBIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
@@ -30,6 +32,8 @@ ENVTEST_ASSETS ?= $(LOCALBIN)/k8s/$(KUBERNETES_VERSION)
 # kube-proxy, kube-controller-manager, kube-scheduler, containerd, runc, the CNI plugins
 # and the sandbox image's pause binary.
 NODE_ASSETS ?= $(LOCALBIN)/node/$(KUBERNETES_VERSION)
+# CHROMIUM: Chromium with the libraries it needs (hack/chromium.sh), for chromedp.
+CHROMIUM ?= $(LOCALBIN)/chromium-$(firstword $(subst -, ,$(CHROMIUM_VERSION)))/chromium
 # TS_CLIENT: the TypeScript MCP SDK client of internal/mcpserver/typescript_test.go.
 TS_CLIENT ?= hack/ts-client
 # CONFORMANCE: the official MCP conformance suite and the Node.js 22 it needs.
@@ -100,7 +104,7 @@ vet: ## Run go vet.
 # share of the tests (hack/test-shard.sh deals them out): one process keeps about one
 # core busy.
 MCP_SHARDS ?= 2
-TEST_ENV = CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)"
+TEST_ENV = CONTROLLER_GEN="$(CONTROLLER_GEN)" HELM="$(HELM)" HELM4="$(HELM4)" KUBEBUILDER_ASSETS="$(ENVTEST_ASSETS)" CHROMIUM="$(CHROMIUM)"
 # RUN_FLAGS: what the test targets add to go test (none when run alone). make test, once
 # lint has run, sets TEST_RUN_FLAGS: golangci-lint's govet runs every analyzer go test's
 # own vet does (-vet=off: not again, a package at a time; on an empty cache that vet
@@ -112,7 +116,7 @@ TEST_RUN_FLAGS = -vet=off -ldflags=-w
 .PHONY: test
 test: ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with Helm 3 and 4, conformance; then REPEAT_PACKAGES twice beside the chart on a one-node cluster.
 	@# Two at a time: while one builds, the other downloads or links.
-	$(MAKE) --no-print-directory -j 2 --output-sync=target lint controller-gen helm helm4 envtest-assets node-assets ts-client conformance
+	$(MAKE) --no-print-directory -j 2 --output-sync=target lint controller-gen helm helm4 envtest-assets node-assets ts-client conformance chromium
 	$(MAKE) --no-print-directory test-compile
 	$(MAKE) --no-print-directory -j $$(( $(MCP_SHARDS) + 1 )) --output-sync=target test-packages $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS))) \
 		RUN_FLAGS="$(TEST_RUN_FLAGS)"
@@ -147,14 +151,14 @@ test-cluster: helm helm4 envtest-assets node-assets ## Install the chart as a us
 		go test $(GO_TEST_FLAGS) $(RUN_FLAGS) -v $(addprefix ./,$(CLUSTER_PACKAGES))
 
 .PHONY: test-mcp
-test-mcp: envtest-assets ts-client ## Run the MCP server's control-plane suite (internal/mcpserver) as MCP_SHARDS (2) processes side by side.
+test-mcp: envtest-assets ts-client chromium ## Run the MCP server's control-plane suite (internal/mcpserver) as MCP_SHARDS (2) processes side by side.
 	$(MAKE) --no-print-directory -j $(MCP_SHARDS) --output-sync=target $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS)))
 
 test-mcp-shard-%:
 	$(TEST_ENV) go test $(GO_TEST_FLAGS) $(RUN_FLAGS) -run "$$(hack/test-shard.sh internal/mcpserver $* $(MCP_SHARDS))" ./internal/mcpserver/
 
 .PHONY: test-repeat-mcp
-test-repeat-mcp: envtest-assets ts-client ## Run the MCP server's control-plane suite twice in each shard's process (-count=2; about 16 minutes, not in make test, which runs it once).
+test-repeat-mcp: envtest-assets ts-client chromium ## Run the MCP server's control-plane suite twice in each shard's process (-count=2; about 16 minutes, not in make test, which runs it once).
 	$(MAKE) --no-print-directory -j $(MCP_SHARDS) --output-sync=target $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS))) GO_TEST_FLAGS="-count=2 -race -timeout 40m"
 
 # UNIT_PACKAGES are the packages whose tests need only Go.
@@ -386,6 +390,11 @@ node-assets: envtest-assets ## Build the node's binaries (kubelet, kube-proxy, k
 .PHONY: envtest-assets
 envtest-assets: ## Build kube-apiserver, etcd and kubectl from the Go module proxy into bin/k8s (cached).
 	hack/control-plane-binaries.sh $(ENVTEST_ASSETS)
+
+.PHONY: chromium
+chromium: $(CHROMIUM) ## Unpack Debian's Chromium (CHROMIUM_VERSION) for the consent page's browser test.
+$(CHROMIUM): hack/chromium.sh
+	hack/chromium.sh "$(CHROMIUM_VERSION)" $(dir $(CHROMIUM))
 
 .PHONY: ts-client
 ts-client: $(TS_CLIENT)/node_modules/.package-lock.json ## Install the TypeScript MCP SDK client (hack/ts-client) for the second-opinion test.

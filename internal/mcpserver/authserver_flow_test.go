@@ -64,7 +64,8 @@ type asServer struct {
 	clientID string
 }
 
-func newASServer(t *testing.T, configure func(*mcpserver.Options)) asServer {
+// newASServer starts one; the client's document lists redirects (default: clientRedirect).
+func newASServer(t *testing.T, configure func(*mcpserver.Options), redirects ...string) asServer {
 	t.Helper()
 	is, err := issuer.Start()
 	if err != nil {
@@ -74,10 +75,13 @@ func newASServer(t *testing.T, configure func(*mcpserver.Options)) asServer {
 	docs := httptest.NewTLSServer(nil)
 	t.Cleanup(docs.Close)
 	clientID := docs.URL + "/client.json"
+	if len(redirects) == 0 {
+		redirects = []string{clientRedirect}
+	}
 	docs.Config.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{"client_id": clientID, "client_name": "Test Client",
-			"redirect_uris": []string{clientRedirect}, "grant_types": []string{"authorization_code", "refresh_token"},
+			"redirect_uris": redirects, "grant_types": []string{"authorization_code", "refresh_token"},
 			"token_endpoint_auth_method": "none"})
 	})
 	pool := docs.Client().Transport.(*http.Transport).TLSClientConfig.RootCAs

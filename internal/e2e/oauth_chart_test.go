@@ -160,6 +160,8 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 		g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(
 			objs["Role.rbac.authorization.k8s.io "+namespace+"/sandbar-oauth-authorization-server"].Object, &asRole)).To(Succeed())
 		g.Expect(asRole.Rules).To(Equal([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "create", "update", "delete"}}}))
+		_, args = objects(append(as, "oauth.authorizationServer.dynamicClientRegistration=true", "oauth.authorizationServer.clientDocumentAllowedCIDRs={10.0.0.0/8}")...)
+		g.Expect(oauthFlags(args)).To(ContainElements("--oauth-dynamic-client-registration", "--oauth-client-document-allowed-cidrs=10.0.0.0/8"), helm)
 		out, err := render(append(as, "oauth.issuerURL=https://other.example.com")...)
 		g.Expect(err).To(HaveOccurred(), "%s", out)
 		g.Expect(string(out)).To(ContainSubstring("exclude each other"))

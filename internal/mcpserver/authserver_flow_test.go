@@ -441,3 +441,72 @@ func TestTheAuthorizationServerNeverMapsAPersonToASystemGroup(t *testing.T) {
 	g.Expect(body).To(ContainSubstring("system: user or group"))
 	g.Expect(form.Get("request")).To(BeEmpty())
 }
+
+// register posts client metadata to the registration endpoint.
+func (s asServer) register(t *testing.T, metadata map[string]any) (int, map[string]any) {
+	t.Helper()
+	body, _ := json.Marshal(metadata)
+	resp, err := http.Post(s.asURL+"/register", "application/json", strings.NewReader(string(body)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&doc)
+	return resp.StatusCode, doc
+}
+
+// Without a metadata document, a client registers itself when the admin lets
+// clients register: a public client with checked redirect URIs, kept as a Secret,
+// at most MaxClients of them. Otherwise there is no registration endpoint.
+func TestTheAuthorizationServerRegistersClientsOnlyWhenAllowed(t *testing.T) {
+	g := NewWithT(t)
+	off := newASServer(t, nil)
+	status, _ := off.register(t, map[string]any{"redirect_uris": []string{clientRedirect}})
+	g.Expect(status).To(Equal(http.StatusNotFound))
+	_, meta := getJSON(t, off.base+"/.well-known/oauth-authorization-server/oauth2")
+	g.Expect(meta).NotTo(HaveKey("registration_endpoint"))
+
+	s := newASServer(t, func(o *mcpserver.Options) {
+		o.AuthorizationServer.Registration = true
+		o.AuthorizationServer.MaxClients = 2
+	})
+	t.Cleanup(func() {
+		_ = k8s.DeleteAllOf(context.Background(), &corev1.Secret{}, client.InNamespace("default"),
+			client.MatchingLabels{authserver.LabelComponent: authserver.ClientComponent})
+	})
+	_, meta = getJSON(t, s.base+"/.well-known/oauth-authorization-server/oauth2")
+	g.Expect(meta).To(HaveKeyWithValue("registration_endpoint", s.asURL+"/register"))
+	s.is.LoginAs(map[string]any{"sub": unique("rita")})
+
+	for _, bad := range []struct {
+		metadata map[string]any
+		code     string
+	}{
+		{map[string]any{"redirect_uris": []string{"http://evil.example.com/cb"}}, "invalid_redirect_uri"},
+		{map[string]any{"redirect_uris": []string{"javascript:alert(1)"}}, "invalid_redirect_uri"},
+		{map[string]any{}, "invalid_redirect_uri"},
+		{map[string]any{"redirect_uris": []string{clientRedirect}, "token_endpoint_auth_method": "client_secret_basic"}, "invalid_client_metadata"},
+	} {
+		status, answer := s.register(t, bad.metadata)
+		g.Expect(status).To(Equal(http.StatusBadRequest), "%v", bad.metadata)
+		g.Expect(answer).To(HaveKeyWithValue("error", bad.code), "%v", bad.metadata)
+	}
+
+	status, reg := s.register(t, map[string]any{"client_name": "Old Client", "redirect_uris": []string{clientRedirect}})
+	g.Expect(status).To(Equal(http.StatusCreated), "%v", reg)
+	g.Expect(reg).To(HaveKeyWithValue("token_endpoint_auth_method", "none"))
+	g.Expect(reg).NotTo(HaveKey("client_secret"))
+	registered := s
+	registered.clientID = reg["client_id"].(string)
+	verifier, challenge := pkce()
+	status, tokens := registered.exchange(t, registered.code(t, challenge), verifier)
+	g.Expect(status).To(Equal(http.StatusOK), "%v", tokens)
+	g.Expect(registered.status(t, tokens["access_token"].(string))).To(Equal(http.StatusOK))
+
+	status, _ = s.register(t, map[string]any{"redirect_uris": []string{clientRedirect}})
+	g.Expect(status).To(Equal(http.StatusCreated))
+	status, full := s.register(t, map[string]any{"redirect_uris": []string{clientRedirect}})
+	g.Expect(status).To(Equal(http.StatusServiceUnavailable))
+	g.Expect(full["error_description"]).To(ContainSubstring("limit"))
+}

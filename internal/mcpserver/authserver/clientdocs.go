@@ -401,20 +401,28 @@ func parseDocument(clientID string, body []byte) (*ClientDocument, string) {
 	if dec.More() {
 		return nil, "the document holds more than one JSON value"
 	}
+	if w.ClientID != clientID {
+		return nil, fmt.Sprintf("the document's client_id %q is not its URL", w.ClientID)
+	}
+	return checkClientMetadata(&w, "the document")
+}
+
+// checkClientMetadata checks the metadata of a public client (a document's, or a
+// registration's) and fills its defaults; what names it is the subject of the
+// reasons ("the document names no redirect_uris").
+func checkClientMetadata(w *documentWire, what string) (*ClientDocument, string) {
 	doc := w.ClientDocument
 	switch {
-	case doc.ClientID != clientID:
-		return nil, fmt.Sprintf("the document's client_id %q is not its URL", doc.ClientID)
 	case len(w.ClientSecret) > 0 || len(w.ClientSecretExpiresAt) > 0:
-		return nil, "the document holds a client_secret: a client id metadata document names a public client, which has none"
+		return nil, what + " holds a client_secret: this server takes public clients only, which have none"
 	case w.TokenEndpointAuthMethod != "" && w.TokenEndpointAuthMethod != "none":
 		return nil, fmt.Sprintf("token_endpoint_auth_method is %q; this server takes public clients only (none)", w.TokenEndpointAuthMethod)
 	case w.ResponseTypes != nil && !slices.Contains(w.ResponseTypes, "code"):
 		return nil, "response_types does not hold code, the only response type this server issues"
 	case len(doc.RedirectURIs) == 0:
-		return nil, "the document names no redirect_uris"
+		return nil, what + " names no redirect_uris"
 	case len(doc.RedirectURIs) > maxRedirectURIs:
-		return nil, fmt.Sprintf("the document names %d redirect_uris, more than %d", len(doc.RedirectURIs), maxRedirectURIs)
+		return nil, fmt.Sprintf("%s names %d redirect_uris, more than %d", what, len(doc.RedirectURIs), maxRedirectURIs)
 	case len([]rune(doc.ClientName)) > maxClientNameRunes:
 		return nil, fmt.Sprintf("client_name is longer than %d characters", maxClientNameRunes)
 	case doc.ApplicationType != "" && doc.ApplicationType != "web" && doc.ApplicationType != "native":

@@ -65,6 +65,11 @@ type Config struct {
 	Namespace, KeysSecret, StateSecret string
 	// Documents bounds the fetching of client ID metadata documents.
 	Documents DocumentsConfig
+	// Registration serves dynamic client registration (RFC 7591) for clients
+	// without a metadata document: at most MaxClients, each kept ClientTTL.
+	Registration bool
+	MaxClients   int
+	ClientTTL    time.Duration
 	// AccessTokenTTL is how long an access token is valid (default 1 h).
 	AccessTokenTTL time.Duration
 }
@@ -128,6 +133,7 @@ type Server struct {
 	cfg      Config
 	path     string
 	docs     *ClientDocuments
+	regs     *Registrations
 	keys     *KeyStore
 	grants   *Grants
 	seal     *sealer
@@ -170,6 +176,9 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 	var err error
 	if s.docs, err = NewClientDocuments(cfg.Documents); err != nil {
 		return nil, err
+	}
+	if cfg.Registration {
+		s.regs = NewRegistrations(c, r, cfg.Namespace, cfg.MaxClients, cfg.ClientTTL)
 	}
 	key, err := StateKey(ctx, c, r, types.NamespacedName{Namespace: cfg.Namespace, Name: cfg.StateSecret})
 	if err != nil {
@@ -239,6 +248,9 @@ func (s *Server) routes() http.Handler {
 	mux.Handle(s.path+"/token", s.checkRequest(false, http.StripPrefix(s.path, opHandler)))
 	mux.Handle(s.path+"/.well-known/openid-configuration", http.HandlerFunc(s.metadata))
 	mux.Handle(s.path+"/.well-known/oauth-authorization-server", http.HandlerFunc(s.metadata))
+	if s.regs != nil {
+		mux.Handle("POST "+s.path+"/register", s.regs)
+	}
 	mux.Handle("GET "+s.path+"/login", interceptor.HandlerFunc(s.login))
 	mux.Handle("GET "+s.path+"/callback", interceptor.HandlerFunc(s.callback))
 	mux.Handle("POST "+s.path+"/consent", interceptor.HandlerFunc(s.consent))
@@ -267,6 +279,9 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 		"subject_types_supported":                    []string{"public"},
 		"id_token_signing_alg_values_supported":      []string{"ES256"},
 		"resource_parameter_supported":               true,
+	}
+	if s.regs != nil {
+		doc["registration_endpoint"] = at("register")
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
@@ -377,7 +392,7 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 			loginFailed(w, r, http.StatusForbidden, "Your identity cannot use Sandbar: it "+err.Error()+".")
 			return
 		}
-		doc, err := s.docs.Get(r.Context(), req.ClientID)
+		doc, err := s.client(r.Context(), req.ClientID)
 		if err != nil {
 			loginFailed(w, r, http.StatusBadGateway, "The client's metadata document cannot be read now: "+err.Error())
 			return
@@ -450,8 +465,9 @@ func (s *Server) consent(w http.ResponseWriter, r *http.Request) {
 	op.AuthResponse(&req, s.provider, w, r)
 }
 
-// Run keeps the keys and the grants until ctx ends: every few minutes it syncs
-// the key ring (which rotates it when a key is due) and deletes expired grants.
+// Run keeps the keys, the grants and the registered clients until ctx ends:
+// every few minutes it syncs the key ring (which rotates it when a key is due)
+// and deletes expired grants and clients.
 func (s *Server) Run(ctx context.Context) {
 	log := ctrl.LoggerFrom(ctx).WithName("oauth2")
 	tick := time.NewTicker(5 * time.Minute)
@@ -468,5 +484,16 @@ func (s *Server) Run(ctx context.Context) {
 		if err := s.grants.Sweep(ctx); err != nil {
 			log.Error(err, "deleting expired grants")
 		}
+		if s.regs != nil {
+			_ = s.regs.makeRoom(ctx) // deletes the expired; a full server is for /register to say
+		}
 	}
+}
+
+// client is the metadata of a client: its document, or its registration.
+func (s *Server) client(ctx context.Context, clientID string) (*ClientDocument, error) {
+	if s.regs != nil && IsRegistered(clientID) {
+		return s.regs.Get(ctx, clientID)
+	}
+	return s.docs.Get(ctx, clientID)
 }

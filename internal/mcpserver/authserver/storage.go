@@ -49,7 +49,7 @@ func (st *storage) CreateAuthRequest(ctx context.Context, r *oidc.AuthRequest, _
 	if r.ResponseMode != "" && r.ResponseMode != oidc.ResponseModeQuery {
 		return nil, oidc.ErrInvalidRequest().WithDescription("only response_mode query is supported")
 	}
-	doc, err := st.s.docs.Get(ctx, r.ClientID)
+	doc, err := st.s.client(ctx, r.ClientID)
 	if err != nil {
 		return nil, clientError(err)
 	}
@@ -186,7 +186,7 @@ func (st *storage) KeySet(context.Context) ([]op.Key, error) {
 
 // GetClientByClientID is the client of a client ID metadata document.
 func (st *storage) GetClientByClientID(ctx context.Context, clientID string) (op.Client, error) {
-	doc, err := st.s.docs.Get(ctx, clientID)
+	doc, err := st.s.client(ctx, clientID)
 	if err != nil {
 		return nil, clientError(err)
 	}

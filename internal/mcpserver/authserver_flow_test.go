@@ -510,3 +510,50 @@ func TestTheAuthorizationServerRegistersClientsOnlyWhenAllowed(t *testing.T) {
 	g.Expect(status).To(Equal(http.StatusServiceUnavailable))
 	g.Expect(full["error_description"]).To(ContainSubstring("limit"))
 }
+
+// claimsOf are the claims of a JWT, unverified.
+func claimsOf(t *testing.T, jwt string) map[string]any {
+	t.Helper()
+	parts := strings.Split(jwt, ".")
+	if len(parts) != 3 {
+		t.Fatalf("not a JWT: %q", jwt)
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(parts[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c map[string]any
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// With a refresh token of the upstream provider (offline_access), every refresh
+// asks it whether the person's session holds: their groups there today are in
+// the new token, and once the provider ends the session the grant is revoked.
+func TestTheAuthorizationServerFollowsThePersonsUpstreamSession(t *testing.T) {
+	g := NewWithT(t)
+	s := newASServer(t, func(o *mcpserver.Options) {
+		o.AuthorizationServer.Upstream.Scopes = []string{"openid", "profile", "offline_access"}
+	})
+	sub := unique("uma")
+	s.is.LoginAs(map[string]any{"sub": sub, "groups": []string{"team-a"}})
+	verifier, challenge := pkce()
+	status, tokens := s.exchange(t, s.code(t, challenge), verifier)
+	g.Expect(status).To(Equal(http.StatusOK), "%v", tokens)
+	g.Expect(claimsOf(t, tokens["access_token"].(string))).To(HaveKeyWithValue("groups", []any{"oidc:team-a"}))
+
+	s.is.LoginAs(map[string]any{"sub": sub, "groups": []string{"team-b"}})
+	status, next := s.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tokens["refresh_token"].(string)}})
+	g.Expect(status).To(Equal(http.StatusOK), "%v", next)
+	access := next["access_token"].(string)
+	g.Expect(claimsOf(t, access)).To(HaveKeyWithValue("groups", []any{"oidc:team-b"}))
+	g.Expect(s.status(t, access)).To(Equal(http.StatusOK))
+
+	s.is.EndSessions()
+	status, refused := s.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {next["refresh_token"].(string)}})
+	g.Expect(status).To(Equal(http.StatusBadRequest))
+	g.Expect(refused).To(HaveKeyWithValue("error", "invalid_grant"))
+	g.Expect(s.status(t, access)).To(Equal(http.StatusUnauthorized))
+}

@@ -68,6 +68,9 @@ type grantData struct {
 	Refresh  string    `json:"refresh,omitempty"`
 	Previous string    `json:"previous,omitempty"`
 	Expires  time.Time `json:"expires"`
+	// Upstream is the upstream provider's refresh token, sealed with the state
+	// key (it is used, so it cannot be a hash); empty when the provider gave none.
+	Upstream string `json:"upstream,omitempty"`
 }
 
 type grant struct {
@@ -140,7 +143,7 @@ func (g *Grants) saveCode(ctx context.Context, code string, req *authRequest) er
 		return err
 	}
 	data := grantData{ClientID: req.ClientID, Resource: req.Resource, User: req.User, Groups: req.Groups,
-		Scopes: req.GetScopes(), AuthTime: req.AuthTime, Code: hashOf(code), Expires: time.Now().Add(g.CodeTTL)}
+		Scopes: req.GetScopes(), AuthTime: req.AuthTime, Code: hashOf(code), Expires: time.Now().Add(g.CodeTTL), Upstream: req.Upstream}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err
@@ -270,8 +273,11 @@ func (g *Grants) byRefresh(ctx context.Context, token string) (*grant, error) {
 // writes it naming the version read: of two replicas redeeming one code or one
 // refresh token at once, one wins and the other is refused. It returns the new
 // refresh token ("" when the grant has none).
-func (g *Grants) renew(ctx context.Context, gr *grant, refreshable bool) (string, error) {
+func (g *Grants) renew(ctx context.Context, gr *grant, refreshable bool, change func(*grantData)) (string, error) {
 	d := gr.Data
+	if change != nil {
+		change(&d)
+	}
 	if d.Redeemed && d.Refresh == "" {
 		return "", errNoGrant
 	}

@@ -42,6 +42,9 @@ type authRequest struct {
 	Groups    []string  `json:"groups,omitempty"`
 	AuthTime  time.Time `json:"authTime,omitzero"`
 	Consented bool      `json:"consented,omitempty"`
+	// Upstream is the upstream provider's refresh token, sealed: with it every
+	// refresh asks the provider whether the person's session still holds.
+	Upstream string `json:"upstream,omitempty"`
 
 	// id is the sealed request; grant the grant of its code, once redeemed (not sealed).
 	id    string

@@ -398,6 +398,12 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		req.User, req.Groups, req.AuthTime = user, groups, time.Now().Truncate(time.Second)
+		if tokens.Token != nil && tokens.RefreshToken != "" {
+			if req.Upstream, err = s.seal.seal(purposeUpstream, tokens.RefreshToken, DefaultRefreshTTL); err != nil {
+				loginFailed(w, r, http.StatusInternalServerError, "The login could not be kept.")
+				return
+			}
+		}
 		formToken := randomToken()
 		sealedReq, err := s.seal.seal(purposeConsent, consentState{Request: req, Token: hashOf(formToken)}, requestTTL)
 		if err != nil {
@@ -416,9 +422,10 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 }
 
 const (
-	purposeRequest = "authorization request"
-	purposeConsent = "consent"
-	purposeDone    = "consented request"
+	purposeRequest  = "authorization request"
+	purposeConsent  = "consent"
+	purposeDone     = "consented request"
+	purposeUpstream = "upstream refresh token"
 )
 
 // consentState is what the consent form carries: the request with the person's
@@ -496,4 +503,51 @@ func (s *Server) client(ctx context.Context, clientID string) (*ClientDocument, 
 		return s.regs.Get(ctx, clientID)
 	}
 	return s.docs.Get(ctx, clientID)
+}
+
+// followUpstream asks the upstream provider, with the refresh token it gave at
+// the login, whether the person's session still holds before a grant is
+// refreshed: a provider that refuses (the person signed out everywhere, an admin
+// disabled them) revokes the grant, and the identity it vouches for now (their
+// groups today) replaces the grant's. A provider that cannot be reached refuses
+// this refresh only. A grant without an upstream token (the provider gave none:
+// ask it for offline_access) lives out its time.
+func (s *Server) followUpstream(ctx context.Context, g *grant) (func(*grantData), error) {
+	if g.Data.Upstream == "" {
+		return nil, nil
+	}
+	var upstreamToken string
+	if err := s.seal.open(purposeUpstream, g.Data.Upstream, &upstreamToken); err != nil {
+		s.grants.delete(ctx, g.secret)
+		return nil, oidc.ErrInvalidGrant().WithDescription("the person's login can no longer be checked; sign in again")
+	}
+	party, err := s.party(ctx)
+	if err != nil {
+		return nil, oidc.ErrServerError().WithDescription("the identity provider cannot be reached; try again")
+	}
+	tokens, err := rp.RefreshTokens[*oidc.IDTokenClaims](ctx, party, upstreamToken, "", "")
+	var refused *oidc.Error
+	if errors.As(err, &refused) && (refused.ErrorType == oidc.InvalidGrant || refused.ErrorType == oidc.UnauthorizedClient) {
+		s.grants.delete(ctx, g.secret)
+		return nil, oidc.ErrInvalidGrant().WithDescription("the identity provider ended the person's session; sign in again")
+	}
+	if err != nil {
+		return nil, oidc.ErrServerError().WithDescription("the identity provider cannot be reached; try again")
+	}
+	groups := g.Data.Groups
+	if tokens.IDTokenClaims != nil && tokens.IDTokenClaims.Claims != nil {
+		user, now, err := s.cfg.Mapping.Map(tokens.IDTokenClaims.Claims)
+		if err != nil || user != g.Data.User {
+			s.grants.delete(ctx, g.secret)
+			return nil, oidc.ErrInvalidGrant().WithDescription("the identity provider no longer vouches for the person as they signed in; sign in again")
+		}
+		groups = now
+	}
+	next := g.Data.Upstream
+	if tokens.RefreshToken != "" && tokens.RefreshToken != upstreamToken {
+		if next, err = s.seal.seal(purposeUpstream, tokens.RefreshToken, DefaultRefreshTTL); err != nil {
+			return nil, err
+		}
+	}
+	return func(d *grantData) { d.Groups, d.Upstream = groups, next }, nil
 }

@@ -111,17 +111,22 @@ func (st *storage) CreateAccessAndRefreshTokens(ctx context.Context, r op.TokenR
 	var (
 		g           *grant
 		refreshable bool
+		change      func(*grantData)
+		err         error
 	)
 	switch r := r.(type) {
 	case *authRequest:
 		g, refreshable = r.grant, r.Refreshable
 	case *refreshRequest:
 		g, refreshable = r.g, true
+		if change, err = st.s.followUpstream(ctx, g); err != nil {
+			return "", "", time.Time{}, err
+		}
 	}
 	if g == nil {
 		return "", "", time.Time{}, oidc.ErrInvalidGrant()
 	}
-	refresh, err := st.s.grants.renew(ctx, g, refreshable)
+	refresh, err := st.s.grants.renew(ctx, g, refreshable, change)
 	if err != nil {
 		return "", "", time.Time{}, grantError(err)
 	}

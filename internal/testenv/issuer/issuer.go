@@ -52,6 +52,8 @@ type Issuer struct {
 	clients map[string][]string // client id -> redirect URIs
 	secrets map[string]string   // client id -> secret, of confidential clients
 	codes   map[string]grant
+	// refreshes are the refresh tokens given (with offline_access) and not used yet.
+	refreshes map[string]grant
 	// jwksFetches counts the JWKS requests.
 	jwksFetches int
 }
@@ -67,7 +69,7 @@ type grant struct {
 
 // Start starts an issuer on loopback; Close stops it.
 func Start() (*Issuer, error) {
-	is := &Issuer{clients: map[string][]string{}, secrets: map[string]string{}, codes: map[string]grant{}, login: map[string]any{"sub": "alice"}}
+	is := &Issuer{clients: map[string][]string{}, secrets: map[string]string{}, codes: map[string]grant{}, refreshes: map[string]grant{}, login: map[string]any{"sub": "alice"}}
 	if err := is.Rotate(); err != nil {
 		return nil, err
 	}
@@ -169,10 +171,10 @@ func (is *Issuer) metadata(w http.ResponseWriter, _ *http.Request) {
 		"registration_endpoint":                 u + "/register",
 		"jwks_uri":                              u + "/jwks",
 		"response_types_supported":              []string{"code"},
-		"grant_types_supported":                 []string{"authorization_code"},
+		"grant_types_supported":                 []string{"authorization_code", "refresh_token"},
 		"code_challenge_methods_supported":      []string{"S256"},
 		"token_endpoint_auth_methods_supported": []string{"none", "client_secret_basic", "client_secret_post"},
-		"scopes_supported":                      []string{"openid", "email", "profile", "mcp"},
+		"scopes_supported":                      []string{"openid", "email", "profile", "offline_access", "mcp"},
 		"subject_types_supported":               []string{"public"},
 		"id_token_signing_alg_values_supported": []string{"RS256"},
 	})
@@ -259,11 +261,11 @@ func (is *Issuer) authorize(w http.ResponseWriter, r *http.Request) {
 // token exchanges a code (once) for an access token whose audience is the resource
 // the authorization asked for.
 func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
-	if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "authorization_code" {
+	grantType := r.PostFormValue("grant_type")
+	if grantType != "authorization_code" && grantType != "refresh_token" {
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "unsupported_grant_type"})
 		return
 	}
-	code := r.PostForm.Get("code")
 	clientID, secret, basic := r.BasicAuth()
 	if !basic {
 		clientID, secret = r.PostForm.Get("client_id"), r.PostForm.Get("client_secret")
@@ -272,8 +274,17 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 		secret, _ = url.QueryUnescape(secret)
 	}
 	is.mu.Lock()
-	g, ok := is.codes[code]
-	delete(is.codes, code)
+	var (
+		g  grant
+		ok bool
+	)
+	if grantType == "refresh_token" {
+		g, ok = is.refreshes[r.PostForm.Get("refresh_token")]
+		delete(is.refreshes, r.PostForm.Get("refresh_token"))
+	} else {
+		g, ok = is.codes[r.PostForm.Get("code")]
+		delete(is.codes, r.PostForm.Get("code"))
+	}
 	login := is.login
 	want, confidential := is.secrets[clientID]
 	is.mu.Unlock()
@@ -283,10 +294,13 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 	}
 	sum := sha256.Sum256([]byte(r.PostForm.Get("code_verifier")))
 	switch {
-	case !ok, g.client != clientID, g.redirect != r.PostForm.Get("redirect_uri"):
+	case !ok, g.client != clientID:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
 		return
-	case base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge:
+	case grantType == "authorization_code" && g.redirect != r.PostForm.Get("redirect_uri"):
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant"})
+		return
+	case grantType == "authorization_code" && base64.RawURLEncoding.EncodeToString(sum[:]) != g.challenge:
 		writeJSON(w, http.StatusBadRequest, map[string]string{"error": "invalid_grant", "error_description": "PKCE verification failed"})
 		return
 	}
@@ -305,18 +319,34 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 		claims["scope"] = g.scope
 	}
 	answer := map[string]any{"access_token": is.Sign(claims), "token_type": "Bearer", "expires_in": 3600, "scope": g.scope}
-	if contains(strings.Fields(g.scope), "openid") {
+	scopes := strings.Fields(g.scope)
+	if contains(scopes, "openid") {
 		id := map[string]any{}
 		for k, v := range login {
 			id[k] = v
 		}
 		id["iss"], id["aud"], id["iat"], id["exp"] = is.URL(), g.client, now.Unix(), now.Add(time.Hour).Unix()
-		if g.nonce != "" {
+		if g.nonce != "" && grantType == "authorization_code" {
 			id["nonce"] = g.nonce
 		}
 		answer["id_token"] = is.Sign(id)
 	}
+	if contains(scopes, "offline_access") {
+		// A new refresh token each time; the one used is gone.
+		refresh := random()
+		is.mu.Lock()
+		is.refreshes[refresh] = g
+		is.mu.Unlock()
+		answer["refresh_token"] = refresh
+	}
 	writeJSON(w, http.StatusOK, answer)
+}
+
+// EndSessions ends every session: the refresh tokens it gave are refused from now on.
+func (is *Issuer) EndSessions() {
+	is.mu.Lock()
+	defer is.mu.Unlock()
+	clear(is.refreshes)
 }
 
 func contains(list []string, s string) bool {

@@ -113,6 +113,12 @@ func run() int {
 		log.Error(err, "adding the MCP server")
 		return 1
 	}
+	if status := server.AuthorizationServerStatus(); status != nil {
+		if err := mgr.Add(status); err != nil {
+			log.Error(err, "adding the authorization server's status")
+			return 1
+		}
+	}
 	if err := mgr.AddHealthzCheck("healthz", healthz.Ping); err != nil {
 		log.Error(err, "adding the health check")
 		return 1

@@ -46,6 +46,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&WorkflowDefinition{}, &WorkflowDefinitionList{},
 		&WorkflowProcess{}, &WorkflowProcessList{},
 		&ServiceAccount{}, &ServiceAccountList{},
+		&AuthorizationServer{}, &AuthorizationServerList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -41,9 +41,11 @@ import (
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/authserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
@@ -556,4 +558,61 @@ func TestTheAuthorizationServerFollowsThePersonsUpstreamSession(t *testing.T) {
 	g.Expect(status).To(Equal(http.StatusBadRequest))
 	g.Expect(refused).To(HaveKeyWithValue("error", "invalid_grant"))
 	g.Expect(s.status(t, access)).To(Equal(http.StatusUnauthorized))
+}
+
+// The AuthorizationServer object says what works, as `kubectl get oas` shows it:
+// the identity provider's discovery, the last client document fetched, the
+// signing keys, registration; and why it is not Ready when it is not.
+func TestTheAuthorizationServerStatusSaysWhatWorks(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	is, err := issuer.Start()
+	g.Expect(err).NotTo(HaveOccurred())
+	defer is.Close()
+	ns := namespaceFor(t, "", "")
+	as, err := authserver.New(ctx, authserver.Config{
+		Enabled: true, Issuer: "http://127.0.0.1:1/oauth2", Resource: "http://127.0.0.1:1/oauth/mcp", Mapping: oauth.Config{}.Mapping(),
+		Upstream:  authserver.Upstream{IssuerURL: is.URL(), ClientID: "sandbar", ClientSecret: "upstream-secret"},
+		Namespace: ns, Registration: true, MaxClients: 5,
+	}, k8s, k8s)
+	g.Expect(err).NotTo(HaveOccurred())
+	status := func() metav1alpha1.AuthorizationServer {
+		g.Expect(as.ReportStatus(ctx)).To(Succeed())
+		var obj metav1alpha1.AuthorizationServer
+		g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: authserver.StatusName}, &obj)).To(Succeed())
+		return obj
+	}
+	condition := func(obj metav1alpha1.AuthorizationServer, typ string) metav1.Condition {
+		c := apimeta.FindStatusCondition(obj.Status.Conditions, typ)
+		g.Expect(c).NotTo(BeNil(), typ)
+		return *c
+	}
+
+	obj := status()
+	g.Expect(obj.Status.Issuer).To(Equal("http://127.0.0.1:1/oauth2"))
+	g.Expect(obj.Status.Registration).To(Equal("0/5"))
+	g.Expect(condition(obj, metav1alpha1.ConditionReady).Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(condition(obj, metav1alpha1.ConditionUpstreamReady).Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(condition(obj, metav1alpha1.ConditionSigningKeysReady).Status).To(Equal(metav1.ConditionTrue))
+	g.Expect(condition(obj, metav1alpha1.ConditionClientDocumentsReady).Status).To(Equal(metav1.ConditionUnknown))
+
+	// A client whose document is at a private address: the last fetch failed, and why.
+	rec := httptest.NewRecorder()
+	as.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/oauth2/authorize?"+url.Values{
+		"client_id": {"https://10.0.0.1/client.json"}, "redirect_uri": {clientRedirect}, "response_type": {"code"},
+		"code_challenge": {"abc"}, "code_challenge_method": {"S256"}}.Encode(), nil))
+	g.Expect(rec.Code).To(Equal(http.StatusBadRequest))
+	docs := condition(status(), metav1alpha1.ConditionClientDocumentsReady)
+	g.Expect(docs.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(docs.Message).To(ContainSubstring("https://10.0.0.1/client.json"))
+	g.Expect(docs.Message).To(ContainSubstring("private"))
+
+	// The identity provider gone: not Ready, and the message names it.
+	is.Close()
+	obj = status()
+	g.Expect(condition(obj, metav1alpha1.ConditionUpstreamReady).Status).To(Equal(metav1.ConditionFalse))
+	ready := condition(obj, metav1alpha1.ConditionReady)
+	g.Expect(ready.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(ready.Reason).To(Equal("UpstreamUnreachable"))
+	g.Expect(ready.Message).To(ContainSubstring(is.URL()))
 }

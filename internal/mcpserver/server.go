@@ -448,6 +448,15 @@ func serveOAuth(e *edge.Edge, cfg oauth.Config, authn *keys.Authenticator,
 	return &card.OAuth{URL: cfg.ResourceURL, MetadataURL: o.MetadataURL()}, nil
 }
 
+// AuthorizationServerStatus is the runnable that writes the authorization
+// server's status while its replica leads; nil when the server is off.
+func (s *Server) AuthorizationServerStatus() *authserver.StatusReporter {
+	if s.authServer == nil {
+		return nil
+	}
+	return s.authServer.StatusReporter()
+}
+
 // Handler is the server's HTTP handler: /mcp, /mcp/sse, /healthz and /readyz.
 func (s *Server) Handler() http.Handler { return s.http }
 

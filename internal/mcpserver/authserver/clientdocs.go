@@ -33,6 +33,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"code.dny.dev/ssrf"
@@ -153,7 +154,18 @@ type ClientDocuments struct {
 	now     func() time.Time
 	// kept holds documents and failures until they expire (it locks itself).
 	kept *lru.Cache[string, keptDocument]
+	last atomic.Pointer[Fetch]
 }
+
+// Fetch is how a fetch of a document went: Err is nil when it was read and checked.
+type Fetch struct {
+	At       time.Time
+	ClientID string
+	Err      *DocumentError
+}
+
+// Last is the last fetch, nil before the first.
+func (d *ClientDocuments) Last() *Fetch { return d.last.Load() }
 
 type keptDocument struct {
 	doc     *ClientDocument
@@ -275,6 +287,7 @@ func (d *ClientDocuments) Get(ctx context.Context, clientID string) (*ClientDocu
 		if k.err == nil || !k.err.Retry {
 			d.kept.Add(clientID, k)
 		}
+		d.last.Store(&Fetch{At: d.now(), ClientID: clientID, Err: k.err})
 		return k, nil
 	})
 	select {

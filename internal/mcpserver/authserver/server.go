@@ -140,6 +140,8 @@ type Server struct {
 	cookies  *httphelper.CookieHandler
 	provider *op.Provider
 	handler  http.Handler
+	c        client.Client
+	r        client.Reader
 
 	mu       sync.Mutex
 	upstream rp.RelyingParty
@@ -172,7 +174,7 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 		cfg.Upstream.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
 	iu, _ := url.Parse(cfg.Issuer)
-	s := &Server{cfg: cfg, path: strings.TrimSuffix(iu.Path, "/"), grants: NewGrants(c, r, cfg.Namespace)}
+	s := &Server{cfg: cfg, path: strings.TrimSuffix(iu.Path, "/"), grants: NewGrants(c, r, cfg.Namespace), c: c, r: r}
 	var err error
 	if s.docs, err = NewClientDocuments(cfg.Documents); err != nil {
 		return nil, err

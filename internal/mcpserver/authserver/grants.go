@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/golang-lru/v2/expirable"
+	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -92,6 +93,9 @@ type Grants struct {
 	CodeTTL    time.Duration
 	RefreshTTL time.Duration
 	alive      *expirable.LRU[string, bool]
+	// lookups bounds the reads that codes and refresh tokens presented cause,
+	// whoever presents them: forged ones cost the API server no more than this.
+	lookups *rate.Limiter
 }
 
 // Defaults of the grants.
@@ -101,19 +105,36 @@ const (
 	DefaultRefreshTTL       = 30 * 24 * time.Hour
 	// AliveFor is how long a replica trusts that a grant it read still exists.
 	AliveFor = 30 * time.Second
+	// LookupRate and LookupBurst bound the grant reads of the token and revocation
+	// endpoints in one replica.
+	LookupRate  = rate.Limit(50)
+	LookupBurst = 200
 )
 
 // NewGrants keeps grants in namespace ns: written with c, read with r (which
 // must read past any cache: grant Secrets are not in the manager's).
 func NewGrants(c client.Client, r client.Reader, ns string) *Grants {
 	return &Grants{c: c, r: r, ns: ns, MaxPerUser: DefaultMaxGrantsPerUser, CodeTTL: DefaultCodeTTL,
-		RefreshTTL: DefaultRefreshTTL, alive: expirable.NewLRU[string, bool](10000, nil, AliveFor)}
+		RefreshTTL: DefaultRefreshTTL, alive: expirable.NewLRU[string, bool](10000, nil, AliveFor),
+		lookups: rate.NewLimiter(LookupRate, LookupBurst)}
 }
 
 var (
 	errNoGrant = errors.New("no such grant: it expired, was revoked or never was")
 	errReplay  = errors.New("presented a second time; the grant is revoked")
+	errBusy    = errors.New("too many token requests at once")
 )
+
+// presented reads the grant of a code or token a client presented, within the lookup bound.
+func (g *Grants) presented(ctx context.Context, name string) (*grant, error) {
+	if !isName(grantPrefix, name) {
+		return nil, errNoGrant
+	}
+	if !g.lookups.Allow() {
+		return nil, errBusy
+	}
+	return g.get(ctx, name)
+}
 
 func hashOf(token string) string {
 	sum := sha256.Sum256([]byte(token))
@@ -131,6 +152,22 @@ func randomToken() string {
 }
 
 func userLabel(user string) string { return hashOf(user)[:32] }
+
+// isName is true of the names this package gives grants and registered
+// clients: the prefix and 32 lower-case hex digits. Nothing else a client sends
+// reaches the API server as a name.
+func isName(prefix, name string) bool {
+	rest, ok := strings.CutPrefix(name, prefix)
+	if !ok || len(rest) != 32 {
+		return false
+	}
+	for _, c := range rest {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
 
 // grantName is the name of the grant of a code: a hash of it, so the code finds
 // its grant and the name reveals nothing of the code.
@@ -233,7 +270,7 @@ func (g *Grants) get(ctx context.Context, name string) (*grant, error) {
 // byCode is the grant of a code not redeemed yet. A code redeemed before
 // revokes its grant: someone else holds it (RFC 6749 4.1.2).
 func (g *Grants) byCode(ctx context.Context, code string) (*grant, error) {
-	gr, err := g.get(ctx, grantName(code))
+	gr, err := g.presented(ctx, grantName(code))
 	if err != nil {
 		return nil, err
 	}
@@ -251,10 +288,10 @@ func (g *Grants) byCode(ctx context.Context, code string) (*grant, error) {
 // valid now. The token it replaced revokes the grant.
 func (g *Grants) byRefresh(ctx context.Context, token string) (*grant, error) {
 	name, _, ok := strings.Cut(token, ".")
-	if !ok || !strings.HasPrefix(name, grantPrefix) || len(name) > 63 {
+	if !ok || !isName(grantPrefix, name) {
 		return nil, errNoGrant
 	}
-	gr, err := g.get(ctx, name)
+	gr, err := g.presented(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -313,7 +350,7 @@ func (g *Grants) Alive(ctx context.Context, name string) (bool, error) {
 	if ok, found := g.alive.Get(name); found {
 		return ok, nil
 	}
-	if !strings.HasPrefix(name, grantPrefix) || len(name) > 63 {
+	if !isName(grantPrefix, name) {
 		return false, nil
 	}
 	_, err := g.get(ctx, name)

@@ -84,7 +84,7 @@ type registeredClient struct {
 
 // IsRegistered says whether a client id is of the registered kind.
 func IsRegistered(clientID string) bool {
-	return strings.HasPrefix(clientID, clientPrefix) && len(clientID) <= 63
+	return isName(clientPrefix, clientID)
 }
 
 // Get is a registered client that has not expired.

@@ -113,7 +113,7 @@ func (c Config) Validate() error {
 		return errors.New("--oauth-upstream-client-id and the client secret (--oauth-upstream-client-secret-file) name the client registered at the identity provider; both are needed")
 	}
 	if c.Namespace == "" {
-		return errors.New("the authorization server needs the manager's namespace (POD_NAMESPACE) for its keys and grants")
+		return errors.New("the authorization server needs a namespace for its keys and grants (--oauth-authorization-server-namespace; in a pod, its own)")
 	}
 	return nil
 }
@@ -529,7 +529,7 @@ func (s *Server) followUpstream(ctx context.Context, g *grant) (func(*grantData)
 	}
 	tokens, err := rp.RefreshTokens[*oidc.IDTokenClaims](ctx, party, upstreamToken, "", "")
 	var refused *oidc.Error
-	if errors.As(err, &refused) && (refused.ErrorType == oidc.InvalidGrant || refused.ErrorType == oidc.UnauthorizedClient) {
+	if errors.As(err, &refused) && refused.ErrorType == oidc.InvalidGrant {
 		s.grants.delete(ctx, g.secret)
 		return nil, oidc.ErrInvalidGrant().WithDescription("the identity provider ended the person's session; sign in again")
 	}

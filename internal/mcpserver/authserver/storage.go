@@ -147,7 +147,10 @@ func (st *storage) TerminateSession(context.Context, string, string) error { ret
 // when the client asking is the grant's.
 func (st *storage) RevokeToken(ctx context.Context, tokenOrID, _ string, clientID string) *oidc.Error {
 	name, _, _ := strings.Cut(tokenOrID, ".")
-	g, err := st.s.grants.get(ctx, name)
+	g, err := st.s.grants.presented(ctx, name)
+	if errors.Is(err, errBusy) {
+		return oidc.ErrServerError().WithDescription("too many token requests at once; try again")
+	}
 	if err != nil {
 		return nil // RFC 7009: a token that is not valid is not an error.
 	}
@@ -265,6 +268,8 @@ func grantError(err error) error {
 		return oidc.ErrInvalidGrant().WithDescription("the code or refresh token was used before; every token of its grant is revoked")
 	case errors.Is(err, errNoGrant):
 		return oidc.ErrInvalidGrant().WithDescription("the code or refresh token is not valid: it expired, was revoked or was never issued")
+	case errors.Is(err, errBusy):
+		return oidc.ErrServerError().WithDescription("too many token requests at once; try again")
 	}
 	return err
 }

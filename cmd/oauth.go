@@ -63,6 +63,9 @@ const serviceAccountNamespace = "/var/run/secrets/kubernetes.io/serviceaccount/n
 func bindAuthServerFlags(fs *flag.FlagSet, c *authserver.Config, f *authServerFlags) {
 	fs.BoolVar(&c.Enabled, "oauth-authorization-server", false, "Serve an OAuth authorization server at /oauth2 on the OAuth route's origin, as the route's issuer: hosted MCP clients name themselves by a client ID metadata document, people log in at --oauth-upstream-issuer-url. Excludes --oauth-issuer-url; needs --oauth-resource-url.")
 	fs.StringVar(&c.Upstream.IssuerURL, "oauth-upstream-issuer-url", "", "The OpenID provider people log in at (its discovery document is read at the first login); --oauth-username-claim, --oauth-groups-claim and their prefixes map its ID token's claims.")
+	fs.StringVar(&c.Upstream.AuthorizationURL, "oauth-upstream-authorization-url", "", "For a provider of OAuth 2 only (GitHub: https://github.com/login/oauth/authorize), instead of --oauth-upstream-issuer-url, with the token and userinfo URLs.")
+	fs.StringVar(&c.Upstream.TokenURL, "oauth-upstream-token-url", "", "The token URL of a provider of OAuth 2 only (GitHub: https://github.com/login/oauth/access_token).")
+	fs.StringVar(&c.Upstream.UserinfoURL, "oauth-upstream-userinfo-url", "", "The userinfo URL of a provider of OAuth 2 only, whose JSON answer to the access token holds the claims --oauth-username-claim and --oauth-groups-claim name (GitHub: https://api.github.com/user, username claim login).")
 	fs.StringVar(&c.Upstream.ClientID, "oauth-upstream-client-id", "", "The client id registered at the upstream provider, with the redirect URI <origin>/oauth2/callback.")
 	fs.StringVar(&f.clientSecretFile, "oauth-upstream-client-secret-file", "", "A file holding that client's secret.")
 	fs.Func("oauth-upstream-scopes", "Comma-separated scopes asked of the upstream provider (default openid,email,profile).", func(v string) error {

@@ -62,3 +62,27 @@ export function run(name, main, stepOf) {
     },
   );
 }
+
+// CLASS_TOOL is the create tool of the sample class zorp/SpaceBoot.
+export const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
+
+// listAndCreate is what the OAuth scripts do once signed in: list every page of
+// tools, check the sample class's create tool is there, and create a SpaceBoot
+// (metadata: its name and namespace). setStep names the step under way. It
+// answers how many tools were listed and what the create returned.
+export async function listAndCreate(client, title, metadata, setStep) {
+  setStep("tools/list");
+  const names = [];
+  let cursor;
+  do {
+    const page = await client.listTools(cursor === undefined ? {} : { cursor });
+    names.push(...page.tools.map((t) => t.name));
+    cursor = page.nextCursor;
+  } while (cursor);
+  check(names.includes(CLASS_TOOL), `tool ${CLASS_TOOL} is not listed; got ${JSON.stringify(names)}`);
+
+  setStep(`tools/call ${CLASS_TOOL}`);
+  const ok = await client.callTool({ name: CLASS_TOOL, arguments: { name: title, metadata } });
+  check(!ok.isError, `isError is true: ${textOf(ok)}`);
+  return { tools: names.length, created: ok.structuredContent ?? textOf(ok) };
+}

@@ -26,9 +26,7 @@ import {
   refreshAuthorization,
 } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { check, run, textOf } from "./check.mjs";
-
-const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
+import { check, listAndCreate, run } from "./check.mjs";
 
 let step = "start";
 
@@ -125,22 +123,8 @@ async function main() {
     const client = new Client({ name: "sandbar-ts-browser", version: "1.0.0" });
     await client.connect(transport);
     try {
-      step = "tools/list";
-      const names = [];
-      let cursor;
-      do {
-        const page = await client.listTools(cursor === undefined ? {} : { cursor });
-        names.push(...page.tools.map((t) => t.name));
-        cursor = page.nextCursor;
-      } while (cursor);
-      check(names.includes(CLASS_TOOL), `tool ${CLASS_TOOL} is not listed; got ${JSON.stringify(names)}`);
-      seen.tools = names.length;
-
-      step = `tools/call ${CLASS_TOOL}`;
       const metadata = { name: "ts-browser-boot", namespace: process.env.MCP_NAMESPACE };
-      const ok = await client.callTool({ name: CLASS_TOOL, arguments: { name: "TS Browser Boot", metadata } });
-      check(!ok.isError, `isError is true: ${textOf(ok)}`);
-      seen.created = ok.structuredContent ?? textOf(ok);
+      Object.assign(seen, await listAndCreate(client, "TS Browser Boot", metadata, (s) => (step = s)));
     } finally {
       await client.close();
     }

@@ -16,9 +16,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { UnauthorizedError } from "@modelcontextprotocol/sdk/client/auth.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { check, run, textOf } from "./check.mjs";
+import { check, listAndCreate, run } from "./check.mjs";
 
-const CLASS_TOOL = "sandbar_class_zorp_SpaceBoot";
 const REDIRECT = "http://127.0.0.1:1/callback";
 
 let step = "start";
@@ -100,23 +99,9 @@ async function main() {
   const client = new Client({ name: "sandbar-ts-oauth", version: "1.0.0" });
   await client.connect(transport);
   try {
-    step = "tools/list";
-    const names = [];
-    let cursor;
-    do {
-      const page = await client.listTools(cursor === undefined ? {} : { cursor });
-      names.push(...page.tools.map((t) => t.name));
-      cursor = page.nextCursor;
-    } while (cursor);
-    check(names.includes(CLASS_TOOL), `tool ${CLASS_TOOL} is not listed; got ${JSON.stringify(names)}`);
-    seen.tools = names.length;
-
-    step = `tools/call ${CLASS_TOOL}`;
     const ns = process.env.MCP_NAMESPACE;
     const metadata = ns ? { name: "ts-oauth-boot", namespace: ns } : { name: "ts-oauth-boot" };
-    const ok = await client.callTool({ name: CLASS_TOOL, arguments: { name: "TS OAuth Boot", metadata } });
-    check(!ok.isError, `isError is true: ${textOf(ok)}`);
-    seen.created = ok.structuredContent ?? textOf(ok);
+    Object.assign(seen, await listAndCreate(client, "TS OAuth Boot", metadata, (s) => (step = s)));
   } finally {
     await client.close();
   }

@@ -162,6 +162,14 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 		g.Expect(asRole.Rules).To(Equal([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "create", "update", "delete"}}}))
 		_, args = objects(append(as, "oauth.authorizationServer.dynamicClientRegistration=true", "oauth.authorizationServer.clientDocumentAllowedCIDRs={10.0.0.0/8}")...)
 		g.Expect(oauthFlags(args)).To(ContainElements("--oauth-dynamic-client-registration", "--oauth-client-document-allowed-cidrs=10.0.0.0/8"), helm)
+		_, args = objects("oauth.authorizationServer.enabled=true", "oauth.authorizationServer.upstream.clientID=sandbar",
+			"oauth.authorizationServer.upstream.clientSecret.secretName=github", "oauth.claims.username=login",
+			"oauth.authorizationServer.upstream.authorizationURL=https://github.com/login/oauth/authorize",
+			"oauth.authorizationServer.upstream.tokenURL=https://github.com/login/oauth/access_token",
+			"oauth.authorizationServer.upstream.userinfoURL=https://api.github.com/user")
+		g.Expect(oauthFlags(args)).To(ContainElements("--oauth-upstream-authorization-url=https://github.com/login/oauth/authorize",
+			"--oauth-upstream-token-url=https://github.com/login/oauth/access_token", "--oauth-upstream-userinfo-url=https://api.github.com/user"), helm)
+		g.Expect(oauthFlags(args)).NotTo(ContainElement(HavePrefix("--oauth-upstream-issuer-url")), helm)
 		out, err := render(append(as, "oauth.issuerURL=https://other.example.com")...)
 		g.Expect(err).To(HaveOccurred(), "%s", out)
 		g.Expect(string(out)).To(ContainSubstring("exclude each other"))

@@ -616,3 +616,32 @@ func TestTheAuthorizationServerStatusSaysWhatWorks(t *testing.T) {
 	g.Expect(ready.Reason).To(Equal("UpstreamUnreachable"))
 	g.Expect(ready.Message).To(ContainSubstring(is.URL()))
 }
+
+// A provider of OAuth 2 only (GitHub): no discovery and no ID token; the person
+// is who its userinfo endpoint says the access token belongs to.
+func TestTheAuthorizationServerLogsInAtAnOAuth2Provider(t *testing.T) {
+	g := NewWithT(t)
+	s := newASServer(t, func(o *mcpserver.Options) {
+		o.OAuth.UsernameClaim = "login"
+		u := &o.AuthorizationServer.Upstream
+		// The issuer's own endpoints, named one by one as for GitHub.
+		base := u.IssuerURL
+		u.IssuerURL, u.AuthorizationURL, u.TokenURL, u.UserinfoURL, u.Scopes = "", base+"/authorize", base+"/token", base+"/userinfo", []string{"read:user"}
+	})
+	login := unique("octocat")
+	s.is.LoginAs(map[string]any{"login": login, "id": 583231, "sub": "ignored"})
+	mine := namespaceFor(t, rbacv1.UserKind, "oidc:"+login)
+
+	verifier, challenge := pkce()
+	b := browser(t)
+	status, body, form := consentPage(t, b, s.authorizeURL(challenge, nil))
+	g.Expect(status).To(Equal(http.StatusOK), body)
+	g.Expect(body).To(ContainSubstring("oidc:" + login))
+	to := s.answer(t, b, form, "allow")
+	status, tokens := s.exchange(t, to.Query().Get("code"), verifier)
+	g.Expect(status).To(Equal(http.StatusOK), "%v", tokens)
+	cs := connect(t, s.oauth, tokens["access_token"].(string), nil)
+	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Octo", "metadata": map[string]any{"namespace": mine, "name": "octo"}})
+	g.Expect(res.IsError).To(BeFalse(), text(res))
+	g.Expect(boots(t, mine)).To(Equal([]string{"octo"}))
+}

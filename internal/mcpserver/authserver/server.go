@@ -23,6 +23,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/url"
@@ -36,6 +37,7 @@ import (
 	httphelper "github.com/zitadel/oidc/v3/pkg/http"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"github.com/zitadel/oidc/v3/pkg/op"
+	"golang.org/x/oauth2"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -79,6 +81,11 @@ type Config struct {
 // Issuer + "/callback".
 type Upstream struct {
 	IssuerURL, ClientID, ClientSecret string
+	// AuthorizationURL, TokenURL and UserinfoURL make it a provider of OAuth 2
+	// only (GitHub): no discovery, no ID token; the person's claims are what its
+	// userinfo endpoint answers to the access token. Without them it is an
+	// OpenID provider found by IssuerURL's discovery.
+	AuthorizationURL, TokenURL, UserinfoURL string
 	// Scopes asked for (default: openid, email, profile).
 	Scopes []string
 	// HTTPClient talks to it (default: a client with a 10 s timeout).
@@ -105,8 +112,14 @@ func (c Config) Validate() error {
 	if err != nil || iu.Host == "" || (iu.Scheme != "https" && !loopbackHTTP(iu)) || iu.RawQuery != "" || iu.Fragment != "" {
 		return fmt.Errorf("the authorization server's URL must be https, not %q", c.Issuer)
 	}
-	u, err := url.Parse(c.Upstream.IssuerURL)
-	if err != nil || u.Host == "" || (u.Scheme != "https" && !loopbackHTTP(u)) {
+	if c.Upstream.OAuth2Only() {
+		for flag, v := range map[string]string{"--oauth-upstream-authorization-url": c.Upstream.AuthorizationURL,
+			"--oauth-upstream-token-url": c.Upstream.TokenURL, "--oauth-upstream-userinfo-url": c.Upstream.UserinfoURL} {
+			if u, err := url.Parse(v); err != nil || u.Host == "" || (u.Scheme != "https" && !loopbackHTTP(u)) {
+				return fmt.Errorf("%s must be an https URL of the provider people log in at, not %q (an OAuth 2 provider needs all three of the authorization, token and userinfo URLs)", flag, v)
+			}
+		}
+	} else if u, err := url.Parse(c.Upstream.IssuerURL); err != nil || u.Host == "" || (u.Scheme != "https" && !loopbackHTTP(u)) {
 		return fmt.Errorf("--oauth-upstream-issuer-url must be the https URL of the identity provider people log in at, not %q", c.Upstream.IssuerURL)
 	}
 	if c.Upstream.ClientID == "" || c.Upstream.ClientSecret == "" {
@@ -116,6 +129,17 @@ func (c Config) Validate() error {
 		return errors.New("the authorization server needs a namespace for its keys and grants (--oauth-authorization-server-namespace; in a pod, its own)")
 	}
 	return nil
+}
+
+// OAuth2Only is true of a provider of OAuth 2 only, with a userinfo endpoint.
+func (u Upstream) OAuth2Only() bool { return u.UserinfoURL != "" }
+
+// Name is how messages name the provider.
+func (u Upstream) Name() string {
+	if u.OAuth2Only() {
+		return u.AuthorizationURL
+	}
+	return u.IssuerURL
 }
 
 func loopbackHTTP(u *url.URL) bool {
@@ -335,16 +359,23 @@ func (s *Server) party(ctx context.Context) (rp.RelyingParty, error) {
 	}
 	s.lastTry = time.Now()
 	u := s.cfg.Upstream
-	party, err := rp.NewRelyingPartyOIDC(ctx, u.IssuerURL, u.ClientID, u.ClientSecret, s.cfg.Issuer+"/callback", u.Scopes,
-		rp.WithHTTPClient(u.HTTPClient), rp.WithCookieHandler(s.cookies), rp.WithPKCE(s.cookies),
+	opts := []rp.Option{rp.WithHTTPClient(u.HTTPClient), rp.WithCookieHandler(s.cookies), rp.WithPKCE(s.cookies),
 		rp.WithErrorHandler(func(w http.ResponseWriter, r *http.Request, errorType, description, _ string) {
 			loginFailed(w, r, http.StatusBadGateway, "The identity provider refused the login: "+errorType+" "+description)
 		}),
 		rp.WithUnauthorizedHandler(func(w http.ResponseWriter, r *http.Request, description, _ string) {
 			loginFailed(w, r, http.StatusUnauthorized, "The login could not be completed: "+description+". Start again from your MCP client.")
-		}))
+		})}
+	var party rp.RelyingParty
+	var err error
+	if u.OAuth2Only() {
+		party, err = rp.NewRelyingPartyOAuth(&oauth2.Config{ClientID: u.ClientID, ClientSecret: u.ClientSecret,
+			Endpoint: oauth2.Endpoint{AuthURL: u.AuthorizationURL, TokenURL: u.TokenURL}, RedirectURL: s.cfg.Issuer + "/callback", Scopes: u.Scopes}, opts...)
+	} else {
+		party, err = rp.NewRelyingPartyOIDC(ctx, u.IssuerURL, u.ClientID, u.ClientSecret, s.cfg.Issuer+"/callback", u.Scopes, opts...)
+	}
 	if err != nil {
-		s.lastErr = fmt.Errorf("the identity provider %s: %w", u.IssuerURL, err)
+		s.lastErr = fmt.Errorf("the identity provider %s: %w", u.Name(), err)
 		return nil, s.lastErr
 	}
 	s.upstream = party
@@ -389,7 +420,12 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 			loginFailed(w, r, http.StatusBadRequest, "This login has expired. Start again from your MCP client.")
 			return
 		}
-		user, groups, err := s.cfg.Mapping.Map(tokens.IDTokenClaims.Claims)
+		claims, err := s.identity(r.Context(), tokens)
+		if err != nil {
+			loginFailed(w, r, http.StatusBadGateway, "The identity provider did not say who you are: "+err.Error())
+			return
+		}
+		user, groups, err := s.cfg.Mapping.Map(claims)
 		if err != nil {
 			loginFailed(w, r, http.StatusForbidden, "Your identity cannot use Sandbar: it "+err.Error()+".")
 			return
@@ -528,6 +564,9 @@ func (s *Server) followUpstream(ctx context.Context, g *grant) (func(*grantData)
 		return nil, oidc.ErrServerError().WithDescription("the identity provider cannot be reached; try again")
 	}
 	tokens, err := rp.RefreshTokens[*oidc.IDTokenClaims](ctx, party, upstreamToken, "", "")
+	if errors.Is(err, rp.ErrMissingIDToken) {
+		err = nil // a refresh may come without an ID token; the identity is then as it was
+	}
 	var refused *oidc.Error
 	if errors.As(err, &refused) && refused.ErrorType == oidc.InvalidGrant {
 		s.grants.delete(ctx, g.secret)
@@ -537,8 +576,8 @@ func (s *Server) followUpstream(ctx context.Context, g *grant) (func(*grantData)
 		return nil, oidc.ErrServerError().WithDescription("the identity provider cannot be reached; try again")
 	}
 	groups := g.Data.Groups
-	if tokens.IDTokenClaims != nil && tokens.IDTokenClaims.Claims != nil {
-		user, now, err := s.cfg.Mapping.Map(tokens.IDTokenClaims.Claims)
+	if claims, err := s.identity(ctx, tokens); err == nil {
+		user, now, err := s.cfg.Mapping.Map(claims)
 		if err != nil || user != g.Data.User {
 			s.grants.delete(ctx, g.secret)
 			return nil, oidc.ErrInvalidGrant().WithDescription("the identity provider no longer vouches for the person as they signed in; sign in again")
@@ -552,4 +591,40 @@ func (s *Server) followUpstream(ctx context.Context, g *grant) (func(*grantData)
 		}
 	}
 	return func(d *grantData) { d.Groups, d.Upstream = groups, next }, nil
+}
+
+// identity is what the provider says of the person: its ID token's claims, or
+// for a provider of OAuth 2 only what its userinfo endpoint answers to the access
+// token (a JSON object of at most 1 MiB).
+func (s *Server) identity(ctx context.Context, tokens *oidc.Tokens[*oidc.IDTokenClaims]) (map[string]any, error) {
+	if !s.cfg.Upstream.OAuth2Only() {
+		if tokens.IDTokenClaims == nil || tokens.IDTokenClaims.Claims == nil {
+			return nil, errors.New("no ID token came")
+		}
+		return tokens.IDTokenClaims.Claims, nil
+	}
+	if tokens.Token == nil || tokens.AccessToken == "" {
+		return nil, errors.New("no access token came")
+	}
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, s.cfg.Upstream.UserinfoURL, nil)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+tokens.AccessToken)
+	req.Header.Set("Accept", "application/json")
+	resp, err := s.cfg.Upstream.HTTPClient.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("its userinfo endpoint cannot be reached: %w", err)
+	}
+	defer func() { _ = resp.Body.Close() }()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("its userinfo endpoint answered %d", resp.StatusCode)
+	}
+	var claims map[string]any
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&claims); err != nil {
+		return nil, errors.New("its userinfo endpoint did not answer a JSON object")
+	}
+	return claims, nil
 }

@@ -19,6 +19,7 @@ package authserver
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"time"
 
 	"github.com/zitadel/oidc/v3/pkg/client"
@@ -66,19 +67,17 @@ func (s *Server) ReportStatus(ctx context.Context) error {
 }
 
 func (s *Server) observe(ctx context.Context, st *metav1alpha1.AuthorizationServerStatus, generation int64) {
-	st.Issuer, st.Upstream = s.cfg.Issuer, s.cfg.Upstream.IssuerURL
+	st.Issuer, st.Upstream = s.cfg.Issuer, s.cfg.Upstream.Name()
 	set := func(typ string, status metav1.ConditionStatus, reason, message string) {
 		meta.SetStatusCondition(&st.Conditions, metav1.Condition{Type: typ, Status: status, Reason: reason, Message: message, ObservedGeneration: generation})
 	}
 
-	probe, cancel := context.WithTimeout(ctx, 5*time.Second)
-	_, upstreamErr := client.Discover(probe, s.cfg.Upstream.IssuerURL, s.cfg.Upstream.HTTPClient)
-	cancel()
+	upstreamErr := s.probeUpstream(ctx)
 	if upstreamErr != nil {
 		set(metav1alpha1.ConditionUpstreamReady, metav1.ConditionFalse, "Unreachable",
-			fmt.Sprintf("the discovery document of %s cannot be read: %v", s.cfg.Upstream.IssuerURL, upstreamErr))
+			fmt.Sprintf("%s does not answer: %v", s.cfg.Upstream.Name(), upstreamErr))
 	} else {
-		set(metav1alpha1.ConditionUpstreamReady, metav1.ConditionTrue, "Discovered", "the identity provider's discovery document is read")
+		set(metav1alpha1.ConditionUpstreamReady, metav1.ConditionTrue, "Reachable", s.cfg.Upstream.Name()+" answers")
 	}
 
 	switch last := s.docs.Last(); {
@@ -113,7 +112,7 @@ func (s *Server) observe(ctx context.Context, st *metav1alpha1.AuthorizationServ
 
 	switch {
 	case upstreamErr != nil:
-		set(metav1alpha1.ConditionReady, metav1.ConditionFalse, "UpstreamUnreachable", "people cannot log in: the identity provider "+s.cfg.Upstream.IssuerURL+" does not answer")
+		set(metav1alpha1.ConditionReady, metav1.ConditionFalse, "UpstreamUnreachable", "people cannot log in: the identity provider "+s.cfg.Upstream.Name()+" does not answer")
 	case !keysOK:
 		set(metav1alpha1.ConditionReady, metav1.ConditionFalse, "NoSigningKey", "no key signs tokens")
 	default:
@@ -153,4 +152,30 @@ func (r *StatusReporter) Start(ctx context.Context) error {
 		case <-tick.C:
 		}
 	}
+}
+
+// probeUpstream asks the provider whether it is there: an OpenID provider's
+// discovery document is read; a provider of OAuth 2 only answers its
+// authorization URL with anything but a server error.
+func (s *Server) probeUpstream(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	u := s.cfg.Upstream
+	if !u.OAuth2Only() {
+		_, err := client.Discover(ctx, u.IssuerURL, u.HTTPClient)
+		return err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.AuthorizationURL, nil)
+	if err != nil {
+		return err
+	}
+	resp, err := u.HTTPClient.Do(req)
+	if err != nil {
+		return err
+	}
+	_ = resp.Body.Close()
+	if resp.StatusCode >= 500 {
+		return fmt.Errorf("its authorization URL answered %d", resp.StatusCode)
+	}
+	return nil
 }

@@ -20,7 +20,8 @@ limitations under the License.
 // and a token endpoint that mints RS256 JWT access tokens for the requested
 // resource, and an ID token when the scope has openid. It also serves
 // confidential clients (AddClient), as an identity provider serves an
-// authorization server that federates its logins to it. Tests also mint tokens
+// authorization server that federates its logins to it, and a userinfo endpoint
+// for the access tokens it gave, as an OAuth 2 provider's (GitHub's /user). Tests also mint tokens
 // of any shape with Sign.
 package issuer
 
@@ -54,6 +55,8 @@ type Issuer struct {
 	codes   map[string]grant
 	// refreshes are the refresh tokens given (with offline_access) and not used yet.
 	refreshes map[string]grant
+	// issued are the access tokens the token endpoint gave (userinfo takes them).
+	issued map[string]bool
 	// jwksFetches counts the JWKS requests.
 	jwksFetches int
 }
@@ -69,7 +72,7 @@ type grant struct {
 
 // Start starts an issuer on loopback; Close stops it.
 func Start() (*Issuer, error) {
-	is := &Issuer{clients: map[string][]string{}, secrets: map[string]string{}, codes: map[string]grant{}, refreshes: map[string]grant{}, login: map[string]any{"sub": "alice"}}
+	is := &Issuer{clients: map[string][]string{}, secrets: map[string]string{}, codes: map[string]grant{}, refreshes: map[string]grant{}, issued: map[string]bool{}, login: map[string]any{"sub": "alice"}}
 	if err := is.Rotate(); err != nil {
 		return nil, err
 	}
@@ -80,6 +83,7 @@ func Start() (*Issuer, error) {
 	mux.HandleFunc("POST /register", is.register)
 	mux.HandleFunc("GET /authorize", is.authorize)
 	mux.HandleFunc("POST /token", is.token)
+	mux.HandleFunc("GET /userinfo", is.userinfo)
 	is.srv = httptest.NewServer(mux)
 	return is, nil
 }
@@ -318,7 +322,11 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 	if g.scope != "" {
 		claims["scope"] = g.scope
 	}
-	answer := map[string]any{"access_token": is.Sign(claims), "token_type": "Bearer", "expires_in": 3600, "scope": g.scope}
+	access := is.Sign(claims)
+	is.mu.Lock()
+	is.issued[access] = true
+	is.mu.Unlock()
+	answer := map[string]any{"access_token": access, "token_type": "Bearer", "expires_in": 3600, "scope": g.scope}
 	scopes := strings.Fields(g.scope)
 	if contains(scopes, "openid") {
 		id := map[string]any{}
@@ -340,6 +348,21 @@ func (is *Issuer) token(w http.ResponseWriter, r *http.Request) {
 		answer["refresh_token"] = refresh
 	}
 	writeJSON(w, http.StatusOK, answer)
+}
+
+// userinfo answers the claims of the user logged in now to an access token it gave,
+// as an OAuth 2 provider's user endpoint does (GitHub's /user).
+func (is *Issuer) userinfo(w http.ResponseWriter, r *http.Request) {
+	token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	is.mu.Lock()
+	valid := ok && is.issued[token]
+	login := is.login
+	is.mu.Unlock()
+	if !valid {
+		writeJSON(w, http.StatusUnauthorized, map[string]string{"message": "Bad credentials"})
+		return
+	}
+	writeJSON(w, http.StatusOK, login)
 }
 
 // EndSessions ends every session: the refresh tokens it gave are refused from now on.

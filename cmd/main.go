@@ -25,6 +25,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"log/slog"
 	"math"
 	"os"
 	"strings"
@@ -61,6 +62,8 @@ func run() int {
 	s := bindFlags(flag.CommandLine)
 	flag.Parse()
 	ctrl.SetLogger(zap.New(zap.UseFlagOptions(&s.zap)))
+	// Libraries that log with slog (the OAuth provider) log as the manager does.
+	slog.SetDefault(slog.New(logr.ToSlogHandler(ctrl.Log)))
 	log := ctrl.Log.WithName("setup")
 	setMemoryLimit(log)
 

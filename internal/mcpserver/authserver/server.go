@@ -24,7 +24,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/url"
 	"slices"
@@ -32,7 +31,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	"github.com/zitadel/oidc/v3/pkg/client/rp"
 	httphelper "github.com/zitadel/oidc/v3/pkg/http"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -225,7 +223,8 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 
 	opConfig := &op.Config{CodeMethodS256: true, GrantTypeRefreshToken: true, SupportedScopes: append(slices.Clone(cfg.Scopes), oidc.ScopeOfflineAccess)}
 	copy(opConfig.CryptoKey[:], derive(key, "codes"))
-	opts := []op.Option{op.WithLogger(slog.New(logr.ToSlogHandler(ctrl.Log.WithName("oauth2")))), op.WithCustomEndpoints(op.NewEndpoint("authorize"), op.NewEndpoint("token"), op.NewEndpoint("userinfo"),
+	// The provider logs to slog's default logger (the manager sets it to its own).
+	opts := []op.Option{op.WithCustomEndpoints(op.NewEndpoint("authorize"), op.NewEndpoint("token"), op.NewEndpoint("userinfo"),
 		op.NewEndpoint("revoke"), op.NewEndpoint("end_session"), op.NewEndpoint("keys"))}
 	if iu.Scheme == "http" {
 		opts = append(opts, op.WithAllowInsecure())

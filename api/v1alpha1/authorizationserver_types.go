@@ -46,7 +46,7 @@ type AuthorizationServerStatus struct {
 	Registration string `json:"registration,omitempty"`
 	// grants is how many grants (a person's consent to a client) exist.
 	// +optional
-	Grants int32 `json:"grants,omitempty"`
+	Grants int32 `json:"grants"`
 	// conditions: Ready, UpstreamReady, ClientDocumentsReady, SigningKeysReady.
 	// +optional
 	// +listType=map

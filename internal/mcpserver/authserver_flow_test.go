@@ -392,7 +392,8 @@ func TestTheAuthorizationServerRefusesTheAttacksOnItsFlow(t *testing.T) {
 		resp.Body.Close()
 		g.Expect(resp.StatusCode).To(Equal(http.StatusBadRequest))
 		g.Expect(resp.Header.Get("Location")).To(BeEmpty())
-		g.Expect(string(body)).To(ContainSubstring("client"))
+		g.Expect(string(body)).To(ContainSubstring("invalid_client"))
+		g.Expect(string(body)).To(ContainSubstring("private, loopback, link-local"))
 	})
 
 	t.Run("an ID token is not an access token", func(t *testing.T) {
@@ -570,12 +571,16 @@ func TestTheAuthorizationServerStatusSaysWhatWorks(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	defer is.Close()
 	ns := namespaceFor(t, "", "")
+	// As the manager makes it: its client, whose cache holds no Secret of the
+	// server's, and its reader past the cache.
 	as, err := authserver.New(ctx, authserver.Config{
 		Enabled: true, Issuer: "http://127.0.0.1:1/oauth2", Resource: "http://127.0.0.1:1/oauth/mcp", Mapping: oauth.Config{}.Mapping(),
 		Upstream:  authserver.Upstream{IssuerURL: is.URL(), ClientID: "sandbar", ClientSecret: "upstream-secret"},
 		Namespace: ns, Registration: true, MaxClients: 5,
-	}, k8s, k8s)
+	}, managerCluster.Client, managerCluster.APIReader)
 	g.Expect(err).NotTo(HaveOccurred())
+	// The periodic sync reads the ring it made.
+	g.Expect(as.KeyStore().Sync(ctx)).To(Succeed())
 	status := func() metav1alpha1.AuthorizationServer {
 		g.Expect(as.ReportStatus(ctx)).To(Succeed())
 		var obj metav1alpha1.AuthorizationServer

@@ -211,7 +211,7 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 	if s.seal, err = newSealer(derive(key, "seal")); err != nil {
 		return nil, err
 	}
-	s.keys = NewKeyStore(c, types.NamespacedName{Namespace: cfg.Namespace, Name: cfg.KeysSecret}, DefaultRingTimes)
+	s.keys = NewKeyStore(direct{Client: c, r: r}, types.NamespacedName{Namespace: cfg.Namespace, Name: cfg.KeysSecret}, DefaultRingTimes)
 	if err := s.keys.Sync(ctx); err != nil {
 		return nil, err
 	}
@@ -234,6 +234,22 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 	}
 	s.handler = s.routes()
 	return s, nil
+}
+
+// direct writes with the manager's client and reads with a reader past its
+// cache: the cache holds no Secret of this package's (it holds API key Secrets
+// only), and is not started when the server is made.
+type direct struct {
+	client.Client
+	r client.Reader
+}
+
+func (d direct) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	return d.r.Get(ctx, key, obj, opts...)
+}
+
+func (d direct) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	return d.r.List(ctx, list, opts...)
 }
 
 // derive is a key of its own for each use of the state key.
@@ -313,9 +329,9 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	_ = json.NewEncoder(w).Encode(doc)
 }
 
-// checkRequest refuses a resource (RFC 8707) other than the MCP server, and gives
-// an authorization request that names no scope the default scopes (the library
-// refuses one without). A client that names none gets tokens for the MCP server
+// checkRequest refuses a resource (RFC 8707) other than the MCP server and a
+// client whose metadata is refused (with the reason), and gives an authorization
+// request that names no scope the default scopes (the library refuses one without). A client that names none gets tokens for the MCP server
 // all the same: it is the only resource there is.
 func (s *Server) checkRequest(authorize bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -332,6 +348,15 @@ func (s *Server) checkRequest(authorize bool, next http.Handler) http.Handler {
 		}
 		if authorize && strings.TrimSpace(r.Form.Get("scope")) == "" {
 			r.Form.Set("scope", strings.Join(s.cfg.Scopes, " "))
+		}
+		// A client whose document is refused is told why (the library would say
+		// only that it has no such client); nothing is redirected for it.
+		if id := r.Form.Get("client_id"); authorize && id != "" {
+			var refused *DocumentError
+			if _, err := s.client(r.Context(), id); errors.As(err, &refused) {
+				writeOAuthError(w, http.StatusBadRequest, "invalid_client", refused.Error())
+				return
+			}
 		}
 		next.ServeHTTP(w, r)
 	})

@@ -199,17 +199,9 @@ func (g *Grants) saveCode(ctx context.Context, code string, req *authRequest) er
 
 // makeRoom deletes the person's expired grants and, past MaxPerUser, the oldest.
 func (g *Grants) makeRoom(ctx context.Context, user string) error {
-	var list corev1.SecretList
-	if err := g.r.List(ctx, &list, client.InNamespace(g.ns), client.MatchingLabels{LabelComponent: GrantComponent, LabelGrantUser: userLabel(user)}); err != nil {
+	keep, err := liveSecrets(ctx, g.r, g.ns, client.MatchingLabels{LabelComponent: GrantComponent, LabelGrantUser: userLabel(user)}, g.expires, g.delete)
+	if err != nil {
 		return fmt.Errorf("listing the grants: %w", err)
-	}
-	keep := list.Items[:0]
-	for i := range list.Items {
-		if gr, err := parseGrant(&list.Items[i]); err != nil || time.Now().After(gr.Data.Expires) {
-			g.delete(ctx, &list.Items[i])
-			continue
-		}
-		keep = append(keep, list.Items[i])
 	}
 	slices.SortFunc(keep, func(a, b corev1.Secret) int { return a.CreationTimestamp.Compare(b.CreationTimestamp.Time) })
 	for i := 0; len(keep)-i >= g.MaxPerUser && i < len(keep); i++ {
@@ -220,16 +212,36 @@ func (g *Grants) makeRoom(ctx context.Context, user string) error {
 
 // Sweep deletes every expired grant (a person who never comes back leaves theirs).
 func (g *Grants) Sweep(ctx context.Context) error {
+	_, err := liveSecrets(ctx, g.r, g.ns, client.MatchingLabels{LabelComponent: GrantComponent}, g.expires, g.delete)
+	return err
+}
+
+// expires is when a grant Secret expires; one that does not read has.
+func (g *Grants) expires(s *corev1.Secret) time.Time {
+	gr, err := parseGrant(s)
+	if err != nil {
+		return time.Time{}
+	}
+	return gr.Data.Expires
+}
+
+// liveSecrets lists the Secrets of the namespace with the labels, deletes those
+// whose expiry has passed, and answers the others.
+func liveSecrets(ctx context.Context, r client.Reader, ns string, labels client.MatchingLabels,
+	expires func(*corev1.Secret) time.Time, deleteSecret func(context.Context, *corev1.Secret)) ([]corev1.Secret, error) {
 	var list corev1.SecretList
-	if err := g.r.List(ctx, &list, client.InNamespace(g.ns), client.MatchingLabels{LabelComponent: GrantComponent}); err != nil {
-		return err
+	if err := r.List(ctx, &list, client.InNamespace(ns), labels); err != nil {
+		return nil, err
 	}
+	live := list.Items[:0]
 	for i := range list.Items {
-		if gr, err := parseGrant(&list.Items[i]); err != nil || time.Now().After(gr.Data.Expires) {
-			g.delete(ctx, &list.Items[i])
+		if time.Now().After(expires(&list.Items[i])) {
+			deleteSecret(ctx, &list.Items[i])
+			continue
 		}
+		live = append(live, list.Items[i])
 	}
-	return nil
+	return live, nil
 }
 
 func (g *Grants) delete(ctx context.Context, s *corev1.Secret) {

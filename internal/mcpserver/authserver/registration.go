@@ -177,21 +177,22 @@ func (g *Registrations) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // makeRoom deletes expired clients; it fails when MaxClients remain.
 func (g *Registrations) makeRoom(ctx context.Context) error {
-	var list corev1.SecretList
-	if err := g.r.List(ctx, &list, client.InNamespace(g.ns), client.MatchingLabels{LabelComponent: ClientComponent}); err != nil {
+	live, err := liveSecrets(ctx, g.r, g.ns, client.MatchingLabels{LabelComponent: ClientComponent}, clientExpires,
+		func(ctx context.Context, s *corev1.Secret) { _ = client.IgnoreNotFound(g.c.Delete(ctx, s)) })
+	if err != nil {
 		return errors.New("the registered clients cannot be read now; try again")
 	}
-	live := 0
-	for i := range list.Items {
-		var rc registeredClient
-		if json.Unmarshal(list.Items[i].Data[clientDataKey], &rc) != nil || time.Now().After(rc.Expires) {
-			_ = client.IgnoreNotFound(g.c.Delete(ctx, &list.Items[i]))
-			continue
-		}
-		live++
-	}
-	if live >= g.max {
-		return fmt.Errorf("this server holds %d registered clients, its limit; an admin may delete some (kubectl delete secret -l %s=%s)", live, LabelComponent, ClientComponent)
+	if len(live) >= g.max {
+		return fmt.Errorf("this server holds %d registered clients, its limit; an admin may delete some (kubectl delete secret -l %s=%s)", len(live), LabelComponent, ClientComponent)
 	}
 	return nil
+}
+
+// clientExpires is when a registered client's Secret expires; one that does not read has.
+func clientExpires(s *corev1.Secret) time.Time {
+	var rc registeredClient
+	if json.Unmarshal(s.Data[clientDataKey], &rc) != nil {
+		return time.Time{}
+	}
+	return rc.Expires
 }

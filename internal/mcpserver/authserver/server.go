@@ -107,17 +107,17 @@ const DefaultScope = "mcp"
 // Validate checks the configuration, with messages that name the flags.
 func (c Config) Validate() error {
 	iu, err := url.Parse(c.Issuer)
-	if err != nil || iu.Host == "" || (iu.Scheme != "https" && !loopbackHTTP(iu)) || iu.RawQuery != "" || iu.Fragment != "" {
+	if err != nil || iu.Host == "" || (iu.Scheme != "https" && !oauth.LoopbackURL(iu)) || iu.RawQuery != "" || iu.Fragment != "" {
 		return fmt.Errorf("the authorization server's URL must be https, not %q", c.Issuer)
 	}
 	if c.Upstream.OAuth2Only() {
 		for flag, v := range map[string]string{"--oauth-upstream-authorization-url": c.Upstream.AuthorizationURL,
 			"--oauth-upstream-token-url": c.Upstream.TokenURL, "--oauth-upstream-userinfo-url": c.Upstream.UserinfoURL} {
-			if u, err := url.Parse(v); err != nil || u.Host == "" || (u.Scheme != "https" && !loopbackHTTP(u)) {
+			if u, err := url.Parse(v); err != nil || u.Host == "" || (u.Scheme != "https" && !oauth.LoopbackURL(u)) {
 				return fmt.Errorf("%s must be an https URL of the provider people log in at, not %q (an OAuth 2 provider needs all three of the authorization, token and userinfo URLs)", flag, v)
 			}
 		}
-	} else if u, err := url.Parse(c.Upstream.IssuerURL); err != nil || u.Host == "" || (u.Scheme != "https" && !loopbackHTTP(u)) {
+	} else if u, err := url.Parse(c.Upstream.IssuerURL); err != nil || u.Host == "" || (u.Scheme != "https" && !oauth.LoopbackURL(u)) {
 		return fmt.Errorf("--oauth-upstream-issuer-url must be the https URL of the identity provider people log in at, not %q", c.Upstream.IssuerURL)
 	}
 	if c.Upstream.ClientID == "" || c.Upstream.ClientSecret == "" {
@@ -138,14 +138,6 @@ func (u Upstream) Name() string {
 		return u.AuthorizationURL
 	}
 	return u.IssuerURL
-}
-
-func loopbackHTTP(u *url.URL) bool {
-	if u.Scheme != "http" {
-		return false
-	}
-	h := u.Hostname()
-	return h == "localhost" || h == "127.0.0.1" || h == "::1"
 }
 
 // Server is the authorization server: zitadel/oidc's OpenID provider (its

@@ -168,11 +168,11 @@ func (c Config) Validate() error {
 			return fmt.Errorf("--oauth-clients: unknown client %q (known: %s)", name, strings.Join(tool.ClientNames(), ", "))
 		}
 	}
-	if u, err := url.Parse(c.IssuerURL); err != nil || (u.Scheme != "https" && !loopbackURL(u)) || u.Host == "" {
+	if u, err := url.Parse(c.IssuerURL); err != nil || (u.Scheme != "https" && !LoopbackURL(u)) || u.Host == "" {
 		return fmt.Errorf("--oauth-issuer-url must be an https URL, not %q", c.IssuerURL)
 	}
 	if c.JWKSURL != "" {
-		if u, err := url.Parse(c.JWKSURL); err != nil || (u.Scheme != "https" && !loopbackURL(u)) || u.Host == "" {
+		if u, err := url.Parse(c.JWKSURL); err != nil || (u.Scheme != "https" && !LoopbackURL(u)) || u.Host == "" {
 			return fmt.Errorf("--oauth-jwks-url must be an https URL, not %q", c.JWKSURL)
 		}
 	}
@@ -180,7 +180,7 @@ func (c Config) Validate() error {
 		return fmt.Errorf("--oauth-path must be a path of its own (not /mcp or /mcp/sse, which serve bearer tokens), as %s; not %q", DefaultPath, c.Path)
 	}
 	u, err := url.Parse(c.ResourceURL)
-	if err != nil || c.ResourceURL == "" || (u.Scheme != "https" && !loopbackURL(u)) || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+	if err != nil || c.ResourceURL == "" || (u.Scheme != "https" && !LoopbackURL(u)) || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return fmt.Errorf("--oauth-resource-url must be the public https URL of the OAuth route (as https://sandbar.example.com%s), not %q", c.Path, c.ResourceURL)
 	}
 	pathMode := u.Path == c.Path
@@ -210,7 +210,9 @@ func (c Config) Validate() error {
 // would need a shared secret) are not among them.
 var supportedAlgs = []string{oidc.RS256, oidc.RS384, oidc.RS512, oidc.ES256, oidc.ES384, oidc.ES512, oidc.PS256, oidc.PS384, oidc.PS512, oidc.EdDSA}
 
-func loopbackURL(u *url.URL) bool {
+// LoopbackURL is true of an http URL on a loopback host, which the https
+// requirements of the OAuth configuration let through (tests, a local provider).
+func LoopbackURL(u *url.URL) bool {
 	if u.Scheme != "http" {
 		return false
 	}

@@ -45,6 +45,7 @@ import (
 	"github.com/sandbar-dev/sandbar/controllers"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
+	"github.com/sandbar-dev/sandbar/internal/policy"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
@@ -83,6 +84,9 @@ func run() int {
 		restConfig.QPS, restConfig.Burst = float32(s.qps), s.burst
 	}
 	ctx := ctrl.SetupSignalHandler()
+	// The call policies the controllers compile, and the MCP server decides with.
+	s.sandbarOpts.Policies = &policy.Store{}
+	s.mcpOpts.Policies = s.sandbarOpts.Policies
 	mgr, store, err := controllers.NewManager(ctx, restConfig, ctrl.Options{
 		Metrics:                 controllers.MetricsServer(s.metricsAddr, s.metricsSecure, s.metricsCerts),
 		HealthProbeBindAddress:  s.probeAddr,

@@ -38,6 +38,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/identity"
+	"github.com/sandbar-dev/sandbar/internal/policy"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
@@ -88,6 +89,9 @@ type Options struct {
 	// MaxStoredResultBytes caps the (uncompressed) bytes of one export's result,
 	// which is stored in Secrets owned by its process; 0: no cap.
 	MaxStoredResultBytes int64
+	// Policies receives the compiled call policies, which the MCP server decides
+	// with (its Options.Policies); nil: a store of their own, read by no one.
+	Policies *policy.Store
 }
 
 // ClientLimits measures what the MCP server serves against what MCP clients accept.
@@ -134,6 +138,9 @@ func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store, o Option
 	}
 	rec := mgr.GetEventRecorder("sandbar")
 	c := mgr.GetClient()
+	if o.Policies == nil {
+		o.Policies = &policy.Store{}
+	}
 	for _, r := range []interface{ SetupWithManager(ctrl.Manager) error }{
 		&PropertyReconciler{Client: c, Recorder: rec},
 		&ClassReconciler{Client: c, APIReader: mgr.GetAPIReader(), Recorder: rec, ClientLimits: o.ClientLimits},
@@ -141,6 +148,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store, o Option
 		&ServiceAccountReconciler{Client: c, Recorder: rec, ClientLimits: o.ClientLimits, Store: store,
 			DefaultServiceAccount: o.DefaultServiceAccount},
 		&CatalogReconciler{Reader: c, Store: store, DefaultServiceAccount: o.DefaultServiceAccount},
+		&CallPolicyReconciler{Client: c, Recorder: rec, Store: o.Policies, Elected: mgr.Elected()},
 		&WorkflowProcessReconciler{Client: c, Recorder: rec, Store: store, Identities: ids, FinishedTTL: o.FinishedProcessTTL,
 			Results: &builtin.ResultStore{Client: c, Reader: mgr.GetAPIReader(), MaxBytes: o.MaxStoredResultBytes}},
 	} {

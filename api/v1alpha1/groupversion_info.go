@@ -47,6 +47,8 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&WorkflowProcess{}, &WorkflowProcessList{},
 		&ServiceAccount{}, &ServiceAccountList{},
 		&AuthorizationServer{}, &AuthorizationServerList{},
+		&CallPolicy{}, &CallPolicyList{},
+		&ClusterCallPolicy{}, &ClusterCallPolicyList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

@@ -32,6 +32,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
+	"github.com/sandbar-dev/sandbar/internal/policy"
 )
 
 // Tool surfaces.
@@ -109,6 +110,9 @@ type Options struct {
 	// Telemetry traces, measures and audits the requests (nil: none). Whoever makes
 	// it shuts it down.
 	Telemetry *telemetry.Telemetry
+	// Policies are the call policies every tools/call passes (the store the
+	// controllers' CallPolicy reconciler publishes into); nil: none.
+	Policies *policy.Store
 	// RequestLog is what the manager's log gets of MCP requests, a line each:
 	// failures ("" too: errors and refusals at Info, the rest at V(1)), all (every
 	// one at Info) or off.

@@ -41,6 +41,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/card"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/govern"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/keys"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
@@ -117,6 +118,10 @@ type Server struct {
 	fingerprints map[string]string
 	// lists are the tools/list answers rendered since the served tools last changed.
 	lists *ahead.ListCache
+	// gate applies the call policies to every tools/call, and client writes what it
+	// counted into their status.
+	gate   *govern.Gate
+	client client.Client
 }
 
 // New assembles the server. Start it with Start (it is a manager Runnable).
@@ -155,6 +160,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		}
 	}
 	s.tokens = tokens
+	s.gate, s.client = govern.New(opts.Policies, cl.Client), cl.Client
 	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids, opts.Limits(), tokens)
 	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle, Metamodel: cl.Client, Catalog: store,
 		Served: s.servedVersion.Load}
@@ -487,6 +493,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("MCP server: following sessions: %w", err)
 	}
 	contain.Loop(ctx, "catalog-follow", s.follow)
+	contain.Loop(ctx, "policy-counts", func(ctx context.Context) { s.gate.Tally().Run(ctx, s.client) })
 	if s.authServer != nil {
 		contain.Loop(ctx, "oauth-authorization-server", s.authServer.Run)
 	}
@@ -601,6 +608,14 @@ func encodedSchema(t *mcp.Tool) *mcp.Tool {
 	return &out
 }
 
+// clientName is the name a client gave itself, if any.
+func clientName(info *mcp.Implementation) string {
+	if info == nil {
+		return ""
+	}
+	return info.Name
+}
+
 // call starts a tool call: the newest catalog, the caller's account, its session.
 func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error) {
 	return func(req *mcp.CallToolRequest) (*tool.Call, error) {
@@ -612,6 +627,7 @@ func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error
 		return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Session: req.Session,
 			ProgressToken: req.Params.GetProgressToken(), Deadline: deadline, Style: s.opts.NameStyle,
 			Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}, Sealer: s.tokens,
-			Asking: tool.Asking{CanAsk: tool.TakesForms(req.ClientCapabilities()), Answers: req.Params.InputResponses, State: req.Params.RequestState}}, nil
+			Asking: tool.Asking{CanAsk: tool.TakesForms(req.ClientCapabilities()), Answers: req.Params.InputResponses, State: req.Params.RequestState},
+			Gate:   s.gate.Check, Client: clientName(req.ClientInfo()), Revision: req.ProtocolVersion()}, nil
 	}
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/policy"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 	"github.com/sandbar-dev/sandbar/internal/testenv/faults"
 )
@@ -73,6 +74,9 @@ var (
 	// manager's (managerCluster).
 	startServerWith func(ctx context.Context, s *catalog.Store, opts mcpserver.Options, cluster mcpserver.Cluster) (string, error)
 	managerCluster  mcpserver.Cluster
+	// policies are the call policies the manager compiles, which every server the
+	// suite starts decides with (unless a test gives it others).
+	policies = &policy.Store{}
 )
 
 // sessionRevision is the newest session-based protocol revision.
@@ -121,7 +125,7 @@ func run(m *testing.M) int {
 		return 1
 	}
 	mgr, st, err := controllers.NewManager(ctx, mgrConfig, ctrl.Options{Metrics: metricsserver.Options{BindAddress: "0"}},
-		controllers.Options{ClientLimits: check, MaxStoredResultBytes: storedResultCap})
+		controllers.Options{ClientLimits: check, MaxStoredResultBytes: storedResultCap, Policies: policies})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -140,6 +144,9 @@ func run(m *testing.M) int {
 		}
 		opts.Version = "test"
 		opts.BindAddress = "127.0.0.1:0"
+		if opts.Policies == nil {
+			opts.Policies = policies
+		}
 		ln, err := net.Listen("tcp", "127.0.0.1:0")
 		if err != nil {
 			return "", err

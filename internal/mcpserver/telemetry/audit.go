@@ -57,6 +57,9 @@ type Event struct {
 	// Which object: the instance and its class, the WorkflowProcess, when known.
 	Object  *Object `json:"object,omitempty"`
 	Process *Ref    `json:"process,omitempty"`
+	// Policies are the call policies' decisions on the call: the policy, the rule
+	// and its action ("ClusterCallPolicy price-limit, rule over-limit: Deny").
+	Policies []string `json:"policies,omitempty"`
 	// RequestID is the JSON-RPC id; SessionID the MCP session; TraceID the span's
 	// trace, when traces are exported.
 	RequestID string `json:"requestId,omitempty"`

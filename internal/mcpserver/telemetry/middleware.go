@@ -68,6 +68,9 @@ const (
 	KeyInstance = "sandbar.instance"
 	KeyProcess  = "sandbar.process"
 	KeyOutcome  = "sandbar.outcome"
+	// KeyPolicies are the call policies' decisions on a call, each naming the
+	// policy, the rule and the action.
+	KeyPolicies = "sandbar.policy.decisions"
 	// KeyRequestID is the server's id of the request: the one in the request log,
 	// the audit event and the tool result's _meta.
 	KeyRequestID = "sandbar.request.id"
@@ -355,6 +358,9 @@ func (t *Telemetry) end(ctx context.Context, span trace.Span, r *request, o outc
 	if obj.ProcessName != "" {
 		attrs = append(attrs, attribute.String(KeyProcess, obj.ProcessNamespace+"/"+obj.ProcessName))
 	}
+	if len(obj.Policies) > 0 {
+		attrs = append(attrs, attribute.StringSlice(KeyPolicies, obj.Policies))
+	}
 	if o.errorType != "" {
 		attrs = append(attrs, attribute.String(keyErrorType, o.errorType))
 		span.SetStatus(codes.Error, o.message)
@@ -419,6 +425,7 @@ func (t *Telemetry) record(span trace.Span, r *request, o outcome, obj tool.Obje
 	if obj.ProcessName != "" {
 		e.Process = &Ref{Namespace: obj.ProcessNamespace, Name: obj.ProcessName}
 	}
+	e.Policies = obj.Policies
 	if span != nil && span.SpanContext().HasTraceID() {
 		e.TraceID = span.SpanContext().TraceID().String()
 	}

@@ -93,6 +93,11 @@ type Call struct {
 	Sealer *seal.Sealer
 	// Asking is what the call knows of asking the client's user (Call.Confirm).
 	Asking Asking
+	// Gate decides whether the call may run (the call policies); nil: it may.
+	Gate Gate
+	// Client is the name the client gave itself (clientInfo.name), and Revision the
+	// protocol revision of the request.
+	Client, Revision string
 }
 
 // Tokens is the call's sealer; a call made without one (a test's) gets the
@@ -156,6 +161,8 @@ type Def struct {
 	output output
 	run    func(ctx context.Context, c *Call, args json.RawMessage) (any, error)
 	err    error
+	// acts say what a call does, for the call policies (WithActs).
+	acts Acts
 }
 
 // Err is why a definition cannot be served (its arguments or its answer type has

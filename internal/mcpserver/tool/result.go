@@ -106,6 +106,9 @@ func handle(ctx context.Context, d *Def, name string, call func(*mcp.CallToolReq
 	if err == nil && d.Confirms {
 		c.Asking.Confirmed, args, err = readConfirm(args)
 	}
+	if err == nil && c.Gate != nil {
+		err = c.Gate(ctx, d, c, args)
+	}
 	if err == nil {
 		out, err = d.Run(ctx, c, args)
 	}

@@ -39,6 +39,8 @@ type Object struct {
 	// the request created it.
 	ProcessNamespace, ProcessName string
 	Started                       bool
+	// Policies are the call policies' decisions on the request (NotePolicy).
+	Policies []string
 }
 
 type subjectKey struct{}

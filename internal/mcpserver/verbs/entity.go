@@ -184,19 +184,19 @@ func (e *Env) entityVerbs() []*tool.Def {
 			func(ctx context.Context, c *tool.Call, in createArgs) (Entity, error) {
 				return e.create(ctx, c, in, false)
 			},
-			formats).Patch(enum("class", classes(true))),
+			formats).Patch(enum("class", classes(true))).WithActs(createActs),
 		tool.Verb(tool.Spec{Group: "entity", Name: "find", Title: "Find instances", ReadOnly: true, Idempotent: true,
 			Description: "Find instances of a class and its subclasses: {class, where?: {slot: value}, name?, labelSelector?, namespace?, limit?, continue?}. Results are capped; pass the returned continue token for more."},
 			e.find, findConstraints...).Patch(enum("class", classes(false))),
 		tool.Verb(tool.Spec{Group: "entity", Name: "update", Title: "Update an instance", Destructive: true,
 			Description: "Change slots of an instance with a merge patch: {class, name, attributes: {slot: value or null to remove}, resourceVersion?}. With resourceVersion the update fails if the instance changed since."},
-			e.update).Patch(enum("class", classes(true))),
+			e.update).Patch(enum("class", classes(true))).WithActs(e.changeActs(actUpdate)),
 		// Granted only by name (Explicit): a delete cannot be undone. So an account
 		// granted "*" still sees no more than the 40 tools of the strictest client (Cursor).
 		tool.Verb(tool.Spec{Group: "entity", Name: "delete", Title: "Delete an instance", Destructive: true, Idempotent: true, Explicit: true, Confirms: true,
 			Description: "Delete an instance permanently: {class, name, namespace?, resourceVersion?, dryRun?}. There is no undo. " +
 				"With resourceVersion the delete fails if the instance changed since; with dryRun nothing is deleted, the answer says whether it would be."},
-			e.delete).Patch(enum("class", classes(true))),
+			e.delete).Patch(enum("class", classes(true))).WithActs(e.changeActs(actDelete)),
 		tool.Verb(tool.Spec{Group: "entity", Name: "validate", Title: "Validate attributes", ReadOnly: true, Idempotent: true,
 			Description: "Check attributes against a class without saving anything (a server-side dry run): {class, attributes, metadata?}."},
 			func(ctx context.Context, c *tool.Call, in createArgs) (Validation, error) {
@@ -238,7 +238,7 @@ func (e *Env) ClassTool(cl *catalog.Class) *tool.Def {
 				return Entity{}, tool.Fail("the class %q is gone; %s", className, tool.Instead(c.Next("sandbar.schema.classes", "list the classes", nil)))
 			}
 			return e.createEntity(ctx, c, cl, attrs, md, false)
-		})
+		}).WithActs(classToolActs(className))
 }
 
 // create reads {class, attributes, metadata} or {class, format, source}.

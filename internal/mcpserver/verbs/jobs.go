@@ -140,7 +140,7 @@ func (e *Env) projectVerbs() []*tool.Def {
 					return Started{}, err
 				}
 				return e.started(ctx, c, builtin.Import, builtin.ImportInput{Bundle: &in.Bundle}, nil)
-			}, tool.Nested("bundle", tool.MaxItems("items", maxImportItems), tool.OneOf("format", codec.FormatNames()...))),
+			}, tool.Nested("bundle", tool.MaxItems("items", maxImportItems), tool.OneOf("format", codec.FormatNames()...))).WithActs(importActs),
 	}
 }
 

@@ -179,7 +179,7 @@ func (e *Env) schemaVerbs() []*tool.Def {
 			func(context.Context, *tool.Call, noArgs) (Datatypes, error) { return datatypes(), nil }),
 		tool.Verb(tool.Spec{Group: "schema", Name: "entities", Title: "Create several instances",
 			Description: "Create several instances at once: {entities: [{class, attributes, metadata?}]}. Each is reported on its own; one failure does not stop the others. " + idempotencyNote},
-			e.createEntities, tool.MaxItems("entities", maxBatch)).Patch(enum("entities.class", classes(true))),
+			e.createEntities, tool.MaxItems("entities", maxBatch)).Patch(enum("entities.class", classes(true))).WithActs(entitiesActs),
 	}, e.defineVerbs()...)
 }
 

@@ -1,0 +1,233 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+// Package govern applies the call policies to tool calls: the gate every
+// tools/call passes before its tool runs (tool.Gate), which sees the call as the
+// policies do (package policy), takes their decision, notes it for the audit event
+// and the span, and counts it in the policies' status.
+package govern
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/policy"
+)
+
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get;list;watch
+
+// Gate applies the call policies of a store.
+type Gate struct {
+	policies *policy.Store
+	// namespaces reads the labels of the namespace a call acts in, for policies
+	// with a namespaceSelector.
+	namespaces client.Reader
+	tally      *Tally
+	now        func() time.Time
+}
+
+// New is the gate of the policies in store; namespaces reads Namespaces (from the
+// manager's cache).
+func New(store *policy.Store, namespaces client.Reader) *Gate {
+	return &Gate{policies: store, namespaces: namespaces, tally: newTally(), now: time.Now}
+}
+
+// Tally is what the gate counted, to be written into the policies' status.
+func (g *Gate) Tally() *Tally { return g.tally }
+
+// Check is the tool.Gate: nil lets the call run.
+func (g *Gate) Check(ctx context.Context, d *tool.Def, c *tool.Call, raw json.RawMessage) error {
+	if g == nil || g.policies == nil {
+		return nil
+	}
+	set := g.policies.Load()
+	if set.Len() == 0 || c.Account == nil {
+		return nil
+	}
+	var args map[string]any
+	if len(raw) > 0 && json.Unmarshal(raw, &args) != nil {
+		return nil // not an object: the tool refuses it before it does anything
+	}
+	acts, declared, err := d.ActsOf(c, args)
+	if err != nil {
+		// Refused, not let through: a part of a call the policies cannot read (an
+		// item of an import whose document does not parse) might still be acted on.
+		return tool.Fail("the call policies cannot read this call, so it is refused: %v", err)
+	}
+	if !declared {
+		acts = []tool.Act{genericAct(args)}
+	}
+	id := identityOf(c)
+	req := policy.Request{Revision: c.Revision, Time: g.now()}
+	for _, a := range acts {
+		pc, err := g.callOf(ctx, d, c, args, a)
+		if err != nil {
+			return err
+		}
+		matched := set.Matching(pc, id)
+		if len(matched) == 0 {
+			continue
+		}
+		if a.Object != nil && usesObject(matched) {
+			obj, err := a.Object(ctx)
+			if err != nil {
+				return err // the tool would meet the same: not found, forbidden
+			}
+			pc.Object = obj
+		}
+		decision := policy.Decide(matched, pc, id, req)
+		g.record(ctx, c, id, decision)
+		if o, denied := decision.Denial(); denied {
+			return tool.Fail("forbidden: %s", o.Text())
+		}
+	}
+	return nil
+}
+
+func usesObject(ps []*policy.Policy) bool {
+	for _, p := range ps {
+		if p.UsesObject {
+			return true
+		}
+	}
+	return false
+}
+
+// genericAct is what a tool that declares no acts does: its class, namespace and
+// name arguments, if it has them.
+func genericAct(args map[string]any) tool.Act {
+	a := tool.Act{}
+	a.Class, _ = args["class"].(string)
+	a.Namespace, _ = args["namespace"].(string)
+	a.Name, _ = args["name"].(string)
+	if a.Name == "" {
+		a.Name, _ = args["taskId"].(string)
+	}
+	return a
+}
+
+// callOf is a call as the policies see it.
+func (g *Gate) callOf(ctx context.Context, d *tool.Def, c *tool.Call, args map[string]any, a tool.Act) (*policy.Call, error) {
+	pc := &policy.Call{Tool: c.Tool, Canonical: d.Canonical(), Verb: a.Verb, Name: a.Name, Arguments: args,
+		Attributes: a.Attributes, Confirmed: c.Asking.Confirmed, Namespace: a.Namespace}
+	if pc.Verb == "" {
+		pc.Verb = VerbOf(d)
+	}
+	pc.Verbs = append([]string{pc.Verb}, a.AlsoVerbs...)
+	if pc.Namespace == "" {
+		pc.Namespace = c.Account.Namespace
+	}
+	if a.Class != "" && c.Snap != nil {
+		if cl := c.Snap.FindClass(a.Class); cl != nil {
+			pc.Class = cl.Ident()
+			pc.Classes = append(pc.Classes, pc.Class)
+			for _, anc := range cl.Ancestors {
+				if p := c.Snap.Classes[anc]; p != nil {
+					pc.Classes = append(pc.Classes, p.Ident())
+				}
+			}
+		}
+	}
+	if g.policies.Load().SelectsNamespaces() {
+		var ns corev1.Namespace
+		if err := g.namespaces.Get(ctx, client.ObjectKey{Name: pc.Namespace}, &ns); err != nil {
+			if client.IgnoreNotFound(err) != nil {
+				return nil, fmt.Errorf("reading the labels of namespace %s for the call policies: %w", pc.Namespace, err)
+			}
+		}
+		pc.NamespaceLabels = ns.Labels
+	}
+	return pc, nil
+}
+
+// VerbOf is the policy verb of a tool that declares no acts.
+func VerbOf(d *tool.Def) string {
+	switch d.Canonical() {
+	case "sandbar.schema.define-class", "sandbar.schema.define-property", "sandbar.workflow.define":
+		return policy.VerbDefine
+	case "sandbar.workflow.start-process":
+		return policy.VerbStart
+	case "sandbar.workflow.transition":
+		return policy.VerbTransition
+	case "sandbar.tasks.cancel", "sandbar.validation.cancel":
+		return policy.VerbCancel
+	case "sandbar.project.export":
+		return policy.VerbExport
+	case "sandbar.project.import":
+		return policy.VerbImport
+	case "sandbar.validation.start", "sandbar.validation.run", "sandbar.validation.retry", "sandbar.class.validate-all-instances":
+		return policy.VerbValidate
+	case "sandbar.entity.create":
+		return policy.VerbCreate
+	case "sandbar.entity.update":
+		return policy.VerbUpdate
+	case "sandbar.entity.delete":
+		return policy.VerbDelete
+	}
+	if strings.HasPrefix(d.Canonical(), "sandbar.class.") && !d.ReadOnly {
+		return policy.VerbCreate // a class's own create tool
+	}
+	if d.ReadOnly {
+		return policy.VerbRead
+	}
+	return d.Name
+}
+
+// identityOf is who calls, as the policies see it: the account, and the
+// Kubernetes identity it acts as.
+func identityOf(c *tool.Call) *policy.Identity {
+	a := c.Account
+	id := &policy.Identity{Account: a.Namespace + "/" + a.Name, Client: c.Client}
+	switch {
+	case a.User != "":
+		id.User, id.Groups = a.User, a.Groups
+	case a.KubeServiceAccount != "":
+		id.User = "system:serviceaccount:" + a.Namespace + ":" + a.KubeServiceAccount
+		id.Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + a.Namespace, "system:authenticated"}
+	}
+	return id
+}
+
+// record notes a decision for the request's audit event and span, and counts it.
+func (g *Gate) record(ctx context.Context, c *tool.Call, id *policy.Identity, d *policy.Decision) {
+	who := id.Account
+	if id.User != "" && c.Account.User != "" {
+		who = id.User
+	}
+	for _, p := range d.Matched {
+		g.tally.matched(p)
+	}
+	for _, o := range d.Outcomes {
+		mode := ""
+		if !o.Enforced {
+			mode = " (audit only)"
+		}
+		rule := o.Rule
+		if rule == "" {
+			rule = "(failed: " + o.Err.Error() + ")"
+		}
+		tool.NotePolicy(ctx, fmt.Sprintf("%s %s, rule %s: %s%s", o.Policy.Kind(), o.Policy.Key(), rule, o.Action, mode))
+		g.tally.decided(o, metav1alpha1.PolicyDecision{Time: nowMeta(g.now()), Tool: c.Tool, Identity: who, Rule: o.Rule, Action: o.Action})
+	}
+}

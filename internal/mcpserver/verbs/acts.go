@@ -1,0 +1,183 @@
+/*
+Copyright 2026 The Sandbar Authors.
+
+Licensed under the Apache License, Version 2.0 (the "License");
+you may not use this file except in compliance with the License.
+You may obtain a copy of the License at
+
+    http://www.apache.org/licenses/LICENSE-2.0
+
+Unless required by applicable law or agreed to in writing, software
+distributed under the License is distributed on an "AS IS" BASIS,
+WITHOUT WARRANTIES OR CONDITIONS OF ANY KIND, either express or implied.
+See the License for the specific language governing permissions and
+limitations under the License.
+*/
+
+package verbs
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/codec"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+)
+
+// What the tools that write instances do, as the call policies see it (tool.Acts):
+// the class, the namespace, the name and the slot values each call writes, whether
+// they come as attributes or as a document, and for an update or a delete the
+// stored instance. A call whose arguments do not read here is refused by its tool
+// before it does anything.
+
+// The policy verbs of the acts.
+const (
+	actCreate = "create"
+	actUpdate = "update"
+	actDelete = "delete"
+	actImport = "import"
+)
+
+// str is a string argument, "" when it is not one.
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+// obj is an object argument, nil when it is not one.
+func obj(m map[string]any, key string) map[string]any {
+	o, _ := m[key].(map[string]any)
+	return o
+}
+
+// documentAttributes are the slot values of a document in a format.
+func documentAttributes(snap *catalog.Snapshot, className, format, source string) (map[string]any, error) {
+	var doc *codec.Document
+	var err error
+	switch metav1alpha1.CodecFormat(format) {
+	case metav1alpha1.CodecJSON, "":
+		doc, err = codec.DecodeJSON(source)
+	case metav1alpha1.CodecMarkdown:
+		cl := snap.FindClass(className)
+		if cl == nil {
+			return nil, fmt.Errorf("unknown class %q", className)
+		}
+		doc, err = codec.DecodeMarkdown(cl, source)
+	default:
+		return nil, fmt.Errorf("unknown format %q", format)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return doc.Attributes, nil
+}
+
+// createAct is what sandbar_entity_create does with its arguments.
+func createAct(c *tool.Call, args map[string]any) (tool.Act, error) {
+	md := obj(args, "metadata")
+	a := tool.Act{Verb: actCreate, Class: str(args, "class"), Namespace: str(md, "namespace"), Name: str(md, "name"),
+		Attributes: obj(args, "attributes")}
+	if src := str(args, "source"); src != "" {
+		attrs, err := documentAttributes(c.Snap, a.Class, str(args, "format"), src)
+		if err != nil {
+			return a, err
+		}
+		a.Attributes = attrs
+	}
+	return a, nil
+}
+
+func createActs(c *tool.Call, args map[string]any) ([]tool.Act, error) {
+	a, err := createAct(c, args)
+	return []tool.Act{a}, err
+}
+
+// entitiesActs are the creates of sandbar_schema_entities, one an instance.
+func entitiesActs(c *tool.Call, args map[string]any) ([]tool.Act, error) {
+	list, _ := args["entities"].([]any)
+	acts := make([]tool.Act, 0, len(list))
+	for _, item := range list {
+		m, _ := item.(map[string]any)
+		a, err := createAct(c, m)
+		if err != nil {
+			return nil, err
+		}
+		acts = append(acts, a)
+	}
+	return acts, nil
+}
+
+// classToolActs is what a class's own create tool does: its arguments are the slots.
+func classToolActs(className string) tool.Acts {
+	return func(_ *tool.Call, args map[string]any) ([]tool.Act, error) {
+		md := obj(args, "metadata")
+		attrs := make(map[string]any, len(args))
+		for k, v := range args {
+			if k != "metadata" {
+				attrs[k] = v
+			}
+		}
+		return []tool.Act{{Verb: actCreate, Class: className, Namespace: str(md, "namespace"), Name: str(md, "name"), Attributes: attrs}}, nil
+	}
+}
+
+// stored reads the instance an act changes, as the account.
+func (e *Env) stored(c *tool.Call, className, namespace, name string) func(ctx context.Context) (map[string]any, error) {
+	return func(ctx context.Context) (map[string]any, error) {
+		cl, err := class(c, className)
+		if err != nil {
+			return nil, err
+		}
+		if namespace == "" {
+			namespace = c.Account.Namespace
+		}
+		kc, err := e.as(c)
+		if err != nil {
+			return nil, err
+		}
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(cl.GVK())
+		if err := kc.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
+			return nil, apiFailure(c, err, cl, name)
+		}
+		return u.Object, nil
+	}
+}
+
+// changeActs are what sandbar_entity_update and sandbar_entity_delete do.
+func (e *Env) changeActs(verb string) tool.Acts {
+	return func(c *tool.Call, args map[string]any) ([]tool.Act, error) {
+		a := tool.Act{Verb: verb, Class: str(args, "class"), Namespace: str(args, "namespace"), Name: str(args, "name"),
+			Attributes: obj(args, "attributes")}
+		a.Object = e.stored(c, a.Class, a.Namespace, a.Name)
+		return []tool.Act{a}, nil
+	}
+}
+
+// importActs are the import itself, and each item of its bundle: an item writes an
+// instance as a create or an update does, so the policies of either verb see it.
+func importActs(c *tool.Call, args map[string]any) ([]tool.Act, error) {
+	bundle := obj(args, "bundle")
+	items, _ := bundle["items"].([]any)
+	acts := make([]tool.Act, 0, len(items)+1)
+	acts = append(acts, tool.Act{Verb: actImport})
+	for _, it := range items {
+		m, _ := it.(map[string]any)
+		a := tool.Act{Verb: actImport, AlsoVerbs: []string{actCreate, actUpdate}, Class: str(m, "class"), Name: str(m, "name"),
+			Attributes: obj(m, "attributes")}
+		if src := str(m, "source"); src != "" {
+			attrs, err := documentAttributes(c.Snap, a.Class, str(bundle, "format"), src)
+			if err != nil {
+				return nil, err
+			}
+			a.Attributes = attrs
+		}
+		acts = append(acts, a)
+	}
+	return acts, nil
+}

@@ -173,6 +173,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	guard := authorize.NewGuard(&s.served, opts.NameStyle, opts.DefaultMaxTools)
 	s.sessions = sessions.NewRegistry(store, cl.Client, anonymous)
 	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, cl.APIReader, s.prompts.Workflow, tokens)
+	s.resources.Reads = s.gate.Read
 	if s.requests, err = telemetry.NewRequestLog(opts.RequestLog); err != nil {
 		return nil, err
 	}

@@ -27,10 +27,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/policy"
 )
@@ -78,29 +82,73 @@ func (g *Gate) Check(ctx context.Context, d *tool.Def, c *tool.Call, raw json.Ra
 	if !declared {
 		acts = []tool.Act{genericAct(args)}
 	}
-	id := identityOf(c)
-	req := policy.Request{Revision: c.Revision, Time: g.now()}
+	id := identityOf(c.Account, c.Client)
 	for _, a := range acts {
 		pc, err := g.callOf(ctx, d, c, args, a)
 		if err != nil {
 			return err
 		}
-		matched := set.Matching(pc, id)
-		if len(matched) == 0 {
-			continue
+		if err := g.decide(ctx, set, pc, id, c.Revision, c.Tool, a.Object); err != nil {
+			return err
 		}
-		if a.Object != nil && usesObject(matched) {
-			obj, err := a.Object(ctx)
-			if err != nil {
-				return err // the tool would meet the same: not found, forbidden
-			}
-			pc.Object = obj
+	}
+	return nil
+}
+
+// decide takes the decision of the policies on one call; a denial is a domain
+// error that names the policy and rule.
+func (g *Gate) decide(ctx context.Context, set *policy.Set, pc *policy.Call, id *policy.Identity, revision, what string,
+	object func(context.Context) (map[string]any, error)) error {
+	matched := set.Matching(pc, id)
+	if len(matched) == 0 {
+		return nil
+	}
+	if object != nil && usesObject(matched) {
+		obj, err := object(ctx)
+		if err != nil {
+			return err // the tool would meet the same: not found, forbidden
 		}
-		decision := policy.Decide(matched, pc, id, req)
-		g.record(ctx, c, id, decision)
-		if o, denied := decision.Denial(); denied {
-			return tool.Fail("forbidden: %s", o.Text())
-		}
+		pc.Object = obj
+	}
+	decision := policy.Decide(matched, pc, id, policy.Request{Revision: revision, Time: g.now()})
+	g.record(ctx, what, id, decision)
+	if o, denied := decision.Denial(); denied {
+		return tool.Fail("forbidden: %s", o.Text())
+	}
+	return nil
+}
+
+// Read is the decision on a read made by another method than a tool: an
+// instance read as a resource, the instances listed as resources or offered as
+// completions (method names it). It is a read of cl's instances in ns (name: one
+// of them, "" for any), a class of snap; a denial is a JSON-RPC error that says why.
+func (g *Gate) Read(ctx context.Context, req mcp.Request, method string, snap *catalog.Snapshot, cl *catalog.Class, ns, name string) error {
+	if g == nil || g.policies == nil {
+		return nil
+	}
+	set := g.policies.Load()
+	acct := caller.Of(req.GetExtra())
+	if set.Len() == 0 || acct == nil || cl == nil {
+		return nil
+	}
+	pc := &policy.Call{Tool: method, Canonical: method, Verb: policy.VerbRead, Verbs: []string{policy.VerbRead}, Name: name, Namespace: ns}
+	if pc.Namespace == "" {
+		pc.Namespace = acct.Namespace
+	}
+	classesOf(pc, cl, snap)
+	if err := g.namespaceLabels(ctx, set, pc); err != nil {
+		return err
+	}
+	var client, revision string
+	if r, ok := req.(interface{ ClientInfo() *mcp.Implementation }); ok && r.ClientInfo() != nil {
+		client = r.ClientInfo().Name
+	}
+	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
+		revision = r.ProtocolVersion()
+	}
+	err := g.decide(ctx, set, pc, identityOf(acct, client), revision, method, nil)
+	if err != nil {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
 	}
 	return nil
 }
@@ -139,26 +187,40 @@ func (g *Gate) callOf(ctx context.Context, d *tool.Def, c *tool.Call, args map[s
 		pc.Namespace = c.Account.Namespace
 	}
 	if a.Class != "" && c.Snap != nil {
-		if cl := c.Snap.FindClass(a.Class); cl != nil {
-			pc.Class = cl.Ident()
-			pc.Classes = append(pc.Classes, pc.Class)
-			for _, anc := range cl.Ancestors {
-				if p := c.Snap.Classes[anc]; p != nil {
-					pc.Classes = append(pc.Classes, p.Ident())
-				}
-			}
-		}
+		classesOf(pc, c.Snap.FindClass(a.Class), c.Snap)
 	}
-	if g.policies.Load().SelectsNamespaces() {
-		var ns corev1.Namespace
-		if err := g.namespaces.Get(ctx, client.ObjectKey{Name: pc.Namespace}, &ns); err != nil {
-			if client.IgnoreNotFound(err) != nil {
-				return nil, fmt.Errorf("reading the labels of namespace %s for the call policies: %w", pc.Namespace, err)
-			}
-		}
-		pc.NamespaceLabels = ns.Labels
+	if err := g.namespaceLabels(ctx, g.policies.Load(), pc); err != nil {
+		return nil, err
 	}
 	return pc, nil
+}
+
+// classesOf names a call's class and every class it inherits from.
+func classesOf(pc *policy.Call, cl *catalog.Class, snap *catalog.Snapshot) {
+	if cl == nil {
+		return
+	}
+	pc.Class = cl.Ident()
+	pc.Classes = append(pc.Classes, pc.Class)
+	for _, anc := range cl.Ancestors {
+		if p := snap.Classes[anc]; p != nil {
+			pc.Classes = append(pc.Classes, p.Ident())
+		}
+	}
+}
+
+// namespaceLabels reads the labels of the call's namespace, when a policy of the
+// set selects namespaces by them.
+func (g *Gate) namespaceLabels(ctx context.Context, set *policy.Set, pc *policy.Call) error {
+	if !set.SelectsNamespaces() {
+		return nil
+	}
+	var ns corev1.Namespace
+	if err := g.namespaces.Get(ctx, client.ObjectKey{Name: pc.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
+		return fmt.Errorf("reading the labels of namespace %s for the call policies: %w", pc.Namespace, err)
+	}
+	pc.NamespaceLabels = ns.Labels
+	return nil
 }
 
 // VerbOf is the policy verb of a tool that declares no acts.
@@ -196,9 +258,8 @@ func VerbOf(d *tool.Def) string {
 
 // identityOf is who calls, as the policies see it: the account, and the
 // Kubernetes identity it acts as.
-func identityOf(c *tool.Call) *policy.Identity {
-	a := c.Account
-	id := &policy.Identity{Account: a.Namespace + "/" + a.Name, Client: c.Client}
+func identityOf(a *catalog.Account, client string) *policy.Identity {
+	id := &policy.Identity{Account: a.Namespace + "/" + a.Name, Client: client}
 	switch {
 	case a.User != "":
 		id.User, id.Groups = a.User, a.Groups
@@ -209,11 +270,12 @@ func identityOf(c *tool.Call) *policy.Identity {
 	return id
 }
 
-// record notes a decision for the request's audit event and span, and counts it.
-func (g *Gate) record(ctx context.Context, c *tool.Call, id *policy.Identity, d *policy.Decision) {
+// record notes a decision on a call of what (a tool, or a method) for the
+// request's audit event and span, and counts it.
+func (g *Gate) record(ctx context.Context, what string, id *policy.Identity, d *policy.Decision) {
 	who := id.Account
-	if id.User != "" && c.Account.User != "" {
-		who = id.User
+	if strings.HasPrefix(id.Account, "oauth_") || strings.Contains(id.Account, "/oauth_") {
+		who = id.User // a person: their user names them, the account is the server's
 	}
 	for _, p := range d.Matched {
 		g.tally.matched(p)
@@ -228,6 +290,6 @@ func (g *Gate) record(ctx context.Context, c *tool.Call, id *policy.Identity, d 
 			rule = "(failed: " + o.Err.Error() + ")"
 		}
 		tool.NotePolicy(ctx, fmt.Sprintf("%s %s, rule %s: %s%s", o.Policy.Kind(), o.Policy.Key(), rule, o.Action, mode))
-		g.tally.decided(o, metav1alpha1.PolicyDecision{Time: nowMeta(g.now()), Tool: c.Tool, Identity: who, Rule: o.Rule, Action: o.Action})
+		g.tally.decided(o, metav1alpha1.PolicyDecision{Time: nowMeta(g.now()), Tool: what, Identity: who, Rule: o.Rule, Action: o.Action})
 	}
 }

@@ -52,6 +52,7 @@ func (s *Service) Complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 	instancesOf := func(ident string) []string {
 		cl := snap.FindClass(ident)
 		if cl == nil || cl.InstanceAPI == nil || !s.guard.May(acct, authorize.InstancesVerb) || !authorize.NamespaceAllowed(acct, nsOf()) ||
+			(s.Reads != nil && s.Reads(ctx, req, "completion/complete", snap, cl, nsOf(), "") != nil) ||
 			s.may(ctx, acct, "list", cl, nsOf(), "") != nil {
 			return nil
 		}

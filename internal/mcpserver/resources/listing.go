@@ -101,7 +101,7 @@ func newWalk() string {
 // the cursor of the next page (nil after the last). A page ends early, with a cursor
 // where it stopped, when the request has asked all the SubjectAccessReviews it may
 // (identity.MaxReviews): the next page goes on from there with the answers kept.
-func (s *Service) listInstances(ctx context.Context, acct *catalog.Account, cur listCursor) ([]*mcp.Resource, *listCursor, error) {
+func (s *Service) listInstances(ctx context.Context, acct *catalog.Account, cur listCursor, governed readable) ([]*mcp.Resource, *listCursor, error) {
 	if !s.guard.May(acct, authorize.InstancesVerb) {
 		return nil, nil, nil
 	}
@@ -113,12 +113,15 @@ func (s *Service) listInstances(ctx context.Context, acct *catalog.Account, cur 
 		}
 	}
 	sort.Slice(classes, func(i, j int) bool { return classes[i].Ident() < classes[j].Ident() })
-	return s.pageOf(ctx, acct, classes, cur)
+	return s.pageOf(ctx, acct, classes, cur, governed)
 }
+
+// readable says whether the call policies let the request read cl's instances in ns.
+type readable func(cl *catalog.Class, ns string) bool
 
 // pageOf is the page of the instances of classes (in order of their idents) that
 // acct may list, from cur, and the cursor of the next page.
-func (s *Service) pageOf(ctx context.Context, acct *catalog.Account, classes []*catalog.Class, cur listCursor) ([]*mcp.Resource, *listCursor, error) {
+func (s *Service) pageOf(ctx context.Context, acct *catalog.Account, classes []*catalog.Class, cur listCursor, governed readable) ([]*mcp.Resource, *listCursor, error) {
 	// The namespaces to list: the caller's, or all ("") for an account that may use
 	// every namespace.
 	namespaces := sortedUnique(authorize.Namespaces(acct))
@@ -129,7 +132,7 @@ func (s *Service) pageOf(ctx context.Context, acct *catalog.Account, classes []*
 	if cur.Walk == "" {
 		cur.Walk = newWalk()
 	}
-	p := &listPage{s: s, ctx: ctx, acct: acct, wide: wide, verdicts: map[[2]string]error{}}
+	p := &listPage{s: s, ctx: ctx, acct: acct, wide: wide, verdicts: map[[2]string]error{}, governed: governed}
 	first := sort.Search(len(classes), func(i int) bool { return classes[i].Ident() >= cur.Class })
 	for i := first; i < len(classes); i++ {
 		cl := classes[i]
@@ -176,6 +179,8 @@ type listPage struct {
 	// verdicts are the answers asked for this page, by class and namespace ("": the
 	// cluster scope): nil when the identity may list the class's instances there.
 	verdicts map[[2]string]error
+	// governed says whether the call policies let the request read them.
+	governed readable
 }
 
 // listIn adds to the page the instances of cl in at.Namespace ("": every namespace)
@@ -248,7 +253,7 @@ func (p *listPage) listIn(cl *catalog.Class, at *listCursor) (stopped bool, err 
 // not by the namespaces that have instances: a page out of reviews ends early, and
 // the next goes on from the first instance it did not decide.
 func (p *listPage) mayList(cl *catalog.Class, ns string) (bool, error) {
-	if !authorize.NamespaceAllowed(p.acct, ns) {
+	if !authorize.NamespaceAllowed(p.acct, ns) || !p.governed(cl, ns) {
 		return false, nil
 	}
 	if p.wide {
@@ -434,7 +439,10 @@ func (s *Service) list(ctx context.Context, next mcp.MethodHandler, req *mcp.Lis
 		}
 		cur = listCursor{}
 	}
-	items, nextCur, err := s.listInstances(ctx, acct, cur)
+	snap := s.store.Load()
+	items, nextCur, err := s.listInstances(ctx, acct, cur, func(cl *catalog.Class, ns string) bool {
+		return s.Reads == nil || s.Reads(ctx, req, "resources/list", snap, cl, ns, "") == nil
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -69,9 +69,15 @@ func (s *Service) readInstance(ctx context.Context, req *mcp.ReadResourceRequest
 	if !s.guard.May(acct, authorize.InstancesVerb) {
 		return nil, s.guard.Refusal("reading instances", authorize.InstancesVerb)
 	}
-	cl := s.store.Load().FindClass(ref.Prefix + "/" + ref.Kind)
+	snap := s.store.Load()
+	cl := snap.FindClass(ref.Prefix + "/" + ref.Kind)
 	if cl == nil || !cl.Servable() {
 		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if s.Reads != nil {
+		if err := s.Reads(ctx, req, "resources/read", snap, cl, ref.Namespace, ref.Name); err != nil {
+			return nil, err
+		}
 	}
 	kc, err := s.ids.Client(acct)
 	if err != nil {

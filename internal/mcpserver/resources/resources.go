@@ -79,6 +79,9 @@ type Service struct {
 	promptWorkflow func(prompt string) string
 	// tokens seal the cursors of resources/list.
 	tokens *seal.Sealer
+	// Reads applies the call policies to the instances a request reads, lists or
+	// completes (nil: none): a read of the instances of cl in ns (name: one of them).
+	Reads func(ctx context.Context, req mcp.Request, method string, snap *catalog.Snapshot, cl *catalog.Class, ns, name string) error
 
 	mu            sync.Mutex
 	metaResources map[string]*mcp.Resource

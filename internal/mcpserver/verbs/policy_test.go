@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -30,6 +31,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/mcptest"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 	"github.com/sandbar-dev/sandbar/internal/policy"
 )
 
@@ -48,6 +50,10 @@ func policyServer(t *testing.T) *mcptest.Server {
 			Match: metav1alpha1.CallMatch{Verbs: []string{"delete"}},
 			Rules: []metav1alpha1.CallRule{{Name: "kept", Action: metav1alpha1.ActionDeny, Message: "kept instances stay",
 				Expression: "call.name.startsWith('keep-') && call.object.spec.name == 'Kept'"}}}),
+		policy.Compile("", "hidden-boots", 1, metav1alpha1.CallPolicySpec{
+			Match: metav1alpha1.CallMatch{Classes: []string{"zorp/SpaceBoot"}, Verbs: []string{"read"}},
+			Rules: []metav1alpha1.CallRule{{Name: "hidden", Action: metav1alpha1.ActionDeny, Message: "hidden boots are not read by agents",
+				Expression: "call.name.startsWith('hidden-')"}}}),
 		policy.Compile("", "try-updates", 1, metav1alpha1.CallPolicySpec{Enforcement: metav1alpha1.EnforcementAudit,
 			Match: metav1alpha1.CallMatch{Tools: []string{"sandbar.entity.update"}},
 			Rules: []metav1alpha1.CallRule{{Name: "no-updates", Action: metav1alpha1.ActionDeny}}}),
@@ -129,6 +135,19 @@ func TestCallPoliciesRefuseOnEveryPath(t *testing.T) {
 	}
 	// A task-augmented call (2025-11-25's params.task) meets the same gate.
 	f := &fixture{g: NewWithT(t), t: t, server: s, id: fmt.Sprintf("p%d", runs.Add(1))}
+	f.cs = s.Client(t, mcptest.SessionRevision)
+	// Reads that are not tools meet it too: an instance read as a resource.
+	hidden := "hidden-" + f.id
+	f.answer("sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Hidden", "metadata": map[string]any{"name": hidden}})
+	_, err := f.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: resources.InstanceURI("zorp", "SpaceBoot", mcptest.Home, hidden)})
+	f.g.Expect(err).To(MatchError(ContainSubstring("denied by ClusterCallPolicy hidden-boots, rule hidden: hidden boots are not read by agents")))
+	f.answer("sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Shown", "metadata": map[string]any{"name": "shown-" + f.id}})
+	_, err = f.cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: resources.InstanceURI("zorp", "SpaceBoot", mcptest.Home, "shown-"+f.id)})
+	f.g.Expect(err).NotTo(HaveOccurred(), "another boot reads")
+	found, text := f.call("sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "name": hidden})
+	f.g.Expect(found.IsError).To(BeTrue(), text)
+	f.g.Expect(text).To(ContainSubstring("hidden-boots"))
+
 	answer, _ := s.Request(t, mcptest.VariantSession, "tools/call", map[string]any{"name": "sandbar_project_import", "task": map[string]any{"ttl": 60000},
 		"arguments": map[string]any{"confirm": true, "bundle": map[string]any{"items": []any{
 			map[string]any{"class": "zorp/SpaceBoot", "name": "big-" + f.id, "attributes": map[string]any{"name": "Big", "price": 5000}}}}}})

@@ -84,6 +84,19 @@ func run() int {
 		restConfig.QPS, restConfig.Burst = float32(s.qps), s.burst
 	}
 	ctx := ctrl.SetupSignalHandler()
+	if len(s.mcpOpts.TokenKey) == 0 {
+		// No key file: the key every replica shares is kept in a Secret of the
+		// manager's namespace, made by the first replica.
+		if ns := managerNamespace(s.leaderElectNS); ns == "" {
+			log.Info("no --mcp-token-key-file and no namespace of the manager's own: cursors and tasks are sealed with a key of this process's own, " +
+				"so another replica, or this one after a restart, does not know them")
+		} else if key, err := sharedTokenKey(ctx, restConfig, ns); err != nil {
+			log.Error(err, "reading the token key (give --mcp-token-key-file, or let the manager make the Secret "+tokenKeySecret+")")
+			return 1
+		} else {
+			s.mcpOpts.TokenKey, s.sandbarOpts.TokenKey = key, key
+		}
+	}
 	// The call policies the controllers compile, and the MCP server decides with.
 	s.sandbarOpts.Policies = &policy.Store{}
 	s.mcpOpts.Policies = s.sandbarOpts.Policies
@@ -222,7 +235,7 @@ func bindFlags(fs *flag.FlagSet) *settings {
 	fs.IntVar(&s.mcpOpts.MaxStreams, "max-streams", 2000, "Long-lived MCP streams one replica holds open in all (one costs 40 to 70 KiB); past it, opening one more gets 429 with Retry-After (0: no limit).")
 	bindOAuthFlags(fs, &s.mcpOpts.OAuth)
 	bindAuthServerFlags(fs, &s.mcpOpts.AuthorizationServer, &s.authServer)
-	fs.StringVar(&s.tokenKeyFile, "mcp-token-key-file", "", "File holding the key (at least 32 bytes) that seals the cursors and continue tokens the MCP server hands clients, so that a forged or foreign one is refused; mount the same Secret on every replica so any replica opens another's. Empty: a key of the process's own (its tokens open on it alone, until it restarts).")
+	fs.StringVar(&s.tokenKeyFile, "mcp-token-key-file", "", "File holding the key (at least 32 bytes) that seals the cursors and continue tokens the MCP server hands clients, so that a forged or foreign one is refused, and the processes it starts, so that only they are tasks; mount the same Secret on every replica so any replica opens another's. Empty: the key in the Secret sandbar-token-key of the manager's namespace, made by the first replica that finds none (outside a pod with no --leader-election-namespace: a key of the process's own, which it alone knows, until it restarts).")
 	fs.StringVar(&s.otlpEndpoint, "otlp-endpoint", "", "Base URL of an OTLP/HTTP collector (as http://otel-collector:4318) that receives the MCP server's traces and metrics; empty: the standard OTEL_EXPORTER_OTLP_ENDPOINT if set, else none are exported.")
 	fs.StringVar(&s.auditLog, "audit-log", "stdout", "Where audit events go, as JSON lines (one per call that changes something, one per refusal): stdout (the manager logs to stderr), stderr, a file path, or off.")
 	fs.BoolVar(&s.auditArgs, "audit-include-arguments", false, "Put each audited tool call's arguments, redacted, in its audit event.")
@@ -247,8 +260,7 @@ func (s *settings) complete(log logr.Logger) error {
 			return fmt.Errorf("--mcp-token-key-file: %w", err)
 		}
 		s.mcpOpts.TokenKey = bytes.TrimSpace(key)
-	} else {
-		log.Info("no --mcp-token-key-file: cursors and continue tokens are sealed with a key of this process's own, so another replica refuses them")
+		s.sandbarOpts.TokenKey = s.mcpOpts.TokenKey
 	}
 	if err := s.authServer.complete(&s.mcpOpts.AuthorizationServer); err != nil {
 		return err

@@ -39,6 +39,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/policy"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
@@ -89,6 +90,10 @@ type Options struct {
 	// MaxStoredResultBytes caps the (uncompressed) bytes of one export's result,
 	// which is stored in Secrets owned by its process; 0: no cap.
 	MaxStoredResultBytes int64
+	// TokenKey is the key every replica shares (the MCP server's, --mcp-token-key-file),
+	// under which the MCP server seals the processes it starts: a built-in workflow
+	// runs only for a process so sealed. Empty: this process's own key.
+	TokenKey []byte
 	// Policies receives the compiled call policies, which the MCP server decides
 	// with (its Options.Policies); nil: a store of their own, read by no one.
 	Policies *policy.Store
@@ -150,6 +155,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, store *catalog.Store, o Option
 		&CatalogReconciler{Reader: c, Store: store, DefaultServiceAccount: o.DefaultServiceAccount},
 		&CallPolicyReconciler{Client: c, Recorder: rec, Store: o.Policies, Elected: mgr.Elected()},
 		&WorkflowProcessReconciler{Client: c, Recorder: rec, Store: store, Identities: ids, FinishedTTL: o.FinishedProcessTTL,
+			Issuer:  workflow.NewIssuer(o.TokenKey),
 			Results: &builtin.ResultStore{Client: c, Reader: mgr.GetAPIReader(), MaxBytes: o.MaxStoredResultBytes}},
 	} {
 		if err := r.SetupWithManager(mgr); err != nil {

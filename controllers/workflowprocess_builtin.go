@@ -53,6 +53,10 @@ func (r *WorkflowProcessReconciler) runJob(ctx context.Context, p *metav1alpha1.
 	if !built(r.Store) {
 		return ctrl.Result{RequeueAfter: catalogWait}, nil
 	}
+	if r.Issuer != nil && !r.Issuer.Issued(p) {
+		return ctrl.Result{}, builtin.Fail(w, p, fmt.Sprintf("refused: the built-in workflow %s runs only as the Sandbar MCP server started it "+
+			"(the process carries no valid seal of a manager, or its spec changed since): start it through MCP", p.Spec.Definition), now)
+	}
 	snap := r.Store.Load()
 	acct := snap.AccountNamed(p.Namespace, p.Spec.Owner)
 	if acct == nil || !acct.Active {

@@ -59,6 +59,9 @@ type WorkflowProcessReconciler struct {
 	FinishedTTL time.Duration
 	// Results keeps the items of exports in chunks owned by their processes.
 	Results *builtin.ResultStore
+	// Issuer tells the processes the MCP server started (sealed) from others: only
+	// those of a built-in workflow run.
+	Issuer *workflow.Issuer
 
 	// written maps a process to the resourceVersion its last status write replaced,
 	// until the cache shows a newer one: a reconcile that meets that version in the

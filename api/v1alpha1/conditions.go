@@ -91,6 +91,12 @@ const (
 	// holds a digest of the account, the class and the key: a create retried with
 	// the same key finds the instance the first one made.
 	LabelIdempotencyKey = "meta.sandbar.dev/idempotency-key"
+	// AnnotationIssued on a WorkflowProcess is the manager's seal on the process it
+	// started for an account: a MAC, under the key every replica shares, of its
+	// namespace, name, owner, definition, subject and input. Only a process that
+	// carries a valid one is a task of its owner, and only such a process of a
+	// built-in workflow runs.
+	AnnotationIssued = "meta.sandbar.dev/issued"
 	// AnnotationImportedBy on an instance names the import process (namespace/name)
 	// that last wrote it, and whether it created or updated it.
 	AnnotationImportedBy = "meta.sandbar.dev/imported-by"

@@ -98,7 +98,7 @@ func run(m *testing.M) int {
 	mgr, st, err := controllers.NewManager(ctx, env.Config, ctrl.Options{
 		Metrics:   controllers.MetricsServer(metricsAddr, true, ""),
 		NewClient: hookedClient,
-	}, controllers.Options{FinishedProcessTTL: time.Hour})
+	}, controllers.Options{FinishedProcessTTL: time.Hour, TokenKey: tokenKey})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -38,7 +38,18 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
+// tokenKey is the key the suite's manager shares with the MCP server it stands in for.
+var tokenKey = []byte("the controllers suite's token key, 32 bytes or more")
+
+// process is a process as the MCP server starts it: sealed with the manager's key.
 func process(name, definition string, input any) *metav1alpha1.WorkflowProcess {
+	p := unsealed(name, definition, input)
+	wf.NewIssuer(tokenKey).Issue(p)
+	return p
+}
+
+// unsealed is a process as kubectl makes it, without the seal of a manager.
+func unsealed(name, definition string, input any) *metav1alpha1.WorkflowProcess {
 	p := &metav1alpha1.WorkflowProcess{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: name},
 		// The sample account, which acts as the sample's Kubernetes ServiceAccount.
@@ -317,17 +328,27 @@ func TestBuiltinKeepsProgressWhenAChunkFails(t *testing.T) {
 }
 
 // A built-in process runs with the rights of the account that owns it, never the
-// manager's: one created with kubectl that names no account fails at once, and one
-// whose account's Kubernetes identity may not read the class fails with what it may not.
+// manager's, and only as the MCP server started it: one created with kubectl fails
+// at once, even naming an account, one that names no account fails, and one whose
+// account's Kubernetes identity may not read the class fails with what it may not.
 func TestBuiltinRunsOnlyAsItsAccount(t *testing.T) {
 	g := NewWithT(t)
 	p := uniq("o")
 	bookClass(t, p)
 
-	orphan := process(uniq("e"), builtin.Export, map[string]any{"class": p + "/Book"})
+	planted := unsealed(uniq("e"), builtin.Export, map[string]any{"class": p + "/Book"})
+	create(t, planted)
+	st := waitProcess(t, planted, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseFailed))
+	})
+	g.Expect(st.StatusMessage).To(ContainSubstring("runs only as the Sandbar MCP server started it"))
+	g.Expect(st.Result).To(BeNil(), "nothing was read")
+
+	orphan := unsealed(uniq("e"), builtin.Export, map[string]any{"class": p + "/Book"})
 	orphan.Spec.Owner = ""
+	wf.NewIssuer(tokenKey).Issue(orphan)
 	create(t, orphan)
-	st := waitProcess(t, orphan, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
+	st = waitProcess(t, orphan, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
 		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseFailed))
 	})
 	g.Expect(st.StatusMessage).To(ContainSubstring("refused: the built-in workflow sandbar.export runs only for an active Sandbar account"))
@@ -340,8 +361,9 @@ func TestBuiltinRunsOnlyAsItsAccount(t *testing.T) {
 			APIKeySecretRef: metav1alpha1.SecretKeyRef{Name: "x"}}}
 	create(t, acct)
 	g.Eventually(func() bool { return store.Load().Accounts[name] != nil }).WithTimeout(timeout).WithPolling(poll).Should(BeTrue())
-	unbound := process(uniq("e"), builtin.Export, map[string]any{"class": p + "/Book"})
+	unbound := unsealed(uniq("e"), builtin.Export, map[string]any{"class": p + "/Book"})
 	unbound.Spec.Owner = name
+	wf.NewIssuer(tokenKey).Issue(unbound)
 	create(t, unbound)
 	st = waitProcess(t, unbound, func(g Gomega, st metav1alpha1.WorkflowProcessStatus) {
 		g.Expect(st.Phase).To(Equal(metav1alpha1.PhaseFailed))

@@ -56,6 +56,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
 
 // ClusterOf is how a server in a manager reaches the cluster: the manager's client,
@@ -161,7 +162,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	}
 	s.tokens = tokens
 	s.gate, s.client = govern.New(opts.Policies, cl.Client), cl.Client
-	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids, opts.Limits(), tokens)
+	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids, opts.Limits(), tokens, workflow.NewIssuer(opts.TokenKey))
 	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle, Metamodel: cl.Client, Catalog: store,
 		Served: s.servedVersion.Load}
 	if s.plan, err = newPlanner(opts, s.verbs); err != nil {

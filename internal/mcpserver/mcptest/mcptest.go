@@ -72,6 +72,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/instanceapi"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
+	"github.com/sandbar-dev/sandbar/internal/workflow"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
@@ -258,7 +259,7 @@ func StartWith(c Config) (*Server, error) {
 	}
 	if c.RunWorkflows {
 		s.workflows = &controllers.WorkflowProcessReconciler{Client: cl, Recorder: &events.FakeRecorder{}, Store: store,
-			Identities: identity.New(conn, nil), Results: &builtin.ResultStore{Client: cl, Reader: cl}}
+			Identities: identity.New(conn, nil), Results: &builtin.ResultStore{Client: cl, Reader: cl}, Issuer: workflow.NewIssuer(TokenKey)}
 	}
 	opts := options(c.Server)
 	srv, err := mcpserver.New(opts, store, mcpserver.Cluster{

@@ -203,8 +203,8 @@ func (s *Service) holding(ctx context.Context, acct *catalog.Account, l *ledger)
 	var finished []*metav1alpha1.WorkflowProcess
 	for i := range list.Items {
 		p := &list.Items[i]
-		if p.Spec.Owner != acct.Name {
-			continue
+		if !s.owns(acct, p) {
+			continue // a process planted in its name does not use up its limits
 		}
 		seen[p.Name] = true
 		h.count++

@@ -101,16 +101,26 @@ type Service struct {
 	announcer *announcer
 	// tokens seal the cursors of List and the continue tokens of ResultPage.
 	tokens *seal.Sealer
+	// issuer seals the processes the service starts, and tells them from processes
+	// made otherwise, which are no account's tasks.
+	issuer *workflow.Issuer
 }
 
 // New makes the service, which keeps every account within limits. Call Watch before
 // waiting on processes.
 // tokens seal the cursors and continue tokens it hands out.
 func New(store *catalog.Store, c client.Client, apiReader client.Reader, informers cache.Informers, ids *identity.Identities,
-	limits Limits, tokens *seal.Sealer) *Service {
+	limits Limits, tokens *seal.Sealer, issuer *workflow.Issuer) *Service {
 	return &Service{store: store, client: c, apiReader: apiReader, informers: informers, ids: ids,
 		events: &events{waiters: map[string][]chan struct{}{}}, quota: newQuota(limits),
-		announcer: &announcer{sessions: map[string][]*mcp.ServerSession{}}, tokens: tokens}
+		announcer: &announcer{sessions: map[string][]*mcp.ServerSession{}}, tokens: tokens, issuer: issuer}
+}
+
+// owns says whether a process is one the service started for the account: it
+// names the account, and carries the seal of a manager (a process made with
+// kubectl that names an account is no task of its).
+func (s *Service) owns(acct *catalog.Account, p *metav1alpha1.WorkflowProcess) bool {
+	return p.Spec.Owner == acct.Name && s.issuer.Issued(p)
 }
 
 // may asks whether the account's Kubernetes identity may do verb on the
@@ -204,6 +214,7 @@ func (s *Service) Start(ctx context.Context, acct *catalog.Account, definition s
 	if err := s.admit(ctx, acct, p); err != nil {
 		return nil, err
 	}
+	s.issuer.Issue(p)
 	if err := s.client.Create(ctx, p); err != nil {
 		s.settle(ctx, acct, p.Name, false)
 		return nil, err
@@ -249,7 +260,7 @@ func (s *Service) read(ctx context.Context, acct *catalog.Account, id string, fr
 		}
 		return nil, err
 	}
-	if p.Spec.Owner != acct.Name {
+	if !s.owns(acct, &p) {
 		return nil, &UnknownError{ID: id}
 	}
 	return &p, nil
@@ -266,7 +277,7 @@ func (s *Service) mine(ctx context.Context, acct *catalog.Account) ([]*metav1alp
 	}
 	var out []*metav1alpha1.WorkflowProcess
 	for i := range list.Items {
-		if list.Items[i].Spec.Owner == acct.Name {
+		if s.owns(acct, &list.Items[i]) {
 			out = append(out, &list.Items[i])
 		}
 	}

@@ -97,6 +97,12 @@ func run() int {
 			s.mcpOpts.TokenKey, s.sandbarOpts.TokenKey = key, key
 		}
 	}
+	if o := &s.mcpOpts.OAuth; o.Enabled() && o.TasksNamespace == "" {
+		if o.TasksNamespace = managerNamespace(s.leaderElectNS); o.TasksNamespace == "" {
+			log.Info("no --oauth-tasks-namespace and no namespace of the manager's own: people's tasks live in --oauth-namespace, "+
+				"where whoever may read workflowprocesses reads everyone's", "namespace", o.WithDefaults().Namespace)
+		}
+	}
 	// The call policies the controllers compile, and the MCP server decides with.
 	s.sandbarOpts.Policies = &policy.Store{}
 	s.mcpOpts.Policies = s.sandbarOpts.Policies

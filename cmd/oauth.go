@@ -45,7 +45,8 @@ func bindOAuthFlags(fs *flag.FlagSet, c *oauth.Config) {
 	fs.StringVar(&c.UsernamePrefix, "oauth-username-prefix", oauth.DefaultUsernamePrefix, "Prefix of the Kubernetes user name (\"-\": none).")
 	fs.StringVar(&c.GroupsClaim, "oauth-groups-claim", oauth.DefaultGroupsClaim, "Claim holding the groups (a list or one string).")
 	fs.StringVar(&c.GroupsPrefix, "oauth-groups-prefix", oauth.DefaultGroupsPrefix, "Prefix of the Kubernetes group names (\"-\": none).")
-	fs.StringVar(&c.Namespace, "oauth-namespace", "default", "Namespace where an OAuth user's tools act by default and its processes live.")
+	fs.StringVar(&c.Namespace, "oauth-namespace", "default", "Namespace where an OAuth user's tools act by default; bind the people the role sandbar-process-owner there (the verb own on workflowprocesses) to let them keep tasks.")
+	fs.StringVar(&c.TasksNamespace, "oauth-tasks-namespace", "", "Namespace where the processes (tasks) of people signed in with OAuth live, apart from the namespaces they work in: grant no person anything there (default: the manager's namespace; outside a pod with no --leader-election-namespace, --oauth-namespace).")
 	fs.Func("oauth-clients", "Comma-separated MCP clients OAuth users come with, as a ServiceAccount's spec.clients: they bound the tools served (default claude-ai, 256 tools).", list(&c.Clients))
 	fs.Func("oauth-tools", "Comma-separated tool globs an OAuth user may see and call (default: every tool; RBAC decides the reach).", list(&c.Tools))
 }

@@ -28,10 +28,16 @@ type SubjectRef struct {
 	// +kubebuilder:validation:MaxLength=253
 	Class string `json:"class"`
 
-	// name of the instance, in the process's namespace.
+	// name of the instance.
 	// +required
 	// +kubebuilder:validation:MaxLength=253
 	Name string `json:"name"`
+
+	// namespace of the instance; empty: the process's. A person's process names it:
+	// people's processes live apart from the namespaces they work in.
+	// +optional
+	// +kubebuilder:validation:MaxLength=63
+	Namespace string `json:"namespace,omitempty"`
 }
 
 // CancelRequest asks for a process to be cancelled. The workflow's cancellation guard

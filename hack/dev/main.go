@@ -121,16 +121,23 @@ func run() error {
 	}
 	defer os.Remove(kubeconfig)
 
+	cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfigData)
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: controllers.NewScheme()})
+	if err != nil {
+		return err
+	}
+	// The admission policies the chart and config/admission install: a process of
+	// a built-in workflow, or of a person, is made by a manager only.
+	fmt.Println(">> applying config/admission")
+	admission := filepath.Join(root, "config", "admission")
+	if err := testenv.Apply(ctx, c, filepath.Join(admission, "builtin-processes.yaml"), filepath.Join(admission, "crds.yaml")); err != nil {
+		return err
+	}
 	var token string
 	if *samples {
-		cfg, err := clientcmd.RESTConfigFromKubeConfig(kubeconfigData)
-		if err != nil {
-			return err
-		}
-		c, err := client.New(cfg, client.Options{Scheme: controllers.NewScheme()})
-		if err != nil {
-			return err
-		}
 		fmt.Println(">> applying config/samples")
 		if err := testenv.ApplySamples(ctx, c); err != nil {
 			return err

@@ -185,6 +185,17 @@ type Account struct {
 	// NoConfirm: calls that cannot be undone run without asking the user first
 	// (spec.confirm: false).
 	NoConfirm bool
+	// TasksNamespace is where the account's processes live; empty: Namespace. A
+	// person's live apart from any namespace people work in.
+	TasksNamespace string
+}
+
+// Home is the namespace of the account's processes.
+func (a *Account) Home() string {
+	if a.TasksNamespace != "" {
+		return a.TasksNamespace
+	}
+	return a.Namespace
 }
 
 // Snapshot is one immutable version of the catalog. Never modify a snapshot that has

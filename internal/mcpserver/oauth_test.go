@@ -507,23 +507,28 @@ func TestOAuthIsOffWithoutAnIssuer(t *testing.T) {
 	}
 }
 
-// The people signed in with OAuth keep their processes in one namespace, and none
-// reaches another's: bound to the process-owner role there (which grants only the
-// verb own), each starts and reads their own tasks through MCP, sees no one else's
-// in their list or by id, and cannot read any with kubectl; a person without the
-// role starts none.
+// The people signed in with OAuth keep their processes in one namespace, apart from
+// the namespace they work in, and none reaches another's: bound to the
+// process-owner role (which grants only the verb own) and, as the docs tell, to the
+// instance-editor role where they work, each starts and reads their own tasks
+// through MCP, sees no one else's in their list or by id, and cannot read any with
+// kubectl; a person without the role starts none.
 func TestOAuthPeopleKeepTheirProcessesApart(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	ns := unique("oauth-home")
-	s := newOAuthServer(t, oauth.Config{Namespace: ns})
-	g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})).To(Succeed())
-	t.Cleanup(func() {
-		_ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}})
-	})
-	g.Expect(k8s.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "people"},
-		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: "sandbar-process-owner"},
-		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "oidc:team-a"}}})).To(Succeed())
+	ns, tasks := unique("oauth-home"), unique("oauth-tasks")
+	s := newOAuthServer(t, oauth.Config{Namespace: ns, TasksNamespace: tasks})
+	for _, n := range []string{ns, tasks} {
+		g.Expect(k8s.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}})).To(Succeed())
+		t.Cleanup(func() {
+			_ = k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: n}})
+		})
+	}
+	members := []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.GroupKind, Name: "oidc:team-a"}}
+	for _, role := range []string{"sandbar-process-owner", "sandbar-instance-editor"} {
+		g.Expect(k8s.Create(ctx, &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: role},
+			RoleRef: rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "ClusterRole", Name: role}, Subjects: members})).To(Succeed())
+	}
 	team := map[string]any{"groups": []string{"team-a"}}
 	aliceSub, bobSub := unique("alice"), unique("bob")
 	alice := connect(t, s.oauth, s.token(aliceSub, team), nil)
@@ -533,7 +538,7 @@ func TestOAuthPeopleKeepTheirProcessesApart(t *testing.T) {
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 	id := taskID(t, res)
 	var p metav1alpha1.WorkflowProcess
-	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: id}, &p)).To(Succeed())
+	g.Expect(k8s.Get(ctx, client.ObjectKey{Namespace: tasks, Name: id}, &p)).To(Succeed(), "a person's task lives in the tasks namespace")
 	g.Expect(p.Spec.Owner).To(Equal(oauth.AccountName("oidc:" + aliceSub)))
 
 	res = callTool(t, alice, "sandbar_tasks_get", map[string]any{"taskId": id})
@@ -545,16 +550,20 @@ func TestOAuthPeopleKeepTheirProcessesApart(t *testing.T) {
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 	g.Expect(text(res)).NotTo(ContainSubstring(id))
 
-	// The role lets no one read a process with kubectl.
+	// What the people were granted lets no one read a task with kubectl: where
+	// they work there is none, and where the tasks are they have nothing.
 	for _, verb := range []string{"get", "list"} {
 		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User: "oidc:" + bobSub, Groups: []string{"oidc:team-a", "system:authenticated"},
-			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: ns, Verb: verb, Group: metav1alpha1.GroupVersion.Group,
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: tasks, Verb: verb, Group: metav1alpha1.GroupVersion.Group,
 				Resource: "workflowprocesses", Name: map[string]string{"get": id}[verb]},
 		}}
 		g.Expect(k8s.Create(ctx, review)).To(Succeed())
-		g.Expect(review.Status.Allowed).To(BeFalse(), "the process-owner role lets bob %s processes", verb)
+		g.Expect(review.Status.Allowed).To(BeFalse(), "bob may %s the people's tasks", verb)
 	}
+	var where metav1alpha1.WorkflowProcessList
+	g.Expect(k8s.List(ctx, &where, client.InNamespace(ns))).To(Succeed())
+	g.Expect(where.Items).To(BeEmpty(), "no task lives where the people work")
 
 	// Without the role, a person starts nothing.
 	carol := connect(t, s.oauth, s.token(unique("carol"), nil), nil)

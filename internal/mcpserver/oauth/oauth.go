@@ -94,8 +94,13 @@ type Config struct {
 	// The claims that hold the user name and the groups, and the prefixes they get.
 	UsernameClaim, UsernamePrefix, GroupsClaim, GroupsPrefix string
 	// Namespace is the namespace of an OAuth user's account: where tools that take
-	// a namespace act by default and where its processes live.
+	// a namespace act by default, and where the person needs the verb own on
+	// workflowprocesses to keep tasks.
 	Namespace string
+	// TasksNamespace is where the people's processes (their tasks) live, apart from
+	// any namespace people work in, so that no grant of theirs reaches another
+	// person's tasks; empty: Namespace.
+	TasksNamespace string
 	// Tools are the tools an OAuth user may see and call (globs, as a
 	// ServiceAccount's permissions.tools); nil: every tool. RBAC decides the reach.
 	Tools []string
@@ -459,7 +464,8 @@ func (o *Authenticator) account(user string, groups []string) *catalog.Account {
 		// Every namespace: RBAC decides where the user reaches, as kubectl would.
 		Permissions: metav1alpha1.Permissions{Tools: tools, Namespaces: []string{"*"}},
 		User:        user, Groups: groups,
-		Clients: o.cfg.Clients,
+		Clients:        o.cfg.Clients,
+		TasksNamespace: o.cfg.TasksNamespace,
 	}
 }
 

@@ -117,7 +117,7 @@ func (s *Service) Watch(ctx context.Context) error {
 // on the request's own stream.
 func (s *Service) Follow(ctx context.Context, session *mcp.ServerSession, token any, acct *catalog.Account, id string) bool {
 	if session != nil && !transport.StatelessSession(session) && acct != nil {
-		s.announcer.add(session, acct.Namespace+"/"+id)
+		s.announcer.add(session, acct.Home()+"/"+id)
 	}
 	return s.FollowFor(ctx, session, token, acct, id, followFor)
 }
@@ -131,7 +131,7 @@ func (s *Service) FollowFor(ctx context.Context, session *mcp.ServerSession, tok
 	if !s.follow(acct) {
 		return false
 	}
-	key := acct.Namespace + "/" + id
+	key := acct.Home() + "/" + id
 	// Not the request's context for a session: the request is answered and its
 	// stream closed long before the process ends, and the notifications go on the
 	// session's standalone stream. The stateless revision has no such stream.

@@ -166,7 +166,7 @@ func (s *Service) admit(ctx context.Context, acct *catalog.Account, p *metav1alp
 		case q.limits.Processes > 0 && h.count >= q.limits.Processes:
 			return tool.Fail("refused: this account holds %d processes (WorkflowProcesses of namespace %s, running or finished), "+
 				"its limit (--max-processes-per-account); nothing was started. %s",
-				h.count, acct.Namespace, s.howToFree(acct, h, "--max-processes-per-account"))
+				h.count, acct.Home(), s.howToFree(acct, h, "--max-processes-per-account"))
 		case q.limits.Bytes > 0 && h.bytes+adds > q.limits.Bytes:
 			return tool.Fail("refused: this account's processes hold %s of inputs and results, and this one may add %s: "+
 				"over the account's limit of %s (--max-process-bytes-per-account); nothing was started. %s",
@@ -195,7 +195,7 @@ func (s *Service) admit(ctx context.Context, acct *catalog.Account, p *metav1alp
 func (s *Service) holding(ctx context.Context, acct *catalog.Account, l *ledger) (holding, error) {
 	var list metav1alpha1.WorkflowProcessList
 	// Read only: the cache's own objects, not copies of every result.
-	if err := s.client.List(ctx, &list, client.InNamespace(acct.Namespace), client.UnsafeDisableDeepCopy); err != nil {
+	if err := s.client.List(ctx, &list, client.InNamespace(acct.Home()), client.UnsafeDisableDeepCopy); err != nil {
 		return holding{}, err
 	}
 	var h holding
@@ -223,7 +223,7 @@ func (s *Service) holding(ctx context.Context, acct *catalog.Account, l *ledger)
 			continue
 		case e.Created:
 			// Created: in the API server, unless deleted since (then for good).
-			there, err := s.exists(ctx, acct.Namespace, name)
+			there, err := s.exists(ctx, acct.Home(), name)
 			if err != nil {
 				return holding{}, err
 			}
@@ -247,10 +247,10 @@ func (s *Service) howToFree(acct *catalog.Account, h holding, flag string) strin
 	var b strings.Builder
 	if len(h.finished) > 0 {
 		fmt.Fprintf(&b, "Finished processes hold their results until deleted: delete the ones no longer needed, "+
-			"for example the oldest with `kubectl delete workflowprocess -n %s %s`", acct.Namespace, strings.Join(h.finished, " "))
+			"for example the oldest with `kubectl delete workflowprocess -n %s %s`", acct.Home(), strings.Join(h.finished, " "))
 	} else {
 		fmt.Fprintf(&b, "None has finished: wait for them to end, or cancel some (tasks/cancel), "+
-			"then delete them with `kubectl delete workflowprocess -n %s <task id>`", acct.Namespace)
+			"then delete them with `kubectl delete workflowprocess -n %s <task id>`", acct.Home())
 	}
 	if ttl := s.quota.limits.FinishedTTL; ttl > 0 {
 		fmt.Fprintf(&b, "; or wait: a finished process is deleted %s after it ends", ttl)

@@ -126,13 +126,13 @@ func (s *Service) owns(acct *catalog.Account, p *metav1alpha1.WorkflowProcess) b
 // may asks whether the account's Kubernetes identity may do verb on the
 // WorkflowProcesses (or their subresource) of its namespace.
 //
-// The people signed in with OAuth share one namespace for their processes, and a
-// grant there to read or change processes would reach everyone's. So a person is
-// asked for the verb own instead (the process-owner role grants only that, and
-// lets no one read a process with kubectl), and the service serves them only the
-// processes it started for them (spec.owner is theirs, immutable, and set by a
-// manager only: the admission policy on processes refuses anyone else an owner of
-// the form oauth_*).
+// The people signed in with OAuth share one namespace for their processes (their
+// tasks namespace, apart from any namespace people work in), and a grant there to
+// read or change processes would reach everyone's. So a person is asked for the
+// verb own in the OAuth namespace instead (the process-owner role grants only that,
+// and lets no one read a process with kubectl), and the service serves them only
+// the processes it started for them (spec.owner is theirs, and the seal of the
+// manager says the server made the process as it is).
 func (s *Service) may(ctx context.Context, acct *catalog.Account, verb, subresource, name string) error {
 	if acct == nil {
 		return identity.Refused("no account")
@@ -182,8 +182,11 @@ func Actor(acct *catalog.Account) string { return acct.Namespace + "/" + acct.Na
 // refused before anything is created. The process is deleted Limits.FinishedTTL
 // after it ends (or sooner, if the client asked for a shorter ttl).
 func (s *Service) Start(ctx context.Context, acct *catalog.Account, definition string, input any, subject *metav1alpha1.SubjectRef) (*metav1alpha1.WorkflowProcess, error) {
+	if subject != nil && subject.Namespace == "" && acct.Home() != acct.Namespace {
+		subject = &metav1alpha1.SubjectRef{Class: subject.Class, Name: subject.Name, Namespace: acct.Namespace}
+	}
 	p := &metav1alpha1.WorkflowProcess{
-		ObjectMeta: metav1.ObjectMeta{Namespace: acct.Namespace, Name: newID()},
+		ObjectMeta: metav1.ObjectMeta{Namespace: acct.Home(), Name: newID()},
 		Spec:       metav1alpha1.WorkflowProcessSpec{Definition: definition, Owner: acct.Name, Subject: subject},
 	}
 	if input != nil {
@@ -242,12 +245,12 @@ func (s *Service) read(ctx context.Context, acct *catalog.Account, id string, fr
 	if acct == nil || !strings.HasPrefix(id, IDPrefix) {
 		return nil, &UnknownError{ID: id}
 	}
-	tool.NoteProcess(ctx, acct.Namespace, id)
+	tool.NoteProcess(ctx, acct.Home(), id)
 	if err := s.may(ctx, acct, "get", "", id); err != nil {
 		return nil, err
 	}
 	var p metav1alpha1.WorkflowProcess
-	key := client.ObjectKey{Namespace: acct.Namespace, Name: id}
+	key := client.ObjectKey{Namespace: acct.Home(), Name: id}
 	var err error
 	if fresh {
 		err = s.apiReader.Get(ctx, key, &p)
@@ -272,7 +275,7 @@ func (s *Service) mine(ctx context.Context, acct *catalog.Account) ([]*metav1alp
 		return nil, err
 	}
 	var list metav1alpha1.WorkflowProcessList
-	if err := s.client.List(ctx, &list, client.InNamespace(acct.Namespace)); err != nil {
+	if err := s.client.List(ctx, &list, client.InNamespace(acct.Home())); err != nil {
 		return nil, err
 	}
 	var out []*metav1alpha1.WorkflowProcess
@@ -351,7 +354,7 @@ func (s *Service) Select(ctx context.Context, acct *catalog.Account, keep func(*
 // with kubectl does).
 func (s *Service) Cancel(ctx context.Context, acct *catalog.Account, id string) (*metav1alpha1.WorkflowProcess, error) {
 	if acct != nil && strings.HasPrefix(id, IDPrefix) {
-		tool.NoteProcess(ctx, acct.Namespace, id)
+		tool.NoteProcess(ctx, acct.Home(), id)
 	}
 	if acct != nil && acct.Permissions.ReadOnly {
 		return nil, identity.Refused("this account is read-only: it cannot cancel processes")
@@ -444,7 +447,7 @@ func (s *Service) Wait(ctx context.Context, acct *catalog.Account, id string) (*
 		return nil, &TooManyFollowersError{ID: id}
 	}
 	defer s.unfollow(acct)
-	key := acct.Namespace + "/" + id
+	key := acct.Home() + "/" + id
 	for {
 		changed := s.events.wait(key)
 		p, err := s.Get(ctx, acct, id)

@@ -26,7 +26,10 @@ import (
 )
 
 // ConfirmArg is the argument of a tool that asks for confirmation (Spec.Confirms):
-// true says the user has agreed already.
+// true is the model's word that its user has agreed already. It spares a careful
+// model's user a question; it controls nothing (the account's spec.confirm: false
+// does the same for every call). What a platform must hold is a call policy's, and
+// no argument of the call changes a policy's decision.
 const ConfirmArg = "confirm"
 
 // confirmID is the id of the confirmation among a call's input requests, and
@@ -136,7 +139,8 @@ func addConfirmArg(s *jsonschema.Schema) {
 		s.Properties = map[string]*jsonschema.Schema{}
 	}
 	s.Properties[ConfirmArg] = &jsonschema.Schema{Type: "boolean",
-		Description: "true once the user has agreed to this call; without it the server asks the user through the client, where the client can ask."}
+		Description: "true: your word that the user agreed to this call, so the server asks nothing. Without it the server asks the user through the client, where the client can ask. " +
+			"It is a courtesy to the user, not a permission: call policies apply all the same."}
 }
 
 // needsInput is the result that asks the client's user, from a NeedsInput error.

@@ -290,6 +290,10 @@ cluster: envtest-assets node-assets ## Start a one-node cluster (root): the cont
 build: ## Build the manager binary into bin/manager.
 	CGO_ENABLED=0 go build $(GO_BUILD_FLAGS) -o $(LOCALBIN)/manager ./cmd
 
+.PHONY: kubectl-sandbar
+kubectl-sandbar: ## Build the kubectl plugin (kubectl sandbar approve|deny NAME) into bin/kubectl-sandbar; put bin/ on the PATH to use it.
+	CGO_ENABLED=0 go build $(GO_BUILD_FLAGS) -o $(LOCALBIN)/kubectl-sandbar ./cmd/kubectl-sandbar
+
 .PHONY: image
 image: cyclonedx-gomod image-layout ## Build the manager image $(IMG) without a container engine or registry, reproducibly, into bin/image: oci/ (an OCI layout of IMAGE_PLATFORMS), sandbar-linux-<arch>.tar (the host's platform, for podman load, ctr images import, kind load image-archive) and sbom.cdx.json.
 	@# The SBOM of the binary the image holds (its first platform's; the others link the

@@ -25,6 +25,9 @@ const (
 	// ActionDeny refuses the call: the model reads the rule's message, which names
 	// the policy.
 	ActionDeny = "Deny"
+	// ActionRequireApproval holds the call for a person's approval (an Approval):
+	// it neither runs nor fails until people the rule names decide.
+	ActionRequireApproval = "RequireApproval"
 	// ActionAudit records the call and lets it run.
 	ActionAudit = "Audit"
 )
@@ -143,14 +146,28 @@ type CallRule struct {
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	Expression string `json:"expression,omitempty"`
-	// action: Deny or Audit.
-	// +kubebuilder:validation:Enum=Deny;Audit
+	// action: Deny, RequireApproval or Audit.
+	// +kubebuilder:validation:Enum=Deny;RequireApproval;Audit
 	Action string `json:"action"`
-	// message is what the caller is told when the rule denies a call; the server
-	// adds the policy's and the rule's names.
+	// message is what the caller is told when the rule denies or holds a call; the
+	// server adds the policy's and the rule's names.
 	// +kubebuilder:validation:MaxLength=1024
 	// +optional
 	Message string `json:"message,omitempty"`
+	// approval says who may approve a call the rule holds, how many must, and for
+	// how long it waits (RequireApproval only, which needs it).
+	// +optional
+	Approval *ApprovalRequirement `json:"approval,omitempty"`
+}
+
+// ApprovalRequirement says who may approve a held call, how many must, and how long
+// the call waits.
+type ApprovalRequirement struct {
+	ApproverSet `json:",inline"`
+	// expiresAfter is how long the call waits for its approvals (default 1h, at most
+	// 7 days).
+	// +optional
+	ExpiresAfter *metav1.Duration `json:"expiresAfter,omitempty"`
 }
 
 // PolicyDecision is a call a policy decided on.
@@ -180,6 +197,10 @@ type CallPolicyStatus struct {
 	// have refused).
 	// +optional
 	Denied int64 `json:"denied"`
+	// held counts the calls a RequireApproval rule held for approval (under Audit
+	// enforcement: would have held).
+	// +optional
+	Held int64 `json:"held"`
 	// audited counts the calls an Audit rule recorded, and every decision under
 	// Audit enforcement.
 	// +optional
@@ -195,7 +216,8 @@ type CallPolicyStatus struct {
 }
 
 // CallPolicy governs the tool calls made in its namespace: rules in CEL over the
-// call's arguments and the caller's identity deny a call or record it. RBAC says which objects an identity may touch; a call
+// call's arguments and the caller's identity deny a call, hold it for a person's
+// approval, or record it. RBAC says which objects an identity may touch; a call
 // policy says what it may do with a tool. ClusterCallPolicy is the same for calls in
 // every namespace.
 // +kubebuilder:object:root=true
@@ -205,6 +227,7 @@ type CallPolicyStatus struct {
 // +kubebuilder:printcolumn:name="Enforcement",type=string,JSONPath=`.spec.enforcement`
 // +kubebuilder:printcolumn:name="Matched",type=integer,JSONPath=`.status.matched`
 // +kubebuilder:printcolumn:name="Denied",type=integer,JSONPath=`.status.denied`
+// +kubebuilder:printcolumn:name="Held",type=integer,JSONPath=`.status.held`
 // +kubebuilder:printcolumn:name="Last",type=string,JSONPath=`.status.lastDecision.rule`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
@@ -233,6 +256,7 @@ type CallPolicyList struct {
 // +kubebuilder:printcolumn:name="Enforcement",type=string,JSONPath=`.spec.enforcement`
 // +kubebuilder:printcolumn:name="Matched",type=integer,JSONPath=`.status.matched`
 // +kubebuilder:printcolumn:name="Denied",type=integer,JSONPath=`.status.denied`
+// +kubebuilder:printcolumn:name="Held",type=integer,JSONPath=`.status.held`
 // +kubebuilder:printcolumn:name="Last",type=string,JSONPath=`.status.lastDecision.rule`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`

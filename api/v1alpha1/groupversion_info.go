@@ -49,6 +49,7 @@ func addKnownTypes(s *runtime.Scheme) error {
 		&AuthorizationServer{}, &AuthorizationServerList{},
 		&CallPolicy{}, &CallPolicyList{},
 		&ClusterCallPolicy{}, &ClusterCallPolicyList{},
+		&Approval{}, &ApprovalList{},
 	)
 	metav1.AddToGroupVersion(s, GroupVersion)
 	return nil

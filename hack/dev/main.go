@@ -130,10 +130,12 @@ func run() error {
 		return err
 	}
 	// The admission policies the chart and config/admission install: a process of
-	// a built-in workflow, or of a person, is made by a manager only.
+	// a built-in workflow, or of a person, is made by a manager only, and a decision
+	// on an Approval is its writer's own.
 	fmt.Println(">> applying config/admission")
 	admission := filepath.Join(root, "config", "admission")
-	if err := testenv.Apply(ctx, c, filepath.Join(admission, "builtin-processes.yaml"), filepath.Join(admission, "crds.yaml")); err != nil {
+	if err := testenv.Apply(ctx, c, filepath.Join(admission, "builtin-processes.yaml"), filepath.Join(admission, "crds.yaml"),
+		filepath.Join(admission, "approvals.yaml")); err != nil {
 		return err
 	}
 	var token string

@@ -147,6 +147,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 			"ClusterRole.rbac.authorization.k8s.io sandbar-workflow-author",
 			"ClusterRole.rbac.authorization.k8s.io sandbar-metamodel-author",
 			"ClusterRole.rbac.authorization.k8s.io sandbar-process-owner",
+			"ClusterRole.rbac.authorization.k8s.io sandbar-approver",
 			"ClusterRole.rbac.authorization.k8s.io sandbar-metrics-reader",
 			"ServiceAccount sandbar-system/sandbar-admin",
 			"RoleBinding.rbac.authorization.k8s.io sandbar-system/sandbar-admin",
@@ -156,6 +157,9 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 			// Built-in processes only from the manager.
 			"ValidatingAdmissionPolicy.admissionregistration.k8s.io sandbar-builtin-processes",
 			"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io sandbar-builtin-processes",
+			// A decision on an Approval is its writer's own.
+			"ValidatingAdmissionPolicy.admissionregistration.k8s.io sandbar-approvals",
+			"ValidatingAdmissionPolicyBinding.admissionregistration.k8s.io sandbar-approvals",
 		), helm)
 		g.Expect(find(t, objs, "Secret sandbar-system/sandbar-admin-hash").GetLabels()).To(
 			HaveKeyWithValue(metav1alpha1.LabelAPIKey, "true"), "the operator reads only labelled Secrets")
@@ -164,7 +168,7 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 		// The author roles grant what config/tenancy's do (they name no class prefixes).
 		tenancy, err := testenv.Objects(filepath.Join(testenv.RepoRoot(), "config", "tenancy", "roles.yaml"))
 		g.Expect(err).NotTo(HaveOccurred())
-		for _, author := range []string{"sandbar-workflow-author", "sandbar-metamodel-author"} {
+		for _, author := range []string{"sandbar-workflow-author", "sandbar-metamodel-author", "sandbar-approver"} {
 			var chartRole, kRole rbacv1.ClusterRole
 			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(find(t, objs, "ClusterRole.rbac.authorization.k8s.io "+author).Object, &chartRole)).To(Succeed())
 			g.Expect(runtime.DefaultUnstructuredConverter.FromUnstructured(find(t, tenancy, "ClusterRole.rbac.authorization.k8s.io "+author).Object, &kRole)).To(Succeed())

@@ -70,8 +70,8 @@ func TestCallPoliciesFromTheCluster(t *testing.T) {
 	}
 	g.Eventually(ready(limit, &limit.Status.Conditions)).WithTimeout(timeout).WithPolling(poll).Should(HaveField("Status", metav1.ConditionTrue))
 	g.Eventually(ready(prod, &prod.Status.Conditions)).WithTimeout(timeout).WithPolling(poll).Should(HaveField("Status", metav1.ConditionTrue))
+	g.Eventually(ready(broken, &broken.Status.Conditions)).WithTimeout(timeout).WithPolling(poll).Should(HaveField("Status", metav1.ConditionFalse))
 	c := ready(broken, &broken.Status.Conditions)(g)
-	g.Expect(c.Status).To(Equal(metav1.ConditionFalse))
 	g.Expect(c.Reason).To(Equal(metav1alpha1.ReasonCompileError))
 	g.Expect(c.Message).To(And(ContainSubstring("rules[0] (typo)"), ContainSubstring("Syntax error"), ContainSubstring("refused (failurePolicy Fail)")))
 

@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -33,6 +34,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/manager"
 
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/identity"
@@ -121,8 +123,12 @@ type Server struct {
 	lists *ahead.ListCache
 	// gate applies the call policies to every tools/call, and client writes what it
 	// counted into their status.
-	gate   *govern.Gate
-	client client.Client
+	gate      *govern.Gate
+	approvals *govern.Approvals
+	client    client.Client
+	// defs are the served tools' definitions by served name, for the calls an
+	// Approval lets run.
+	defs atomic.Pointer[map[string]*tool.Def]
 }
 
 // New assembles the server. Start it with Start (it is a manager Runnable).
@@ -163,6 +169,8 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	s.tokens = tokens
 	s.gate, s.client = govern.New(opts.Policies, cl.Client), cl.Client
 	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids, opts.Limits(), tokens, workflow.NewIssuer(opts.TokenKey))
+	s.approvals = govern.NewApprovals(cl.Client, cl.APIReader, s.processes, store, s.runApproved)
+	s.gate.Approvals(s.approvals)
 	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle, Metamodel: cl.Client, Catalog: store,
 		Served: s.servedVersion.Load}
 	if s.plan, err = newPlanner(opts, s.verbs); err != nil {
@@ -496,6 +504,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	}
 	contain.Loop(ctx, "catalog-follow", s.follow)
 	contain.Loop(ctx, "policy-counts", func(ctx context.Context) { s.gate.Tally().Run(ctx, s.client) })
+	if err := s.approvals.Run(ctx, s.informers, s.auditApproval); err != nil {
+		return fmt.Errorf("MCP server: following approvals: %w", err)
+	}
 	if s.authServer != nil {
 		contain.Loop(ctx, "oauth-authorization-server", s.authServer.Run)
 	}
@@ -563,8 +574,10 @@ func (s *Server) syncTools(snap *catalog.Snapshot) {
 	entries, withheld := s.plan.tools(snap)
 	next := map[string]tool.Info{}
 	fingerprints := map[string]string{}
+	defs := make(map[string]*tool.Def, len(entries))
 	var changed []entry
 	for _, e := range entries {
+		defs[e.tool.Name] = e.def
 		fp := e.fingerprint
 		if fp == "" {
 			b, _ := json.Marshal(e.tool)
@@ -578,6 +591,7 @@ func (s *Server) syncTools(snap *catalog.Snapshot) {
 	}
 	// The table first: clients list again when the SDK tells them of a new tool.
 	s.served.Replace(next, withheld)
+	s.defs.Store(&defs)
 	for _, c := range changed {
 		s.mcp.AddTool(encodedSchema(c.tool), tool.Handler(c.def, c.tool.Name, s.call(c.tool.Name)))
 	}
@@ -608,6 +622,52 @@ func encodedSchema(t *mcp.Tool) *mcp.Tool {
 	out := *t
 	out.InputSchema = json.RawMessage(b)
 	return &out
+}
+
+// runApproved runs a call an Approval let run (govern.Executor): as its account,
+// as the server serves the tool now, through the gate again (the rule that held it
+// lets this call through, and every other policy decides as on any call), with no
+// session to ask a question of: the people who approved it confirmed it.
+func (s *Server) runApproved(ctx context.Context, acct *catalog.Account, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
+	defs := s.defs.Load()
+	info, served := s.served.Lookup(name)
+	if defs == nil || (*defs)[name] == nil || !served {
+		return tool.ErrorResult(fmt.Sprintf("the tool %s is no longer served: nothing ran", name)), nil
+	}
+	if !authorize.MayCall(acct, name, info) {
+		return tool.ErrorResult(fmt.Sprintf("forbidden: the account's permissions no longer let it call %s: nothing ran", name)), nil
+	}
+	d := (*defs)[name]
+	if d.Confirms {
+		var m map[string]any
+		if json.Unmarshal(args, &m) == nil {
+			if m == nil {
+				m = map[string]any{}
+			}
+			m[tool.ConfirmArg] = true
+			args, _ = json.Marshal(m)
+		}
+	}
+	h := tool.Handler(d, name, func(*mcp.CallToolRequest) (*tool.Call, error) {
+		return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Deadline: s.opts.callTimeout(), Style: s.opts.NameStyle,
+			Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}, Sealer: s.tokens,
+			Gate: s.gate.Check}, nil
+	})
+	return h(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}})
+}
+
+// auditApproval audits what came of a held call.
+func (s *Server) auditApproval(o govern.Outcome) {
+	outcome := telemetry.Allowed
+	switch {
+	case o.Phase != metav1alpha1.ApprovalDone:
+		outcome = telemetry.Denied
+	case o.IsError:
+		outcome = telemetry.Error
+	}
+	ns, name, _ := strings.Cut(o.Account, "/")
+	s.opts.Telemetry.Approval(telemetry.Ref{Namespace: ns, Name: name}, o.User, o.Tool,
+		telemetry.Ref{Namespace: o.Approval.Namespace, Name: o.Approval.Name}, outcome, o.Message, o.By)
 }
 
 // clientName is the name a client gave itself, if any.

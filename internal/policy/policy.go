@@ -225,8 +225,17 @@ func Compile(namespace, name string, generation int64, spec metav1alpha1.CallPol
 	}
 	var total uint64
 	for i, r := range spec.Rules {
-		if r.Action != metav1alpha1.ActionDeny && r.Action != metav1alpha1.ActionAudit {
-			return fail(metav1alpha1.ReasonCompileError, "rules[%d] (%s): unknown action %q: Deny or Audit", i, r.Name, r.Action)
+		switch r.Action {
+		case metav1alpha1.ActionDeny, metav1alpha1.ActionAudit:
+			if r.Approval != nil {
+				return fail(metav1alpha1.ReasonCompileError, "rules[%d] (%s): approval is for a RequireApproval rule, not %s", i, r.Name, r.Action)
+			}
+		case metav1alpha1.ActionRequireApproval:
+			if err := checkApproval(r.Approval); err != nil {
+				return fail(metav1alpha1.ReasonCompileError, "rules[%d] (%s): %v", i, r.Name, err)
+			}
+		default:
+			return fail(metav1alpha1.ReasonCompileError, "rules[%d] (%s): unknown action %q: Deny, RequireApproval or Audit", i, r.Name, r.Action)
 		}
 		expr := r.Expression
 		if strings.TrimSpace(expr) == "" {
@@ -259,6 +268,33 @@ func Compile(namespace, name string, generation int64, spec metav1alpha1.CallPol
 		p.UsesObject = p.UsesObject || strings.Contains(expr, "object")
 	}
 	return p
+}
+
+// The bounds of how long a held call waits.
+const (
+	DefaultApprovalWait = time.Hour
+	MaxApprovalWait     = 7 * 24 * time.Hour
+)
+
+// checkApproval checks a RequireApproval rule's approval.
+func checkApproval(a *metav1alpha1.ApprovalRequirement) error {
+	switch {
+	case a == nil:
+		return fmt.Errorf("a RequireApproval rule needs approval: the users or groups who may approve")
+	case len(a.Users) == 0 && len(a.Groups) == 0:
+		return fmt.Errorf("approval names no users and no groups: nobody could approve")
+	case a.ExpiresAfter != nil && (a.ExpiresAfter.Duration <= 0 || a.ExpiresAfter.Duration > MaxApprovalWait):
+		return fmt.Errorf("approval.expiresAfter %s is not within (0, %s]", a.ExpiresAfter.Duration, MaxApprovalWait)
+	}
+	return nil
+}
+
+// Wait is how long a call a rule holds waits for its approvals.
+func Wait(a *metav1alpha1.ApprovalRequirement) time.Duration {
+	if a == nil || a.ExpiresAfter == nil {
+		return DefaultApprovalWait
+	}
+	return a.ExpiresAfter.Duration
 }
 
 // Matches says whether the policy governs a call.
@@ -302,6 +338,8 @@ type Outcome struct {
 	Policy *Policy
 	// Rule is the rule that decided ("" when the policy failed before one did).
 	Rule string
+	// Approval is who may approve a call a RequireApproval rule holds.
+	Approval *metav1alpha1.ApprovalRequirement
 	// Action is what the rule does: Deny or Audit; for a policy that failed, Deny
 	// under failurePolicy Fail and Audit under Ignore.
 	Action string
@@ -315,6 +353,9 @@ type Outcome struct {
 
 // Denies says whether the outcome refuses the call.
 func (o Outcome) Denies() bool { return o.Enforced && o.Action == metav1alpha1.ActionDeny }
+
+// Holds says whether the outcome holds the call for approval.
+func (o Outcome) Holds() bool { return o.Enforced && o.Action == metav1alpha1.ActionRequireApproval }
 
 // Decision is what the set decided on a call: every policy that matched it, and
 // each outcome of their rules.
@@ -330,6 +371,19 @@ type Decision struct {
 func (d *Decision) Denial() (Outcome, bool) {
 	for _, o := range d.Outcomes {
 		if o.Denies() {
+			return o, true
+		}
+	}
+	return Outcome{}, false
+}
+
+// Hold is the first outcome that holds the call for approval, if none refuses it.
+func (d *Decision) Hold() (Outcome, bool) {
+	if _, denied := d.Denial(); denied {
+		return Outcome{}, false
+	}
+	for _, o := range d.Outcomes {
+		if o.Holds() {
 			return o, true
 		}
 	}
@@ -476,7 +530,7 @@ func evaluate(p *Policy, vars map[string]any) []Outcome {
 		if !hit {
 			continue
 		}
-		o := Outcome{Policy: p, Rule: r.Name, Action: r.Action, Enforced: p.Enforced(), Message: r.Message}
+		o := Outcome{Policy: p, Rule: r.Name, Action: r.Action, Enforced: p.Enforced(), Message: r.Message, Approval: r.Approval}
 		out = append(out, o)
 		if o.Denies() {
 			break

@@ -47,6 +47,16 @@ func TestCompileRefusesBrokenPoliciesWhole(t *testing.T) {
 		{name: "unknown action", rules: []metav1alpha1.CallRule{{Name: "x", Action: "Allow"}},
 			reason: metav1alpha1.ReasonCompileError, says: "unknown action"},
 		{name: "no rules", reason: metav1alpha1.ReasonCompileError, says: "no rules"},
+		{name: "an approval nobody gives", rules: []metav1alpha1.CallRule{{Name: "held", Action: metav1alpha1.ActionRequireApproval}},
+			reason: metav1alpha1.ReasonCompileError, says: "needs approval"},
+		{name: "an approval of no one", rules: []metav1alpha1.CallRule{{Name: "held", Action: metav1alpha1.ActionRequireApproval,
+			Approval: &metav1alpha1.ApprovalRequirement{}}}, reason: metav1alpha1.ReasonCompileError, says: "nobody could approve"},
+		{name: "a wait too long", rules: []metav1alpha1.CallRule{{Name: "held", Action: metav1alpha1.ActionRequireApproval,
+			Approval: &metav1alpha1.ApprovalRequirement{ApproverSet: metav1alpha1.ApproverSet{Groups: []string{"approvers"}},
+				ExpiresAfter: &metav1.Duration{Duration: MaxApprovalWait + 1}}}}, reason: metav1alpha1.ReasonCompileError, says: "expiresAfter"},
+		{name: "an approval on a Deny", rules: []metav1alpha1.CallRule{{Name: "deny", Action: metav1alpha1.ActionDeny,
+			Approval: &metav1alpha1.ApprovalRequirement{ApproverSet: metav1alpha1.ApproverSet{Groups: []string{"approvers"}}}}},
+			reason: metav1alpha1.ReasonCompileError, says: "is for a RequireApproval rule"},
 		{name: "bad selector", rules: []metav1alpha1.CallRule{good},
 			sel:    &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{Key: "env", Operator: "Near"}}},
 			reason: metav1alpha1.ReasonCompileError, says: "namespaceSelector"},
@@ -124,6 +134,11 @@ func TestMatchAndDecide(t *testing.T) {
 		{"or open, with failurePolicy Ignore", Compile("", "f", 1, metav1alpha1.CallPolicySpec{FailurePolicy: metav1alpha1.FailurePolicyIgnore,
 			Rules: []metav1alpha1.CallRule{{Name: "missing", Action: metav1alpha1.ActionDeny, Expression: "call.attributes.nothing > 1"}}}),
 			order, agent, true, "", []string{"Audit"}},
+		{"a held call, and a deny after it still denies", Compile("", "h", 1, metav1alpha1.CallPolicySpec{
+			Rules: []metav1alpha1.CallRule{
+				{Name: "held", Action: metav1alpha1.ActionRequireApproval, Approval: &metav1alpha1.ApprovalRequirement{ApproverSet: metav1alpha1.ApproverSet{Groups: []string{"approvers"}}}},
+				{Name: "never", Action: metav1alpha1.ActionDeny, Expression: "call.attributes.total > 100000"}}}),
+			order, agent, true, "", []string{"RequireApproval"}},
 		{"a broken policy denies what it matches", Compile("", "b", 1, metav1alpha1.CallPolicySpec{
 			Rules: []metav1alpha1.CallRule{{Name: "x", Action: metav1alpha1.ActionAudit, Expression: "call.("}}}),
 			order, agent, true, "", []string{"Deny"}},
@@ -141,6 +156,9 @@ func TestMatchAndDecide(t *testing.T) {
 			}
 			if strings.Join(actions, ",") != strings.Join(tc.actions, ",") {
 				t.Fatalf("actions %v, want %v (%+v)", actions, tc.actions, d.Outcomes)
+			}
+			if h, held := d.Hold(); held != strings.Contains(strings.Join(actions, ","), "RequireApproval") || (held && h.Rule != "held") {
+				t.Fatalf("Hold = %v %+v", held, h)
 			}
 			o, denied := d.Denial()
 			switch {

@@ -49,6 +49,8 @@ type Gate struct {
 	namespaces client.Reader
 	tally      *Tally
 	now        func() time.Time
+	// approvals hold the calls a RequireApproval rule matches.
+	approvals *Approvals
 }
 
 // New is the gate of the policies in store; namespaces reads Namespaces (from the
@@ -83,39 +85,49 @@ func (g *Gate) Check(ctx context.Context, d *tool.Def, c *tool.Call, raw json.Ra
 		acts = []tool.Act{genericAct(args)}
 	}
 	id := identityOf(c.Account, c.Client)
+	var held *policy.Outcome
 	for _, a := range acts {
 		pc, err := g.callOf(ctx, d, c, args, a)
 		if err != nil {
 			return err
 		}
-		if err := g.decide(ctx, set, pc, id, c.Revision, c.Tool, a.Object); err != nil {
+		decision, err := g.decide(ctx, set, pc, id, c.Revision, c.Tool, a.Object)
+		if err != nil {
 			return err
 		}
+		if o, denied := decision.Denial(); denied {
+			return tool.Fail("forbidden: %s", o.Text())
+		}
+		if o, ok := decision.Hold(); ok && held == nil {
+			held = &o
+		}
 	}
-	return nil
+	if held == nil || approvedDigest(ctx) == Digest(c.Account, d.Canonical(), raw) {
+		return nil // nothing holds it, or this is the call its Approval approved
+	}
+	if g.approvals == nil {
+		return tool.Fail("forbidden: %s holds this call for a person's approval, and this server takes no approvals", where(*held))
+	}
+	return g.approvals.hold(ctx, d, c, raw, *held)
 }
 
-// decide takes the decision of the policies on one call; a denial is a domain
-// error that names the policy and rule.
+// decide takes the decision of the policies on one call.
 func (g *Gate) decide(ctx context.Context, set *policy.Set, pc *policy.Call, id *policy.Identity, revision, what string,
-	object func(context.Context) (map[string]any, error)) error {
+	object func(context.Context) (map[string]any, error)) (*policy.Decision, error) {
 	matched := set.Matching(pc, id)
 	if len(matched) == 0 {
-		return nil
+		return &policy.Decision{}, nil
 	}
 	if object != nil && usesObject(matched) {
 		obj, err := object(ctx)
 		if err != nil {
-			return err // the tool would meet the same: not found, forbidden
+			return nil, err // the tool would meet the same: not found, forbidden
 		}
 		pc.Object = obj
 	}
 	decision := policy.Decide(matched, pc, id, policy.Request{Revision: revision, Time: g.now()})
 	g.record(ctx, what, id, decision)
-	if o, denied := decision.Denial(); denied {
-		return tool.Fail("forbidden: %s", o.Text())
-	}
-	return nil
+	return decision, nil
 }
 
 // Read is the decision on a read made by another method than a tool: an
@@ -146,9 +158,16 @@ func (g *Gate) Read(ctx context.Context, req mcp.Request, method string, snap *c
 	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
 		revision = r.ProtocolVersion()
 	}
-	err := g.decide(ctx, set, pc, identityOf(acct, client), revision, method, nil)
+	decision, err := g.decide(ctx, set, pc, identityOf(acct, client), revision, method, nil)
 	if err != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+		return err
+	}
+	if o, denied := decision.Denial(); denied {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: "forbidden: " + o.Text()}
+	}
+	if o, held := decision.Hold(); held {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: fmt.Sprintf("forbidden: %s holds this read for a person's approval, "+
+			"and only a tool call can wait for one: read it with a tool", where(o))}
 	}
 	return nil
 }

@@ -39,8 +39,8 @@ type policyKey struct{ namespace, name string }
 
 // counts are what a replica counted of one policy since its last flush.
 type counts struct {
-	matched, denied, audited int64
-	last                     *metav1alpha1.PolicyDecision
+	matched, denied, held, audited int64
+	last                           *metav1alpha1.PolicyDecision
 }
 
 // Tally counts the decisions of one replica until they are written into the
@@ -73,8 +73,11 @@ func (t *Tally) decided(o policy.Outcome, d metav1alpha1.PolicyDecision) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	c := t.of(o.Policy)
-	if o.Action == metav1alpha1.ActionDeny {
+	switch o.Action {
+	case metav1alpha1.ActionDeny:
 		c.denied++
+	case metav1alpha1.ActionRequireApproval:
+		c.held++
 	}
 	if o.Action == metav1alpha1.ActionAudit || !o.Enforced {
 		c.audited++
@@ -104,6 +107,7 @@ func (t *Tally) putBack(k policyKey, c *counts) {
 	}
 	have.matched += c.matched
 	have.denied += c.denied
+	have.held += c.held
 	have.audited += c.audited
 	if have.last == nil {
 		have.last = c.last
@@ -130,6 +134,7 @@ func (t *Tally) Flush(ctx context.Context, c client.Client) {
 			}
 			st.Matched += n.matched
 			st.Denied += n.denied
+			st.Held += n.held
 			st.Audited += n.audited
 			if n.last != nil && (st.LastDecision == nil || !n.last.Time.Before(&st.LastDecision.Time)) {
 				st.LastDecision = n.last

@@ -116,6 +116,10 @@ func New(store *catalog.Store, c client.Client, apiReader client.Reader, informe
 		announcer: &announcer{sessions: map[string][]*mcp.ServerSession{}}, tokens: tokens, issuer: issuer}
 }
 
+// Issued says whether a manager sharing this server's key started the process as
+// it is now.
+func (s *Service) Issued(p *metav1alpha1.WorkflowProcess) bool { return s.issuer.Issued(p) }
+
 // owns says whether a process is one the service started for the account: it
 // names the account, and carries the seal of a manager (a process made with
 // kubectl that names an account is no task of its).
@@ -162,6 +166,14 @@ func WithRequest(ctx context.Context, r *Request) context.Context {
 	return context.WithValue(ctx, requestKey{}, r)
 }
 
+// Adopt answers a task-augmented call with a process started before (the same call
+// made again, which waits for the same approval).
+func Adopt(ctx context.Context, p *metav1alpha1.WorkflowProcess) {
+	if r := requestOf(ctx); r != nil {
+		r.Started = p
+	}
+}
+
 func requestOf(ctx context.Context) *Request {
 	r, _ := ctx.Value(requestKey{}).(*Request)
 	return r
@@ -196,7 +208,7 @@ func (s *Service) Start(ctx context.Context, acct *catalog.Account, definition s
 		}
 		p.Spec.Input = &apiextensionsv1.JSON{Raw: raw}
 	}
-	if acct.User != "" && builtin.IsBuiltin(definition) {
+	if _, job := builtin.Lookup(definition); acct.User != "" && job {
 		// The controller runs a built-in job as the account its process names, which
 		// it finds among the ServiceAccounts; a process names no token's identity.
 		return nil, identity.Refused(fmt.Sprintf("the built-in workflow %s runs in the cluster as a Sandbar ServiceAccount, "+

@@ -19,12 +19,14 @@ package process
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 // PollInterval is how often clients are asked to poll a task, in milliseconds.
@@ -102,9 +104,28 @@ func ResultOf(p *metav1alpha1.WorkflowProcess) *mcp.CallToolResult {
 	}
 	switch Status(p) {
 	case Completed:
-		return tool.JSONResult(structured)
+		res := tool.JSONResult(structured)
+		if by := ApprovedBy(p); by != nil {
+			// The call ran once people approved it: who, beside what it answered.
+			res.Meta = mcp.Meta{"dev.sandbar/approval": map[string]any{"name": p.Name, "approvedBy": by}}
+		}
+		return res
 	case Working:
 		return tool.ErrorResult("the task is still working: " + p.Status.StatusMessage)
 	}
 	return tool.ErrorResult(fmt.Sprintf("the task %s: %s", Status(p), p.Status.StatusMessage))
+}
+
+// ApprovedBy are the people who approved the call of an approval process (the
+// actor of its approve transition), nil for any other process.
+func ApprovedBy(p *metav1alpha1.WorkflowProcess) []string {
+	if p.Spec.Definition != builtin.Approval {
+		return nil
+	}
+	for _, h := range p.Status.History {
+		if h.Transition == builtin.ApproveCall && h.Actor != "" {
+			return strings.Split(h.Actor, ",")
+		}
+	}
+	return nil
 }

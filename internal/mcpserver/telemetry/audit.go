@@ -57,6 +57,11 @@ type Event struct {
 	// Which object: the instance and its class, the WorkflowProcess, when known.
 	Object  *Object `json:"object,omitempty"`
 	Process *Ref    `json:"process,omitempty"`
+	// Approval is the Approval of a call a policy held, and DecidedBy the people
+	// who approved it (or the one who denied it), in the event of what came of it
+	// (method "approval").
+	Approval  *Ref     `json:"approval,omitempty"`
+	DecidedBy []string `json:"decidedBy,omitempty"`
 	// Policies are the call policies' decisions on the call: the policy, the rule
 	// and its action ("ClusterCallPolicy price-limit, rule over-limit: Deny").
 	Policies []string `json:"policies,omitempty"`

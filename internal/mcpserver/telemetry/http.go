@@ -25,6 +25,7 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/redact"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/transport"
 )
 
@@ -120,6 +121,18 @@ func (t *Telemetry) Refused(r *http.Request, method, reason string) {
 		e.Account = &Ref{Namespace: acct.Namespace, Name: acct.Name}
 	}
 	t.audit.write(e)
+}
+
+// Approval audits what came of a call a policy held for approval (method
+// "approval"): allowed when it ran once approved, error when it ran and failed,
+// denied when a person denied it or it expired or was withdrawn; with the people
+// who decided. Nothing without an audit stream.
+func (t *Telemetry) Approval(account Ref, user, toolName string, approval Ref, outcome, reason string, by []string) {
+	if t == nil || t.audit == nil {
+		return
+	}
+	t.audit.write(&Event{Outcome: outcome, Reason: redact.String(reason), Method: "approval", Tool: toolName, User: user,
+		Account: &account, Approval: &approval, DecidedBy: by})
 }
 
 // statusRecorder notes the status of the authentication's answer, and whether it

@@ -63,7 +63,10 @@ type Started struct {
 type TaskResult struct {
 	Task   process.Task `json:"task"`
 	Result any          `json:"result,omitempty" jsonschema:"The job's result, as its workflow makes it."`
-	Note   string       `json:"note,omitempty"`
+	// ApprovedBy are the people who approved a call a call policy held, which then
+	// ran as this task.
+	ApprovedBy []string `json:"approvedBy,omitempty" jsonschema:"The people who approved the call a call policy held, which then ran as this task."`
+	Note       string   `json:"note,omitempty"`
 }
 
 // TaskList is a page of an account's tasks.
@@ -180,7 +183,7 @@ func resultView(p *metav1alpha1.WorkflowProcess) (TaskResult, error) {
 	if res.IsError {
 		return TaskResult{}, tool.Fail("%s", tool.Text(res))
 	}
-	return TaskResult{Task: process.TaskOf(p), Result: res.StructuredContent}, nil
+	return TaskResult{Task: process.TaskOf(p), Result: res.StructuredContent, ApprovedBy: process.ApprovedBy(p)}, nil
 }
 
 func (e *Env) taskList(ctx context.Context, c *tool.Call, in taskListArgs) (TaskList, error) {

@@ -197,10 +197,11 @@ const Prefix = "sandbar."
 // Reserved reports whether a workflow name is reserved for the built-in workflows.
 func Reserved(name string) bool { return strings.HasPrefix(name, Prefix) }
 
-// IsBuiltin reports whether a definition is carried out by the controller.
+// IsBuiltin reports whether a definition is carried out by the server (a job the
+// controller runs, or an approval): none is started or moved by a caller's verb.
 func IsBuiltin(definition string) bool {
 	_, ok := Lookup(definition)
-	return ok
+	return ok || definition == Approval
 }
 
 // The states and transitions of every built-in workflow.
@@ -213,11 +214,11 @@ const (
 // Definitions are the WorkflowDefinitions of the built-in workflows, which the
 // manager keeps in the cluster.
 func Definitions() []*metav1alpha1.WorkflowDefinition {
-	out := make([]*metav1alpha1.WorkflowDefinition, 0, len(jobs))
+	out := make([]*metav1alpha1.WorkflowDefinition, 0, len(jobs)+1)
 	for _, j := range jobs {
 		out = append(out, j.Definition())
 	}
-	return out
+	return append(out, ApprovalDefinition())
 }
 
 // Definition is the job's WorkflowDefinition: running, then succeeded, failed or

@@ -20,6 +20,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"path/filepath"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -33,6 +34,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/mcptest"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 	"github.com/sandbar-dev/sandbar/internal/policy"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
 // policyServer is a server whose calls pass three ClusterCallPolicies: footwear
@@ -166,4 +168,89 @@ func spaceBoot() *unstructured.Unstructured {
 	u.SetAPIVersion("zorp.sandbar.dev/v1")
 	u.SetKind("SpaceBoot")
 	return u
+}
+
+// heldServer is a server whose calls of zorp/SpaceBoot over a price a policy holds
+// for the group approvers, and whose fake cluster has the admission policy of
+// approvals when bound says so.
+func heldServer(t *testing.T, bound bool) *mcptest.Server {
+	store := &policy.Store{}
+	store.Publish(policy.NewSet([]*policy.Policy{policy.Compile("", "big", 1, metav1alpha1.CallPolicySpec{
+		Match: metav1alpha1.CallMatch{Classes: []string{"zorp/SpaceBoot"}},
+		Rules: []metav1alpha1.CallRule{{Name: "over", Action: metav1alpha1.ActionRequireApproval, Message: "boots over 1000 need a person",
+			Expression: "has(call.attributes.price) && call.attributes.price > 1000",
+			Approval:   &metav1alpha1.ApprovalRequirement{ApproverSet: metav1alpha1.ApproverSet{Groups: []string{"approvers"}}}}}})}))
+	s := startWith(t, mcptest.Config{RunWorkflows: true, Server: func(o *mcpserver.Options) { o.Policies = store }})
+	if bound {
+		objs, err := testenv.Objects(filepath.Join(testenv.RepoRoot(), "config", "admission", "approvals.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range objs {
+			if err := s.Cluster.Create(context.Background(), o); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return s
+}
+
+// A held call is answered on every way a client calls: a task to a task-augmented
+// call (2025-11-25's params.task, the stateless revision's extension), the
+// Approval's name and the task to follow to a client without Tasks, either
+// revision; nothing runs. Without the admission policy of approvals, nothing is
+// held: the call is refused, saying why.
+func TestAHeldCallIsATaskOnEveryPath(t *testing.T) {
+	g := NewWithT(t)
+	off := heldServer(t, false)
+	res, _ := off.Request(t, mcptest.VariantSession, "tools/call", map[string]any{"name": "sandbar_class_zorp_SpaceBoot",
+		"arguments": map[string]any{"name": "Big", "price": 5000}})
+	g.Expect(string(res.Result)).To(ContainSubstring("approvals are off"))
+
+	s := heldServer(t, true)
+	bundle := map[string]any{"items": []any{map[string]any{"class": "zorp/SpaceBoot", "name": "big-import", "attributes": map[string]any{"name": "Big", "price": 5000}}}}
+	for _, tc := range []struct {
+		name    string
+		variant int
+		params  map[string]any
+		task    bool
+	}{
+		{"a class's own tool, 2025-11-25", mcptest.VariantSession, map[string]any{"name": "sandbar_class_zorp_SpaceBoot",
+			"arguments": map[string]any{"name": "Big", "price": 5000, "metadata": map[string]any{"name": "big-session"}}}, false},
+		{"a class's own tool, 2026-07-28", mcptest.VariantStateless, map[string]any{"name": "sandbar_class_zorp_SpaceBoot",
+			"arguments": map[string]any{"name": "Big", "price": 5000, "metadata": map[string]any{"name": "big-stateless"}}}, false},
+		{"an import as a task, 2025-11-25", mcptest.VariantSession, map[string]any{"name": "sandbar_project_import",
+			"task": map[string]any{"ttl": 60000}, "arguments": map[string]any{"confirm": true, "bundle": bundle}}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			g := NewWithT(t)
+			answer, _ := s.Request(t, tc.variant, "tools/call", tc.params)
+			var out struct {
+				IsError bool `json:"isError"`
+				Task    *struct {
+					TaskID, Status, StatusMessage string
+				} `json:"task"`
+				Content []struct{ Text string } `json:"content"`
+			}
+			g.Expect(json.Unmarshal(answer.Result, &out)).To(Succeed(), string(answer.Result))
+			var ap metav1alpha1.ApprovalList
+			g.Expect(s.Cluster.List(context.Background(), &ap)).To(Succeed())
+			if tc.task {
+				g.Expect(out.Task).NotTo(BeNil(), string(answer.Result))
+				g.Expect(out.Task.Status).To(Equal("working"))
+				g.Expect(ap.Items).To(ContainElement(HaveField("Name", out.Task.TaskID)))
+				return
+			}
+			g.Expect(out.IsError).To(BeTrue(), string(answer.Result))
+			g.Expect(out.Content[0].Text).To(And(HavePrefix("held for approval, not run and not failed: ClusterCallPolicy big, rule over: boots over 1000 need a person"),
+				ContainSubstring("1 approval by members of approvers")))
+		})
+	}
+	var boots unstructured.UnstructuredList
+	boots.SetAPIVersion("zorp.sandbar.dev/v1")
+	boots.SetKind("SpaceBootList")
+	g.Expect(s.Cluster.List(context.Background(), &boots)).To(Succeed())
+	for _, b := range boots.Items {
+		g.Expect(b.GetName()).NotTo(HavePrefix("big-"), "nothing held ran")
+	}
 }

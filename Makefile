@@ -273,7 +273,7 @@ fuzz: ## Run every fuzz target for FUZZTIME (10m) each and print its execs; a cr
 	if [ -n "$$failed" ]; then echo "failed:$$failed"; exit 1; fi
 
 .PHONY: dev
-dev: build envtest-assets ## Start a local control plane, install CRDs and samples, run the manager in the foreground.
+dev: build kubectl-sandbar envtest-assets ## Start a local control plane, install CRDs, admission policies and samples, run the manager in the foreground; bin/kubectl-sandbar decides held calls.
 	go build -o $(LOCALBIN)/sandbar-dev ./hack/dev
 	$(LOCALBIN)/sandbar-dev --assets "$(ENVTEST_ASSETS)" --manager "$(LOCALBIN)/manager"
 

@@ -201,7 +201,7 @@ type ApprovalStatus struct {
 // +kubebuilder:printcolumn:name="Tool",type=string,JSONPath=`.spec.call.tool`
 // +kubebuilder:printcolumn:name="Caller",type=string,JSONPath=`.spec.call.account`
 // +kubebuilder:printcolumn:name="Rule",type=string,JSONPath=`.spec.policy.rule`
-// +kubebuilder:printcolumn:name="Expires",type=date,JSONPath=`.spec.expiresAt`
+// +kubebuilder:printcolumn:name="Expires",type=string,JSONPath=`.spec.expiresAt`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type Approval struct {

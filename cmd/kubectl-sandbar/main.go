@@ -40,7 +40,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 )
 
-const usage = `Usage: kubectl sandbar approve|deny NAME [-n NAMESPACE] [--reason TEXT] [--context CONTEXT] [--kubeconfig FILE]
+const usage = `Usage: kubectl sandbar approve|deny NAME [-n NAMESPACE] [--reason TEXT] [--context CONTEXT] [--kubeconfig FILE] [--as USER [--as-group GROUP]...]
 
 Adds your decision to the Approval NAME: a call a call policy holds until the people
 it names approve it. It takes the verb approve on approvals (kubectl auth can-i approve
@@ -64,12 +64,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("kubectl sandbar "+args[0], flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
-	var namespace, reason, kubeContext, kubeconfig string
+	var namespace, reason, kubeContext, kubeconfig, as string
+	var asGroups []string
 	fs.StringVar(&namespace, "n", "", "Namespace of the Approval (default: the context's).")
 	fs.StringVar(&namespace, "namespace", "", "Namespace of the Approval (default: the context's).")
 	fs.StringVar(&reason, "reason", "", "Why, for the caller and the audit.")
 	fs.StringVar(&kubeContext, "context", "", "The kubeconfig context to use.")
 	fs.StringVar(&kubeconfig, "kubeconfig", "", "The kubeconfig file to use.")
+	fs.StringVar(&as, "as", "", "Decide as this user (impersonation, as kubectl --as): your own rights must allow impersonating them.")
+	fs.Func("as-group", "Decide as a member of this group too (repeat it; as kubectl --as-group).", func(g string) error {
+		asGroups = append(asGroups, g)
+		return nil
+	})
 	// Flags may come before or after the name, as kubectl takes them.
 	var names []string
 	rest := args[1:]
@@ -88,7 +94,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	rules := clientcmd.NewDefaultClientConfigLoadingRules()
 	rules.ExplicitPath = kubeconfig
-	cfg := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, &clientcmd.ConfigOverrides{CurrentContext: kubeContext})
+	overrides := &clientcmd.ConfigOverrides{CurrentContext: kubeContext}
+	overrides.AuthInfo.Impersonate, overrides.AuthInfo.ImpersonateGroups = as, asGroups
+	cfg := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, overrides)
 	if namespace == "" {
 		ns, _, err := cfg.Namespace()
 		if err != nil {

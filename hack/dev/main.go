@@ -79,6 +79,11 @@ A ready .mcp.json, written to %s (Claude Code reads it from this folder):
 
 %s
 
+An order over 10,000 (the call policy order-limits) waits for a person in approvers:
+  kubectl get approvals                                   # what waits
+  bin/kubectl-sandbar approve NAME --as=alice --as-group=approvers
+  bin/kubectl-sandbar deny NAME --as=alice --as-group=approvers --reason "over budget"
+
 Ctrl-C here stops the manager and the control plane.
 
 `

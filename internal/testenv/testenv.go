@@ -63,8 +63,9 @@ func Start() (*envtest.Environment, error) {
 }
 
 // SampleFiles are the files of config/samples in the order they apply: the metamodel
-// (Properties, Classes, WorkflowDefinitions), then the sample ServiceAccount.
-var SampleFiles = []string{"properties.yaml", "classes.yaml", "workflows.yaml", "serviceaccount.yaml"}
+// (Properties, Classes, WorkflowDefinitions), then the sample ServiceAccount, then
+// the call policies of the order workflow.
+var SampleFiles = []string{"properties.yaml", "classes.yaml", "workflows.yaml", "serviceaccount.yaml", "policies.yaml"}
 
 // ApplySamples creates the ClusterRoles of config/tenancy (the sample account's
 // RoleBinding names one) and every object of config/samples.

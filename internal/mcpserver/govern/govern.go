@@ -85,13 +85,16 @@ func (g *Gate) Check(ctx context.Context, d *tool.Def, c *tool.Call, raw json.Ra
 		acts = []tool.Act{genericAct(args)}
 	}
 	id := identityOf(c.Account, c.Client)
+	// The call an Approval approved passes the rule that held it (and is not
+	// counted as held again); every other rule decides as on any call.
+	approved := approvedDigest(ctx) != "" && approvedDigest(ctx) == Digest(c.Account, d.Canonical(), raw)
 	var held *policy.Outcome
 	for _, a := range acts {
 		pc, err := g.callOf(ctx, d, c, args, a)
 		if err != nil {
 			return err
 		}
-		decision, err := g.decide(ctx, set, pc, id, c.Revision, c.Tool, a.Object)
+		decision, err := g.decide(ctx, set, pc, id, c.Revision, c.Tool, a.Object, approved)
 		if err != nil {
 			return err
 		}
@@ -102,7 +105,7 @@ func (g *Gate) Check(ctx context.Context, d *tool.Def, c *tool.Call, raw json.Ra
 			held = &o
 		}
 	}
-	if held == nil || approvedDigest(ctx) == Digest(c.Account, d.Canonical(), raw) {
+	if held == nil || approved {
 		return nil // nothing holds it, or this is the call its Approval approved
 	}
 	if g.approvals == nil {
@@ -113,7 +116,7 @@ func (g *Gate) Check(ctx context.Context, d *tool.Def, c *tool.Call, raw json.Ra
 
 // decide takes the decision of the policies on one call.
 func (g *Gate) decide(ctx context.Context, set *policy.Set, pc *policy.Call, id *policy.Identity, revision, what string,
-	object func(context.Context) (map[string]any, error)) (*policy.Decision, error) {
+	object func(context.Context) (map[string]any, error), approved bool) (*policy.Decision, error) {
 	matched := set.Matching(pc, id)
 	if len(matched) == 0 {
 		return &policy.Decision{}, nil
@@ -126,7 +129,7 @@ func (g *Gate) decide(ctx context.Context, set *policy.Set, pc *policy.Call, id 
 		pc.Object = obj
 	}
 	decision := policy.Decide(matched, pc, id, policy.Request{Revision: revision, Time: g.now()})
-	g.record(ctx, what, id, decision)
+	g.record(ctx, what, id, decision, approved)
 	return decision, nil
 }
 
@@ -158,7 +161,7 @@ func (g *Gate) Read(ctx context.Context, req mcp.Request, method string, snap *c
 	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
 		revision = r.ProtocolVersion()
 	}
-	decision, err := g.decide(ctx, set, pc, identityOf(acct, client), revision, method, nil)
+	decision, err := g.decide(ctx, set, pc, identityOf(acct, client), revision, method, nil, false)
 	if err != nil {
 		return err
 	}
@@ -291,7 +294,7 @@ func identityOf(a *catalog.Account, client string) *policy.Identity {
 
 // record notes a decision on a call of what (a tool, or a method) for the
 // request's audit event and span, and counts it.
-func (g *Gate) record(ctx context.Context, what string, id *policy.Identity, d *policy.Decision) {
+func (g *Gate) record(ctx context.Context, what string, id *policy.Identity, d *policy.Decision, approved bool) {
 	who := id.Account
 	if strings.HasPrefix(id.Account, "oauth_") || strings.Contains(id.Account, "/oauth_") {
 		who = id.User // a person: their user names them, the account is the server's
@@ -301,8 +304,12 @@ func (g *Gate) record(ctx context.Context, what string, id *policy.Identity, d *
 	}
 	for _, o := range d.Outcomes {
 		mode := ""
-		if !o.Enforced {
+		switch {
+		case !o.Enforced:
 			mode = " (audit only)"
+		case approved && o.Holds():
+			tool.NotePolicy(ctx, fmt.Sprintf("%s %s, rule %s: approved", o.Policy.Kind(), o.Policy.Key(), o.Rule))
+			continue // counted when it held the call
 		}
 		rule := o.Rule
 		if rule == "" {

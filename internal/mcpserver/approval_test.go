@@ -17,11 +17,14 @@ limitations under the License.
 package mcpserver_test
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,6 +53,29 @@ func approvalsPolicy(t *testing.T) {
 		g.Expect(client.IgnoreAlreadyExists(k8s.Create(context.Background(), o))).To(Succeed())
 		t.Cleanup(func() { _ = k8s.Delete(context.Background(), o) })
 	}
+	// The API server enforces a policy a moment after it is made: until a user who
+	// may create Approvals is refused one, it does not yet.
+	probe := unique("vap-probe")
+	role := &rbacv1.Role{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: probe},
+		Rules: []rbacv1.PolicyRule{{APIGroups: []string{metav1alpha1.GroupVersion.Group}, Resources: []string{"approvals"}, Verbs: []string{"create", "delete"}}}}
+	binding := &rbacv1.RoleBinding{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: probe},
+		RoleRef:  rbacv1.RoleRef{APIGroup: rbacv1.GroupName, Kind: "Role", Name: probe},
+		Subjects: []rbacv1.Subject{{APIGroup: rbacv1.GroupName, Kind: rbacv1.UserKind, Name: probe}}}
+	for _, o := range []client.Object{role, binding} {
+		g.Expect(k8s.Create(context.Background(), o)).To(Succeed())
+		t.Cleanup(func() { _ = k8s.Delete(context.Background(), o) })
+	}
+	as := asUser(t, probe)
+	g.Eventually(func() error {
+		ap := &metav1alpha1.Approval{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: probe},
+			Spec: metav1alpha1.ApprovalSpec{Call: metav1alpha1.HeldCall{Tool: "x", Canonical: "x", Digest: "x", Account: "x", User: "x", TaskID: "x"},
+				Policy: metav1alpha1.HoldingPolicy{Kind: "x", Name: "x", Rule: "x"}, ExpiresAt: metav1.Now()}}
+		err := as.Create(context.Background(), ap)
+		if err == nil {
+			_ = k8s.Delete(context.Background(), ap)
+		}
+		return err
+	}).WithTimeout(timeout).WithPolling(poll).Should(MatchError(ContainSubstring("Approvals are made only by a Sandbar manager")))
 }
 
 // asUser is a client that acts as a user in groups, as kubectl would for them.
@@ -238,4 +264,47 @@ func TestApprovalsRunACallOnceAPersonApprovesIt(t *testing.T) {
 	g.Eventually(func() string { return create(7000) }).WithTimeout(timeout).WithPolling(poll).
 		Should(ContainSubstring("approvals are off: the admission policy that binds a decision to the person who makes it"))
 	_ = os.Remove(bin)
+}
+
+// The official TypeScript SDK client meets a held call as the Go client does: an
+// order over the sample limit (config/samples/policies.yaml) names the Approval
+// that waits; approved by a person in approvers with kubectl sandbar, its task
+// completes with the order created once and the approver named; denied, the task
+// fails with the reason and no order exists.
+func TestTypeScriptClientWaitsForAPersonsApproval(t *testing.T) {
+	g := NewWithT(t)
+	bin := filepath.Join(t.TempDir(), "kubectl-sandbar")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-sandbar")
+	build.Dir = testenv.RepoRoot()
+	built, err := build.CombinedOutput()
+	g.Expect(err).NotTo(HaveOccurred(), string(built))
+	approvalsPolicy(t)
+	dir, node := tsClient(t)
+	for _, tc := range []struct{ expect, decision, by string }{{"approved", "approve", "alice"}, {"denied", "deny", "bob"}} {
+		t.Run(tc.expect, func(t *testing.T) {
+			g := NewWithT(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "approval.mjs"))
+			cmd.Dir = dir
+			cmd.Env = append(os.Environ(), "MCP_URL="+mcpURL, "MCP_TOKEN="+token, "ORDER="+unique("ord"), "EXPECT="+tc.expect)
+			stdout, err := cmd.StdoutPipe()
+			g.Expect(err).NotTo(HaveOccurred())
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			g.Expect(cmd.Start()).To(Succeed())
+			lines := bufio.NewScanner(stdout)
+			g.Expect(lines.Scan()).To(BeTrue(), "the script printed nothing: %s", &stderr)
+			var held struct{ Held string }
+			g.Expect(json.Unmarshal(lines.Bytes(), &held)).To(Succeed(), lines.Text())
+			out, err := plugin(t, bin, tc.by, []string{"approvers"}, tc.decision, held.Held, "--reason", "as the test says")
+			g.Expect(err).NotTo(HaveOccurred(), out)
+			var rest strings.Builder
+			for lines.Scan() {
+				rest.WriteString(lines.Text() + "\n")
+			}
+			g.Expect(cmd.Wait()).To(Succeed(), "approval.mjs: %s%s", &rest, &stderr)
+			t.Logf("approval.mjs: %s", strings.TrimSpace(rest.String()))
+		})
+	}
 }

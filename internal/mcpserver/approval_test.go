@@ -198,6 +198,9 @@ func TestApprovalsRunACallOnceAPersonApprovesIt(t *testing.T) {
 	g.Expect(asUser(t, "erin").Update(ctx, forged)).To(MatchError(ContainSubstring("a decision names the person who writes it")))
 	res := callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Big", "price": 5000, "metadata": map[string]any{"name": boot}, "confirm": true})
 	g.Expect(text(res)).To(HavePrefix("held for approval"), "confirm: true runs nothing")
+	res = callTool(t, cs, "sandbar_workflow_transition", map[string]any{"taskId": id, "transition": "approve"})
+	g.Expect(res.IsError).To(BeTrue(), text(res))
+	g.Expect(text(res)).To(ContainSubstring("sandbar.approval is run by the server"), "no verb moves the task that waits")
 	g.Consistently(func(g Gomega) string {
 		g.Expect(k8s.Get(ctx, key, &ap)).To(Succeed())
 		return ap.Status.Phase

@@ -31,6 +31,7 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
+	"github.com/google/cel-go/interpreter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	celconfig "k8s.io/apiserver/pkg/apis/cel"
@@ -460,10 +461,17 @@ func Decide(matched []*Policy, c *Call, id *Identity, req Request) *Decision {
 	if len(matched) == 0 {
 		return d
 	}
-	vars := map[string]any{
+	// One activation for every rule of every policy: the variables are made once.
+	vars, err := interpreter.NewActivation(map[string]any{
 		"call":     callVar(c),
 		"identity": map[string]any{"account": id.Account, "user": id.User, "groups": orEmpty(id.Groups), "client": id.Client},
 		"request":  map[string]any{"revision": req.Revision, "time": req.Time},
+	})
+	if err != nil {
+		for _, p := range matched {
+			d.Outcomes = append(d.Outcomes, failed(p, err))
+		}
+		return d
 	}
 	for _, p := range matched {
 		d.Outcomes = append(d.Outcomes, evaluate(p, vars)...)
@@ -497,18 +505,20 @@ func orEmptyMap(m map[string]any) map[string]any {
 	return m
 }
 
-// evaluate runs one policy's rules.
-func evaluate(p *Policy, vars map[string]any) []Outcome {
-	failed := func(err error) []Outcome {
-		action := metav1alpha1.ActionDeny
-		if p.failOpen() {
-			action = metav1alpha1.ActionAudit
-		}
-		return []Outcome{{Policy: p, Action: action, Enforced: p.Enforced(), Err: err,
-			Message: fmt.Sprintf("the policy cannot be applied (failurePolicy %s): %v", orDefault(p.Spec.FailurePolicy, metav1alpha1.FailurePolicyFail), err)}}
+// failed is the outcome of a policy that cannot be applied: its failurePolicy's.
+func failed(p *Policy, err error) Outcome {
+	action := metav1alpha1.ActionDeny
+	if p.failOpen() {
+		action = metav1alpha1.ActionAudit
 	}
+	return Outcome{Policy: p, Action: action, Enforced: p.Enforced(), Err: err,
+		Message: fmt.Sprintf("the policy cannot be applied (failurePolicy %s): %v", orDefault(p.Spec.FailurePolicy, metav1alpha1.FailurePolicyFail), err)}
+}
+
+// evaluate runs one policy's rules.
+func evaluate(p *Policy, vars interpreter.Activation) []Outcome {
 	if p.Err != nil {
-		return failed(p.Err)
+		return []Outcome{failed(p, p.Err)}
 	}
 	var out []Outcome
 	var cost uint64
@@ -521,11 +531,11 @@ func evaluate(p *Policy, vars map[string]any) []Outcome {
 			err = fmt.Errorf("the rules' cost, %d, is over the limit of one policy, %d", cost, celconfig.RuntimeCELCostBudget)
 		}
 		if err != nil {
-			return failed(fmt.Errorf("rule %s: %w", r.Name, err))
+			return []Outcome{failed(p, fmt.Errorf("rule %s: %w", r.Name, err))}
 		}
 		hit, ok := val.Value().(bool)
 		if !ok {
-			return failed(fmt.Errorf("rule %s: the expression gave a %s, not a bool", r.Name, val.Type()))
+			return []Outcome{failed(p, fmt.Errorf("rule %s: the expression gave a %s, not a bool", r.Name, val.Type()))}
 		}
 		if !hit {
 			continue

@@ -126,14 +126,14 @@ test: ## Run every test (with the race detector): lint, unit, envtest, MCP clien
 	$(MAKE) --no-print-directory -j 2 --output-sync=target test-repeat test-cluster RUN_FLAGS="$(TEST_RUN_FLAGS)"
 
 # test-compile compiles every package and its tests with the race detector, and the
-# manager as the suites build it (CGO_ENABLED=0, -trimpath), once, so that the runs
-# side by side that follow find them in the build cache. On an empty cache each would
-# otherwise compile the same packages at the same time, and the suites' waits would
-# run out while the compilers held both cores.
+# manager and the kubectl plugin as the suites build them (CGO_ENABLED=0, -trimpath),
+# once, so that the runs side by side that follow find them in the build cache. On an
+# empty cache each would otherwise compile the same packages at the same time, and the
+# suites' waits would run out while the compilers held both cores.
 .PHONY: test-compile
 test-compile:
 	go list -race -test -export -deps ./... > /dev/null
-	CGO_ENABLED=0 go list -trimpath -export -deps ./cmd > /dev/null
+	CGO_ENABLED=0 go list -trimpath -export -deps ./cmd ./cmd/kubectl-sandbar > /dev/null
 
 # test-packages runs every package but the MCP server's suite (the shards run it),
 # REPEAT_PACKAGES (test-repeat runs them) and CLUSTER_PACKAGES (test-cluster).

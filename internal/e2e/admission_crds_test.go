@@ -70,12 +70,18 @@ func TestManagerCannotWriteCRDsItDoesNotGenerate(t *testing.T) {
 
 	// Before Kubernetes 1.30 there is no admissionregistration.k8s.io/v1 policy: the chart
 	// says so rather than install without it, unless it is turned off.
-	// (The other policy, on built-in processes, is turned off here: it says the same.)
-	out, err = runHelm("template", release, chart, "--kube-version=v1.29.5", "--set", "admissionPolicies.builtinProcesses.enabled=false")
+	// (The other policies, on built-in processes and on approvals, are turned off here:
+	// they say the same.)
+	out, err = runHelm("template", release, chart, "--kube-version=v1.29.5", "--set", "admissionPolicies.builtinProcesses.enabled=false",
+		"--set", "admissionPolicies.approvals.enabled=false")
 	g.Expect(err).To(HaveOccurred())
 	g.Expect(out).To(ContainSubstring("admissionPolicies.crds needs ValidatingAdmissionPolicy (admissionregistration.k8s.io/v1, Kubernetes 1.30 or later)"))
 	out, err = runHelm("template", release, chart, "--kube-version=v1.29.5", "--set", "admissionPolicies.crds.enabled=false",
 		"--set", "admissionPolicies.builtinProcesses.enabled=false")
+	g.Expect(err).To(HaveOccurred())
+	g.Expect(out).To(ContainSubstring("admissionPolicies.approvals.enabled needs Kubernetes 1.30 or later"))
+	out, err = runHelm("template", release, chart, "--kube-version=v1.29.5", "--set", "admissionPolicies.crds.enabled=false",
+		"--set", "admissionPolicies.builtinProcesses.enabled=false", "--set", "admissionPolicies.approvals.enabled=false")
 	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
 	g.Expect(out).NotTo(ContainSubstring("ValidatingAdmissionPolicy"))
 

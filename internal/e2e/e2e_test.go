@@ -226,7 +226,8 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 		crdNames = append(crdNames, crd.Name)
 	}
 	g.Expect(crdNames).To(ConsistOf("classes.meta.sandbar.dev", "properties.meta.sandbar.dev", "workflowdefinitions.meta.sandbar.dev",
-		"workflowprocesses.meta.sandbar.dev", "serviceaccounts.meta.sandbar.dev", "authorizationservers.meta.sandbar.dev"), "the chart installs its CRDs and no others")
+		"workflowprocesses.meta.sandbar.dev", "serviceaccounts.meta.sandbar.dev", "authorizationservers.meta.sandbar.dev",
+		"callpolicies.meta.sandbar.dev", "clustercallpolicies.meta.sandbar.dev", "approvals.meta.sandbar.dev"), "the chart installs its CRDs and no others")
 
 	// The manager, out of the cluster (there is no kubelet here), with the token of
 	// the chart's ServiceAccount: the chart's RBAC is all it has.

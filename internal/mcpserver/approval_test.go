@@ -119,8 +119,8 @@ func TestApprovalsRunACallOnceAPersonApprovesIt(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
 	bin := filepath.Join(t.TempDir(), "kubectl-sandbar")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-sandbar")
-	build.Dir = testenv.RepoRoot()
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/kubectl-sandbar")
+	build.Dir, build.Env = testenv.RepoRoot(), append(os.Environ(), "CGO_ENABLED=0") // as make test-compile builds it
 	built, err := build.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), string(built))
 	approvalsPolicy(t)
@@ -277,8 +277,8 @@ func TestApprovalsRunACallOnceAPersonApprovesIt(t *testing.T) {
 func TestTypeScriptClientWaitsForAPersonsApproval(t *testing.T) {
 	g := NewWithT(t)
 	bin := filepath.Join(t.TempDir(), "kubectl-sandbar")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/kubectl-sandbar")
-	build.Dir = testenv.RepoRoot()
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/kubectl-sandbar")
+	build.Dir, build.Env = testenv.RepoRoot(), append(os.Environ(), "CGO_ENABLED=0") // as make test-compile builds it
 	built, err := build.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), string(built))
 	approvalsPolicy(t)

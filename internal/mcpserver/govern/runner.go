@@ -147,7 +147,18 @@ func (a *Approvals) reconcile(ctx context.Context, key client.ObjectKey, audit f
 		return time.Second, nil // the leader has not started the task yet
 	case workflow.Terminal(&p.Status):
 		if ap.Status.Phase == metav1alpha1.ApprovalRunning {
-			return 0, nil // the replica that runs it ends the Approval
+			a.mu.Lock()
+			mine := a.running[key.String()]
+			a.mu.Unlock()
+			if mine {
+				return 0, nil // this replica ends the Approval once the call has answered
+			}
+			// The replica that ran it stopped after it ended the task.
+			phase := metav1alpha1.ApprovalDone
+			if p.Status.Phase != metav1alpha1.PhaseSucceeded {
+				phase = metav1alpha1.ApprovalFailed
+			}
+			return 0, a.finish(ctx, &ap, phase, p.Status.StatusMessage, ap.Status.ApprovedBy, audit)
 		}
 		return 0, a.finish(ctx, &ap, metav1alpha1.ApprovalWithdrawn, "its task ended before it was approved ("+p.Status.StatusMessage+"): nothing ran", nil, audit)
 	case ap.Status.Phase == metav1alpha1.ApprovalRunning:

@@ -263,9 +263,12 @@ func StartWith(c Config) (*Server, error) {
 	}
 	opts := options(c.Server)
 	srv, err := mcpserver.New(opts, store, mcpserver.Cluster{
-		Client:     cl,
-		APIReader:  cl,
-		Informers:  &informers{fake: &informertest.FakeInformers{Scheme: scheme}},
+		Client:    cl,
+		APIReader: cl,
+		// A scheme of their own: the fake client adds the list kinds of the unstructured
+		// objects it is asked for to its scheme as it serves them, while the server
+		// asks informers for kinds.
+		Informers:  &informers{fake: &informertest.FakeInformers{Scheme: controllers.NewScheme()}},
 		Connection: conn,
 	})
 	if err != nil {

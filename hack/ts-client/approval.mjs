@@ -9,10 +9,13 @@
 // sandbar; by hand, under make dev: bin/kubectl-sandbar approve NAME --as=alice
 // --as-group=approvers). With EXPECT=approved it checks that the order was created
 // once, with the approver's name in the result; with EXPECT=denied, that the task
-// failed with the reason and no order exists.
+// failed with the reason and no order exists. REVISION=2026-07-28 speaks the stateless
+// revision with the SDK v2 client (@modelcontextprotocol/client); otherwise the v1
+// client's session (2025-11-25).
 //
 //   MCP_URL=http://127.0.0.1:8080/mcp MCP_TOKEN=default/claude:<key> ORDER=ord-1 EXPECT=approved node hack/ts-client/approval.mjs
 
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { check, run, textOf } from "./check.mjs";
@@ -26,11 +29,13 @@ async function main() {
   const order = process.env.ORDER ?? "ord-" + Date.now();
   const expect = process.env.EXPECT ?? "approved";
   check(url && token, "MCP_URL and MCP_TOKEN are needed");
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
-  const client = new Client({ name: "sandbar-ts-approval", version: "1.0.0" });
-  step = "connect";
+  const revision = process.env.REVISION ?? "2025-11-25";
+  const init = { requestInit: { headers: { Authorization: `Bearer ${token}` } } };
+  const info = { name: "sandbar-ts-approval", version: "1.0.0" };
+  const stateless = revision === "2026-07-28";
+  const transport = stateless ? new TransportV2(new URL(url), init) : new StreamableHTTPClientTransport(new URL(url), init);
+  const client = stateless ? new ClientV2(info, { versionNegotiation: { mode: { pin: revision } } }) : new Client(info);
+  step = `connect (${revision})`;
   await client.connect(transport);
   try {
     step = "create the customer";
@@ -75,12 +80,12 @@ async function main() {
       check(!result.isError, textOf(result));
       check(result.structuredContent.approvedBy?.length > 0, `no approver in ${JSON.stringify(result.structuredContent)}`);
       check(found.structuredContent.count === 1, `${found.structuredContent.count} orders named ${order}`);
-      console.log(JSON.stringify({ task: task.status, approvedBy: result.structuredContent.approvedBy, orders: found.structuredContent.count }));
+      console.log(JSON.stringify({ revision, task: task.status, approvedBy: result.structuredContent.approvedBy, orders: found.structuredContent.count }));
     } else {
       check(task.status === "failed", `the task ended ${task.status}`);
       check(result.isError && textOf(result).includes("denied by"), textOf(result));
       check(found.structuredContent.count === 0, `the denied order exists`);
-      console.log(JSON.stringify({ task: task.status, result: textOf(result) }));
+      console.log(JSON.stringify({ revision, task: task.status, result: textOf(result) }));
     }
   } finally {
     await client.close();

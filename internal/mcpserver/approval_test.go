@@ -20,6 +20,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,6 +29,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
@@ -183,6 +185,13 @@ func TestApprovalsRunACallOnceAPersonApprovesIt(t *testing.T) {
 		WithTimeout(timeout).WithPolling(poll).Should(And(ContainSubstring(`"status": "working"`), ContainSubstring("held for approval "+id)))
 	// The same call again waits for the same Approval.
 	g.Expect(create(5000)).To(ContainSubstring("Approval " + id + " in namespace default"))
+	// So it does through legacy SSE (2024-11-05).
+	sse, err := mcp.NewClient(&mcp.Implementation{Name: "sandbar-test", Version: "1"}, nil).Connect(ctx,
+		&mcp.SSEClientTransport{Endpoint: strings.TrimSuffix(mcpURL, "/mcp") + "/mcp/sse", HTTPClient: &http.Client{Transport: testenv.Bearer{Token: tok}}}, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	t.Cleanup(func() { _ = sse.Close() })
+	g.Expect(text(callTool(t, sse, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Big", "price": 5000, "metadata": map[string]any{"name": boot}}))).
+		To(ContainSubstring("Approval "+id+" in namespace default"), "legacy SSE")
 
 	// Nobody but a named person gets it run.
 	_, err = plugin(t, bin, caller, []string{"system:serviceaccounts", "system:serviceaccounts:default"}, "approve", id)
@@ -269,11 +278,12 @@ func TestApprovalsRunACallOnceAPersonApprovesIt(t *testing.T) {
 	_ = os.Remove(bin)
 }
 
-// The official TypeScript SDK client meets a held call as the Go client does: an
-// order over the sample limit (config/samples/policies.yaml) names the Approval
-// that waits; approved by a person in approvers with kubectl sandbar, its task
-// completes with the order created once and the approver named; denied, the task
-// fails with the reason and no order exists.
+// The official TypeScript SDK clients meet a held call as the Go client does, the v1
+// client in a session and the v2 client on the stateless revision: an order over the
+// sample limit (config/samples/policies.yaml) names the Approval that waits; approved
+// by a person in approvers with kubectl sandbar, its task completes with the order
+// created once and the approver named; denied, the task fails with the reason and no
+// order exists.
 func TestTypeScriptClientWaitsForAPersonsApproval(t *testing.T) {
 	g := NewWithT(t)
 	bin := filepath.Join(t.TempDir(), "kubectl-sandbar")
@@ -283,14 +293,17 @@ func TestTypeScriptClientWaitsForAPersonsApproval(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), string(built))
 	approvalsPolicy(t)
 	dir, node := tsClient(t)
-	for _, tc := range []struct{ expect, decision, by string }{{"approved", "approve", "alice"}, {"denied", "deny", "bob"}} {
-		t.Run(tc.expect, func(t *testing.T) {
+	for _, tc := range []struct{ expect, decision, by, revision string }{
+		{"approved", "approve", "alice", sessionRevision}, {"denied", "deny", "bob", sessionRevision},
+		{"approved", "approve", "alice", "2026-07-28"}, {"denied", "deny", "bob", "2026-07-28"},
+	} {
+		t.Run(tc.expect+" "+tc.revision, func(t *testing.T) {
 			g := NewWithT(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, node, filepath.Join(dir, "approval.mjs"))
 			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "MCP_URL="+mcpURL, "MCP_TOKEN="+token, "ORDER="+unique("ord"), "EXPECT="+tc.expect)
+			cmd.Env = append(os.Environ(), "MCP_URL="+mcpURL, "MCP_TOKEN="+token, "ORDER="+unique("ord"), "EXPECT="+tc.expect, "REVISION="+tc.revision)
 			stdout, err := cmd.StdoutPipe()
 			g.Expect(err).NotTo(HaveOccurred())
 			var stderr strings.Builder

@@ -34,6 +34,8 @@ import (
 	"syscall"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
@@ -88,6 +90,9 @@ Ctrl-C here stops the manager and the control plane.
 
 `
 
+// devNamespace is the manager's namespace under make dev.
+const devNamespace = "sandbar-system"
+
 func run() error {
 	var (
 		assets  = flag.String("assets", os.Getenv("KUBEBUILDER_ASSETS"), "Folder with kube-apiserver, etcd and kubectl.")
@@ -132,6 +137,12 @@ func run() error {
 	}
 	c, err := client.New(cfg, client.Options{Scheme: controllers.NewScheme()})
 	if err != nil {
+		return err
+	}
+	// The manager's namespace, as a pod of the chart or the kustomize install has one:
+	// the tasks of people signed in with OAuth live there (--oauth-tasks-namespace),
+	// apart from every namespace people work in.
+	if err := client.IgnoreAlreadyExists(c.Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: devNamespace}})); err != nil {
 		return err
 	}
 	// The admission policies the chart and config/admission install: a process of
@@ -218,7 +229,7 @@ func runManager(ctx context.Context, manager, mcpAddr, kubeconfig string) error 
 		return fmt.Errorf("writing the token key: %w", err)
 	}
 	cmd := exec.Command(manager,
-		"--mcp-bind-address="+mcpAddr, "--mcp-token-key-file="+tokenKey,
+		"--mcp-bind-address="+mcpAddr, "--mcp-token-key-file="+tokenKey, "--oauth-tasks-namespace="+devNamespace,
 		"--health-probe-bind-address=127.0.0.1:8081",
 		// Plain HTTP on loopback: curl http://127.0.0.1:8082/metrics needs no token.
 		"--metrics-bind-address=127.0.0.1:8082", "--metrics-secure=false")

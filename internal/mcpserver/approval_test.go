@@ -106,6 +106,17 @@ func plugin(t *testing.T, bin, user string, groups []string, args ...string) (st
 	return string(out), err
 }
 
+// kubectlSandbar builds the kubectl plugin from this tree, as make test-compile does.
+func kubectlSandbar(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "kubectl-sandbar")
+	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/kubectl-sandbar")
+	build.Dir, build.Env = testenv.RepoRoot(), append(os.Environ(), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	NewWithT(t).Expect(err).NotTo(HaveOccurred(), string(out))
+	return bin
+}
+
 var approvalName = regexp.MustCompile(`Approval (task-[a-z0-9]+) in namespace default`)
 
 // A call a policy holds for approval neither runs nor fails: its caller is told
@@ -120,11 +131,7 @@ var approvalName = regexp.MustCompile(`Approval (task-[a-z0-9]+) in namespace de
 func TestApprovalsRunACallOnceAPersonApprovesIt(t *testing.T) {
 	g := NewWithT(t)
 	ctx := context.Background()
-	bin := filepath.Join(t.TempDir(), "kubectl-sandbar")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/kubectl-sandbar")
-	build.Dir, build.Env = testenv.RepoRoot(), append(os.Environ(), "CGO_ENABLED=0") // as make test-compile builds it
-	built, err := build.CombinedOutput()
-	g.Expect(err).NotTo(HaveOccurred(), string(built))
+	bin := kubectlSandbar(t)
 	approvalsPolicy(t)
 
 	name := unique("held")
@@ -275,7 +282,6 @@ func TestApprovalsRunACallOnceAPersonApprovesIt(t *testing.T) {
 	}
 	g.Eventually(func() string { return create(7000) }).WithTimeout(timeout).WithPolling(poll).
 		Should(ContainSubstring("approvals are off: the admission policy that binds a decision to the person who makes it"))
-	_ = os.Remove(bin)
 }
 
 // The official TypeScript SDK clients meet a held call as the Go client does, the v1
@@ -285,12 +291,7 @@ func TestApprovalsRunACallOnceAPersonApprovesIt(t *testing.T) {
 // created once and the approver named; denied, the task fails with the reason and no
 // order exists.
 func TestTypeScriptClientWaitsForAPersonsApproval(t *testing.T) {
-	g := NewWithT(t)
-	bin := filepath.Join(t.TempDir(), "kubectl-sandbar")
-	build := exec.Command("go", "build", "-trimpath", "-o", bin, "./cmd/kubectl-sandbar")
-	build.Dir, build.Env = testenv.RepoRoot(), append(os.Environ(), "CGO_ENABLED=0") // as make test-compile builds it
-	built, err := build.CombinedOutput()
-	g.Expect(err).NotTo(HaveOccurred(), string(built))
+	bin := kubectlSandbar(t)
 	approvalsPolicy(t)
 	dir, node := tsClient(t)
 	for _, tc := range []struct{ expect, decision, by, revision string }{

@@ -66,9 +66,9 @@ type Approvals struct {
 	now       func() time.Time
 
 	mu sync.Mutex
-	// inForce is when the admission policy of approvals was last seen bound, and
+	// bound is when the admission policy of approvals was last seen bound, and
 	// checked when it was last looked for.
-	inForce, checked time.Time
+	bound, checked time.Time
 	// running are the approvals this replica runs now.
 	running map[string]bool
 }
@@ -124,10 +124,14 @@ const admissionWindow = 10 * time.Second
 // meta.sandbar.dev/guards=approvals, and a binding of it that denies. Without it,
 // anyone who may patch an Approval could write a decision in another's name, so no
 // call is held and no decision is read.
-func (a *Approvals) InForce(ctx context.Context) (bool, error) {
+func (a *Approvals) InForce(ctx context.Context) (bool, error) { return a.inForce(ctx, false) }
+
+// inForce is InForce, asked of the API server now when fresh (before an approved
+// call runs: an unbinding within the window would otherwise go unseen).
+func (a *Approvals) inForce(ctx context.Context, fresh bool) (bool, error) {
 	a.mu.Lock()
-	if a.now().Sub(a.checked) < admissionWindow {
-		ok := a.inForce.Equal(a.checked)
+	if !fresh && a.now().Sub(a.checked) < admissionWindow {
+		ok := a.bound.Equal(a.checked)
 		a.mu.Unlock()
 		return ok, nil
 	}
@@ -159,7 +163,7 @@ func (a *Approvals) InForce(ctx context.Context) (bool, error) {
 	a.mu.Lock()
 	a.checked = now
 	if ok {
-		a.inForce = now
+		a.bound = now
 	}
 	a.mu.Unlock()
 	return ok, nil

@@ -244,6 +244,12 @@ func (a *Approvals) runApproved(ctx context.Context, ap *metav1alpha1.Approval, 
 	if reason != "" {
 		ran += " (" + reason + ")"
 	}
+	// The decisions were read while the admission policy was last seen bound: that
+	// it still is, the API server says now, before anything runs.
+	if ok, err := a.inForce(ctx, true); err != nil || !ok {
+		// Looked at again (the queue's back-off) until the policy is bound.
+		return errors.Join(err, errors.New(notInForce), a.setStatus(ctx, ap, metav1alpha1.ApprovalPending, "no decision is read: "+notInForce, nil, ""))
+	}
 	if err := a.setStatus(ctx, ap, metav1alpha1.ApprovalRunning, ran+": running", by, ""); err != nil {
 		if apierrors.IsConflict(err) {
 			return nil // another replica took it, or a decision came in: the next event says

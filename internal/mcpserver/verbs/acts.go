@@ -27,6 +27,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 // What the tools that write instances do, as the call policies see it (tool.Acts):
@@ -55,26 +56,19 @@ func obj(m map[string]any, key string) map[string]any {
 	return o
 }
 
-// documentAttributes are the slot values of a document in a format.
-func documentAttributes(snap *catalog.Snapshot, className, format, source string) (map[string]any, error) {
-	var doc *codec.Document
-	var err error
+// decodeSource reads an instance's document in a format, as sandbar_entity_create
+// takes it (cl is needed for Markdown only).
+func decodeSource(cl *catalog.Class, format, source string) (*codec.Document, error) {
 	switch metav1alpha1.CodecFormat(format) {
 	case metav1alpha1.CodecJSON, "":
-		doc, err = codec.DecodeJSON(source)
+		return codec.DecodeJSON(source)
 	case metav1alpha1.CodecMarkdown:
-		cl := snap.FindClass(className)
 		if cl == nil {
-			return nil, fmt.Errorf("unknown class %q", className)
+			return nil, fmt.Errorf("a Markdown document needs a class")
 		}
-		doc, err = codec.DecodeMarkdown(cl, source)
-	default:
-		return nil, fmt.Errorf("unknown format %q", format)
+		return codec.DecodeMarkdown(cl, source)
 	}
-	if err != nil {
-		return nil, err
-	}
-	return doc.Attributes, nil
+	return nil, fmt.Errorf("unknown format %q", format)
 }
 
 // createAct is what sandbar_entity_create does with its arguments.
@@ -83,11 +77,11 @@ func createAct(c *tool.Call, args map[string]any) (tool.Act, error) {
 	a := tool.Act{Verb: actCreate, Class: str(args, "class"), Namespace: str(md, "namespace"), Name: str(md, "name"),
 		Attributes: obj(args, "attributes")}
 	if src := str(args, "source"); src != "" {
-		attrs, err := documentAttributes(c.Snap, a.Class, str(args, "format"), src)
+		doc, err := decodeSource(c.Snap.FindClass(a.Class), str(args, "format"), src)
 		if err != nil {
 			return a, err
 		}
-		a.Attributes = attrs
+		a.Attributes = doc.Attributes
 	}
 	return a, nil
 }
@@ -165,7 +159,8 @@ func (e *Env) changeActs(verb string) tool.Acts {
 }
 
 // importActs are the import itself, and each item of its bundle: an item writes an
-// instance as a create or an update does, so the policies of either verb see it.
+// instance as a create or an update does, so the policies of either verb see it. A
+// document is read as the import reads it (builtin.ItemDocument).
 func importActs(c *tool.Call, args map[string]any) ([]tool.Act, error) {
 	bundle := obj(args, "bundle")
 	items, _ := bundle["items"].([]any)
@@ -176,7 +171,7 @@ func importActs(c *tool.Call, args map[string]any) ([]tool.Act, error) {
 		a := tool.Act{Verb: actImport, AlsoVerbs: []string{actCreate, actUpdate}, Class: str(m, "class"), Name: str(m, "name"),
 			Attributes: obj(m, "attributes")}
 		if src := str(m, "source"); src != "" {
-			attrs, err := documentAttributes(c.Snap, a.Class, str(bundle, "format"), src)
+			_, attrs, _, err := builtin.ItemDocument(c.Snap, builtin.BundleItem{Class: a.Class, Source: src})
 			if err != nil {
 				return nil, err
 			}

@@ -252,13 +252,7 @@ func (e *Env) create(ctx context.Context, c *tool.Call, in createArgs, dryRun bo
 		if attrs != nil {
 			return Entity{}, tool.BadArgs("give either attributes or format and source, not both")
 		}
-		var doc *codec.Document
-		switch metav1alpha1.CodecFormat(in.Format) {
-		case metav1alpha1.CodecJSON, "":
-			doc, err = codec.DecodeJSON(in.Source)
-		case metav1alpha1.CodecMarkdown:
-			doc, err = codec.DecodeMarkdown(cl, in.Source)
-		}
+		doc, err := decodeSource(cl, in.Format, in.Source)
 		if err != nil {
 			return Entity{}, tool.Fail("source (%s): %v", orDefault(in.Format, string(metav1alpha1.CodecJSON)), err)
 		}

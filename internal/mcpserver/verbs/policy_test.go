@@ -100,6 +100,10 @@ func TestCallPoliciesRefuseOnEveryPath(t *testing.T) {
 			denied("sandbar_project_import", map[string]any{"bundle": map[string]any{"format": "markdown", "items": []any{
 				map[string]any{"class": "zorp/SpaceBoot", "source": "---\nmetadata:\n  name: " + big + "\nname: Big\nprice: 5000\n---\n"},
 			}}}, limit)
+			// A document without the bundle's format is read as the import reads it.
+			denied("sandbar_project_import", map[string]any{"bundle": map[string]any{"items": []any{
+				map[string]any{"class": "zorp/SpaceBoot", "source": "---\nmetadata:\n  name: " + big + "\nname: Big\nprice: 5000\n---\n"},
+			}}}, limit)
 			// An import whose item the policies cannot read is refused whole.
 			res, text := f.call("sandbar_project_import", map[string]any{"bundle": map[string]any{"format": "markdown", "items": []any{
 				map[string]any{"class": "zorp/SpaceBoot", "source": "---\nname: [unclosed\n---\n"},

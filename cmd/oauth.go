@@ -99,13 +99,10 @@ func (f authServerFlags) complete(c *authserver.Config) error {
 		}
 		c.Upstream.ClientSecret = strings.TrimSpace(string(secret))
 	}
-	c.Namespace = f.namespace
-	if c.Namespace == "" {
-		ns, err := os.ReadFile(serviceAccountNamespace)
-		if err != nil {
-			return fmt.Errorf("--oauth-authorization-server-namespace is needed outside a pod: %w", err)
+	if c.Namespace = f.namespace; c.Namespace == "" {
+		if c.Namespace = managerNamespace(""); c.Namespace == "" {
+			return fmt.Errorf("--oauth-authorization-server-namespace is needed outside a pod (%s cannot be read)", serviceAccountNamespace)
 		}
-		c.Namespace = strings.TrimSpace(string(ns))
 	}
 	return nil
 }

@@ -161,10 +161,10 @@ func User(acct *catalog.Account) string {
 	return "system:serviceaccount:" + acct.Namespace + ":" + acct.KubeServiceAccount
 }
 
-// groups are the groups the API server gives the account's user: an OAuth account's
+// Groups are the groups the API server gives the account's user: an OAuth account's
 // own (and system:authenticated, which impersonation adds), or those of a
 // ServiceAccount of a namespace.
-func groups(acct *catalog.Account) []string {
+func Groups(acct *catalog.Account) []string {
 	if acct.User != "" {
 		return append(slices.Clone(acct.Groups), "system:authenticated")
 	}
@@ -245,7 +245,7 @@ func (ids *Identities) Can(ctx context.Context, acct *catalog.Account, a Access)
 		}
 		review := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
 			User:   user,
-			Groups: groups(acct),
+			Groups: Groups(acct),
 			ResourceAttributes: &authorizationv1.ResourceAttributes{
 				Namespace: a.Namespace, Verb: a.Verb, Group: a.Group,
 				Resource: a.Resource, Subresource: a.Subresource, Name: a.Name,

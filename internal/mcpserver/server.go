@@ -648,11 +648,7 @@ func (s *Server) runApproved(ctx context.Context, acct *catalog.Account, name st
 			args, _ = json.Marshal(m)
 		}
 	}
-	h := tool.Handler(d, name, func(*mcp.CallToolRequest) (*tool.Call, error) {
-		return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Deadline: s.opts.callTimeout(), Style: s.opts.NameStyle,
-			Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}, Sealer: s.tokens,
-			Gate: s.gate.Check}, nil
-	})
+	h := tool.Handler(d, name, func(*mcp.CallToolRequest) (*tool.Call, error) { return s.newCall(name, acct), nil })
 	return h(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}})
 }
 
@@ -685,11 +681,19 @@ func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error
 		if acct == nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "no authenticated account"}
 		}
-		deadline := s.opts.callTimeout()
-		return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Session: req.Session,
-			ProgressToken: req.Params.GetProgressToken(), Deadline: deadline, Style: s.opts.NameStyle,
-			Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}, Sealer: s.tokens,
-			Asking: tool.Asking{CanAsk: tool.TakesForms(req.ClientCapabilities()), Answers: req.Params.InputResponses, State: req.Params.RequestState},
-			Gate:   s.gate.Check, Client: clientName(req.ClientInfo()), Revision: req.ProtocolVersion()}, nil
+		c := s.newCall(name, acct)
+		c.Session, c.ProgressToken = req.Session, req.Params.GetProgressToken()
+		c.Asking = tool.Asking{CanAsk: tool.TakesForms(req.ClientCapabilities()), Answers: req.Params.InputResponses, State: req.Params.RequestState}
+		c.Client, c.Revision = clientName(req.ClientInfo()), req.ProtocolVersion()
+		return c, nil
 	}
+}
+
+// newCall is a call of a tool for an account, as every call is made: the newest
+// catalog, the server's bounds, deadline, name style and sealer, and the call
+// policies.
+func (s *Server) newCall(name string, acct *catalog.Account) *tool.Call {
+	return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Deadline: s.opts.callTimeout(), Style: s.opts.NameStyle,
+		Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}, Sealer: s.tokens,
+		Gate: s.gate.Check}
 }

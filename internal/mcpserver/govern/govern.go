@@ -34,6 +34,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/policy"
@@ -89,8 +90,9 @@ func (g *Gate) Check(ctx context.Context, d *tool.Def, c *tool.Call, raw json.Ra
 	// counted as held again); every other rule decides as on any call.
 	approved := approvedDigest(ctx) != "" && approvedDigest(ctx) == Digest(c.Account, d.Canonical(), raw)
 	var held *policy.Outcome
+	seen := &lookups{}
 	for _, a := range acts {
-		pc, err := g.callOf(ctx, d, c, args, a)
+		pc, err := g.callOf(ctx, set, seen, d, c, args, a)
 		if err != nil {
 			return err
 		}
@@ -150,8 +152,11 @@ func (g *Gate) Read(ctx context.Context, req mcp.Request, method string, snap *c
 	if pc.Namespace == "" {
 		pc.Namespace = acct.Namespace
 	}
-	classesOf(pc, cl, snap)
-	if err := g.namespaceLabels(ctx, set, pc); err != nil {
+	pc.Classes = classesOf(cl, snap)
+	if cl != nil {
+		pc.Class = cl.Ident()
+	}
+	if err := g.namespaceLabels(ctx, set, &lookups{}, pc); err != nil {
 		return err
 	}
 	var client, revision string
@@ -198,7 +203,7 @@ func genericAct(args map[string]any) tool.Act {
 }
 
 // callOf is a call as the policies see it.
-func (g *Gate) callOf(ctx context.Context, d *tool.Def, c *tool.Call, args map[string]any, a tool.Act) (*policy.Call, error) {
+func (g *Gate) callOf(ctx context.Context, set *policy.Set, seen *lookups, d *tool.Def, c *tool.Call, args map[string]any, a tool.Act) (*policy.Call, error) {
 	pc := &policy.Call{Tool: c.Tool, Canonical: d.Canonical(), Verb: a.Verb, Name: a.Name, Arguments: args,
 		Attributes: a.Attributes, Confirmed: c.Asking.Confirmed, Namespace: a.Namespace}
 	if pc.Verb == "" {
@@ -209,39 +214,68 @@ func (g *Gate) callOf(ctx context.Context, d *tool.Def, c *tool.Call, args map[s
 		pc.Namespace = c.Account.Namespace
 	}
 	if a.Class != "" && c.Snap != nil {
-		classesOf(pc, c.Snap.FindClass(a.Class), c.Snap)
+		classes, ok := seen.classes[a.Class]
+		if !ok {
+			classes = classesOf(c.Snap.FindClass(a.Class), c.Snap)
+			seen.classes = setKey(seen.classes, a.Class, classes)
+		}
+		if len(classes) > 0 {
+			pc.Class, pc.Classes = classes[0], classes
+		}
 	}
-	if err := g.namespaceLabels(ctx, g.policies.Load(), pc); err != nil {
+	if err := g.namespaceLabels(ctx, set, seen, pc); err != nil {
 		return nil, err
 	}
 	return pc, nil
 }
 
-// classesOf names a call's class and every class it inherits from.
-func classesOf(pc *policy.Call, cl *catalog.Class, snap *catalog.Snapshot) {
-	if cl == nil {
-		return
+// lookups are what the acts of one call share: the classes an act's class names
+// and the labels of a namespace (an import of thousands of items names a few
+// classes, in one namespace).
+type lookups struct {
+	classes map[string][]string
+	labels  map[string]map[string]string
+}
+
+func setKey[V any](m map[string]V, k string, v V) map[string]V {
+	if m == nil {
+		m = map[string]V{}
 	}
-	pc.Class = cl.Ident()
-	pc.Classes = append(pc.Classes, pc.Class)
+	m[k] = v
+	return m
+}
+
+// classesOf are a class's ident and those of every class it inherits from; none
+// for no class.
+func classesOf(cl *catalog.Class, snap *catalog.Snapshot) []string {
+	if cl == nil {
+		return nil
+	}
+	out := []string{cl.Ident()}
 	for _, anc := range cl.Ancestors {
 		if p := snap.Classes[anc]; p != nil {
-			pc.Classes = append(pc.Classes, p.Ident())
+			out = append(out, p.Ident())
 		}
 	}
+	return out
 }
 
 // namespaceLabels reads the labels of the call's namespace, when a policy of the
 // set selects namespaces by them.
-func (g *Gate) namespaceLabels(ctx context.Context, set *policy.Set, pc *policy.Call) error {
+func (g *Gate) namespaceLabels(ctx context.Context, set *policy.Set, seen *lookups, pc *policy.Call) error {
 	if !set.SelectsNamespaces() {
 		return nil
 	}
-	var ns corev1.Namespace
-	if err := g.namespaces.Get(ctx, client.ObjectKey{Name: pc.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
-		return fmt.Errorf("reading the labels of namespace %s for the call policies: %w", pc.Namespace, err)
+	labels, ok := seen.labels[pc.Namespace]
+	if !ok {
+		var ns corev1.Namespace
+		if err := g.namespaces.Get(ctx, client.ObjectKey{Name: pc.Namespace}, &ns); client.IgnoreNotFound(err) != nil {
+			return fmt.Errorf("reading the labels of namespace %s for the call policies: %w", pc.Namespace, err)
+		}
+		labels = ns.Labels
+		seen.labels = setKey(seen.labels, pc.Namespace, labels)
 	}
-	pc.NamespaceLabels = ns.Labels
+	pc.NamespaceLabels = labels
 	return nil
 }
 
@@ -281,13 +315,9 @@ func VerbOf(d *tool.Def) string {
 // identityOf is who calls, as the policies see it: the account, and the
 // Kubernetes identity it acts as.
 func identityOf(a *catalog.Account, client string) *policy.Identity {
-	id := &policy.Identity{Account: a.Namespace + "/" + a.Name, Client: client}
-	switch {
-	case a.User != "":
-		id.User, id.Groups = a.User, a.Groups
-	case a.KubeServiceAccount != "":
-		id.User = "system:serviceaccount:" + a.Namespace + ":" + a.KubeServiceAccount
-		id.Groups = []string{"system:serviceaccounts", "system:serviceaccounts:" + a.Namespace, "system:authenticated"}
+	id := &policy.Identity{Account: a.Namespace + "/" + a.Name, Client: client, User: identity.User(a)}
+	if id.User != "" {
+		id.Groups = identity.Groups(a)
 	}
 	return id
 }

@@ -147,10 +147,7 @@ func (a *Approvals) reconcile(ctx context.Context, key client.ObjectKey, audit f
 		return time.Second, nil // the leader has not started the task yet
 	case workflow.Terminal(&p.Status):
 		if ap.Status.Phase == metav1alpha1.ApprovalRunning {
-			a.mu.Lock()
-			mine := a.running[key.String()]
-			a.mu.Unlock()
-			if mine {
+			if a.runsHere(key) {
 				return 0, nil // this replica ends the Approval once the call has answered
 			}
 			// The replica that ran it stopped after it ended the task.
@@ -162,11 +159,8 @@ func (a *Approvals) reconcile(ctx context.Context, key client.ObjectKey, audit f
 		}
 		return 0, a.finish(ctx, &ap, metav1alpha1.ApprovalWithdrawn, "its task ended before it was approved ("+p.Status.StatusMessage+"): nothing ran", nil, audit)
 	case ap.Status.Phase == metav1alpha1.ApprovalRunning:
-		a.mu.Lock()
-		mine := a.running[key.String()]
-		a.mu.Unlock()
 		c := meta.FindStatusCondition(ap.Status.Conditions, metav1alpha1.ConditionReady)
-		if !mine && c != nil && a.now().Sub(c.LastTransitionTime.Time) > staleRun {
+		if !a.runsHere(key) && c != nil && a.now().Sub(c.LastTransitionTime.Time) > staleRun {
 			msg := "the replica that ran it stopped before it answered: it may or may not have run"
 			if err := a.moveTask(ctx, &p, builtin.FailCall, "sandbar", msg, nil); err != nil {
 				return 0, err
@@ -207,6 +201,13 @@ func (a *Approvals) reconcile(ctx context.Context, key client.ObjectKey, audit f
 		}
 	}
 	return ap.Spec.ExpiresAt.Sub(a.now()) + time.Second, a.setStatus(ctx, &ap, metav1alpha1.ApprovalPending, msg, approvedBy, "")
+}
+
+// runsHere says whether this replica runs the Approval's call now.
+func (a *Approvals) runsHere(key client.ObjectKey) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.running[key.String()]
 }
 
 // tally reads the decisions that count: those of the people the Approval names

@@ -31,6 +31,8 @@ import (
 
 	"github.com/google/cel-go/cel"
 	"github.com/google/cel-go/checker"
+	celdecls "github.com/google/cel-go/common/decls"
+	"github.com/google/cel-go/common/types"
 	"github.com/google/cel-go/interpreter"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
@@ -106,10 +108,12 @@ const (
 	VerbDefine     = "define"
 )
 
-// rule is a compiled rule.
+// rule is a compiled rule: program tracks its cost as it runs and stops it at
+// the API server's limit; fast does not, and runs only on a call whose values are
+// all within the sizes its estimate assumed, where that estimate bounds the cost.
 type rule struct {
 	metav1alpha1.CallRule
-	program cel.Program
+	program, fast cel.Program
 }
 
 // Policy is a CallPolicy or ClusterCallPolicy as compiled: ready to decide, or
@@ -156,19 +160,19 @@ func (p *Policy) Enforced() bool { return p.Spec.Enforcement != metav1alpha1.Enf
 // failOpen says whether calls pass while the policy cannot be applied.
 func (p *Policy) failOpen() bool { return p.Spec.FailurePolicy == metav1alpha1.FailurePolicyIgnore }
 
-// The sizes the estimate of an expression's cost assumes for what it reads, which
-// has no schema to bound it: lists and maps of estimateItems entries, strings of
-// estimateBytes. An expression whose worst case over such a call is over the API
-// server's limit of one expression does not compile; at run time each expression
-// is held to that limit and each policy to the API server's budget of one policy,
-// over the call as it is.
-const (
-	estimateItems = 1000
-	estimateBytes = 4096
-)
+// estimateSize is the size the estimate of an expression's cost assumes for
+// what it reads, which has no schema to bound it: lists and maps of at most
+// estimateSize entries, strings of at most estimateSize bytes. An expression whose
+// worst case over such a call is over the API server's limit of one expression
+// does not compile, nor a policy whose rules' worst cases together are over its
+// budget of one policy. A call within these sizes is evaluated without counting
+// (its cost is bounded by the estimate); a bigger one is counted as it runs and
+// held to those limits, as the API server holds its expressions.
+const estimateSize = 1000
 
 // env is the expressions' environment: the API server's base (its libraries and
-// per-call cost limit), with call, identity and request.
+// per-call cost limit), with call, identity and request. Every rule is compiled,
+// estimated and made a counted program in it.
 var env = func() *cel.Env {
 	set, err := environment.MustBaseEnvSet(environment.DefaultCompatibilityVersion()).Extend(environment.VersionedOptions{
 		IntroducedVersion: environment.DefaultCompatibilityVersion(),
@@ -188,6 +192,30 @@ var env = func() *cel.Env {
 	return e
 }()
 
+// fastEnv has env's functions, with their implementations, and none of its
+// program options: its programs do not count their cost (the API server's base
+// turns counting on for every program of env, and it costs more than the rest of
+// an evaluation). A rule checked in env is planned in it as in env.
+var fastEnv = func() *cel.Env {
+	fns := env.Functions()
+	decls := make([]*celdecls.FunctionDecl, 0, len(fns))
+	for _, fn := range fns {
+		decls = append(decls, fn)
+	}
+	e, err := cel.NewCustomEnv(cel.FunctionDecls(decls...), cel.VariableDecls(env.Variables()...),
+		cel.CustomTypeAdapter(env.CELTypeAdapter()), cel.CustomTypeProvider(env.CELTypeProvider()))
+	if err != nil {
+		panic(fmt.Sprintf("the call policies' CEL environment: %v", err))
+	}
+	return e
+}()
+
+// fastOptions are env's program options but counting: its optimizations.
+var fastOptions = []cel.ProgramOption{
+	cel.EvalOptions(cel.OptOptimize),
+	cel.OptimizeRegex(library.FindRegexOptimization, library.FindAllRegexOptimization),
+}
+
 // sizes gives the cost estimate the sizes of what an expression reads.
 type sizes struct{}
 
@@ -195,10 +223,7 @@ func (sizes) EstimateSize(n checker.AstNode) *checker.SizeEstimate {
 	if n.ComputedSize() != nil {
 		return nil
 	}
-	if t := n.Type(); t != nil && (t.IsExactType(cel.StringType) || t.IsExactType(cel.BytesType)) {
-		return &checker.SizeEstimate{Min: 0, Max: estimateBytes}
-	}
-	return &checker.SizeEstimate{Min: 0, Max: estimateItems}
+	return &checker.SizeEstimate{Min: 0, Max: estimateSize}
 }
 
 func (sizes) EstimateCallCost(string, string, *checker.AstNode, []checker.AstNode) *checker.CallEstimate {
@@ -265,7 +290,11 @@ func Compile(namespace, name string, generation int64, spec metav1alpha1.CallPol
 		if err != nil {
 			return fail(metav1alpha1.ReasonCompileError, "rules[%d] (%s): %v", i, r.Name, err)
 		}
-		p.rules = append(p.rules, rule{CallRule: r, program: prog})
+		fast, err := fastEnv.Program(ast, fastOptions...)
+		if err != nil {
+			return fail(metav1alpha1.ReasonCompileError, "rules[%d] (%s): %v", i, r.Name, err)
+		}
+		p.rules = append(p.rules, rule{CallRule: r, program: prog, fast: fast})
 		p.UsesObject = p.UsesObject || strings.Contains(expr, "object")
 	}
 	return p
@@ -461,10 +490,16 @@ func Decide(matched []*Policy, c *Call, id *Identity, req Request) *Decision {
 	if len(matched) == 0 {
 		return d
 	}
-	// One activation for every rule of every policy: the variables are made once.
+	// One activation for every rule of every policy: the variables are made once
+	// (the groups a CEL list once, not at each rule that reads them), and measured
+	// once against the sizes the estimates assumed.
+	call := callVar(c)
+	identity := map[string]any{"account": id.Account, "user": id.User, "client": id.Client}
+	counted := forceCounted || !withinEstimate(call) || !withinEstimate(identity) || !withinEstimate(id.Groups) || len(req.Revision) > estimateSize
+	identity["groups"] = types.NewStringList(types.DefaultTypeAdapter, orEmpty(id.Groups))
 	vars, err := interpreter.NewActivation(map[string]any{
-		"call":     callVar(c),
-		"identity": map[string]any{"account": id.Account, "user": id.User, "groups": orEmpty(id.Groups), "client": id.Client},
+		"call":     call,
+		"identity": identity,
 		"request":  map[string]any{"revision": req.Revision, "time": req.Time},
 	})
 	if err != nil {
@@ -474,7 +509,7 @@ func Decide(matched []*Policy, c *Call, id *Identity, req Request) *Decision {
 		return d
 	}
 	for _, p := range matched {
-		d.Outcomes = append(d.Outcomes, evaluate(p, vars)...)
+		d.Outcomes = append(d.Outcomes, evaluate(p, vars, counted)...)
 	}
 	return d
 }
@@ -515,15 +550,52 @@ func failed(p *Policy, err error) Outcome {
 		Message: fmt.Sprintf("the policy cannot be applied (failurePolicy %s): %v", orDefault(p.Spec.FailurePolicy, metav1alpha1.FailurePolicyFail), err)}
 }
 
-// evaluate runs one policy's rules.
-func evaluate(p *Policy, vars interpreter.Activation) []Outcome {
+// forceCounted makes every evaluation counted: the baseline of a benchmark.
+var forceCounted bool
+
+// withinEstimate says whether a variable's values are all within the sizes the
+// cost estimates assumed: every list and map of at most estimateSize entries and
+// every string of at most estimateSize bytes (a string's size in CEL is in code
+// points, never more than its bytes). A value of a kind it does not know is not.
+func withinEstimate(v any) bool {
+	switch v := v.(type) {
+	case nil, bool, float64, int64, int, time.Time:
+		return true
+	case string:
+		return len(v) <= estimateSize
+	case []string:
+		return len(v) <= estimateSize && !slices.ContainsFunc(v, func(s string) bool { return len(s) > estimateSize })
+	case []any:
+		return len(v) <= estimateSize && !slices.ContainsFunc(v, func(e any) bool { return !withinEstimate(e) })
+	case map[string]any:
+		if len(v) > estimateSize {
+			return false
+		}
+		for k, e := range v {
+			if len(k) > estimateSize || !withinEstimate(e) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// evaluate runs one policy's rules: counted, each held to the API server's limit
+// of one expression and all to its budget of one policy as they run; or not, when
+// the call is within the sizes the estimates assumed, which Compile held to both.
+func evaluate(p *Policy, vars interpreter.Activation, counted bool) []Outcome {
 	if p.Err != nil {
 		return []Outcome{failed(p, p.Err)}
 	}
 	var out []Outcome
 	var cost uint64
 	for _, r := range p.rules {
-		val, det, err := r.program.Eval(vars)
+		prog := r.fast
+		if counted {
+			prog = r.program
+		}
+		val, det, err := prog.Eval(vars)
 		if det != nil && det.ActualCost() != nil {
 			cost += *det.ActualCost()
 		}

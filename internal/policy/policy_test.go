@@ -21,6 +21,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/cel-go/common/types"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -97,6 +98,19 @@ func TestMatchAndDecide(t *testing.T) {
 	prod := metav1alpha1.CallPolicySpec{Match: metav1alpha1.CallMatch{Verbs: []string{"delete"},
 		NamespaceSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}},
 		Rules: []metav1alpha1.CallRule{{Name: "no-prod-delete", Action: metav1alpha1.ActionDeny, Message: "no delete in prod"}}}
+	// costly's worst case is within the limit of one expression over the sizes the
+	// estimate assumes; a prefix of 100,000 bytes takes it far over.
+	costly := metav1alpha1.CallPolicySpec{Rules: []metav1alpha1.CallRule{{Name: "prefix", Action: metav1alpha1.ActionAudit,
+		Expression: "call.arguments.items.all(a, !string(a).startsWith(call.arguments.prefix))"}}}
+	withPrefix := func(c *Call, n int) *Call {
+		items := make([]any, estimateSize)
+		for i := range items {
+			items[i] = "y"
+		}
+		big := *c
+		big.Arguments = map[string]any{"items": items, "prefix": strings.Repeat("x", n)}
+		return &big
+	}
 	for _, tc := range []struct {
 		name    string
 		policy  *Policy
@@ -139,6 +153,8 @@ func TestMatchAndDecide(t *testing.T) {
 				{Name: "held", Action: metav1alpha1.ActionRequireApproval, Approval: &metav1alpha1.ApprovalRequirement{ApproverSet: metav1alpha1.ApproverSet{Groups: []string{"approvers"}}}},
 				{Name: "never", Action: metav1alpha1.ActionDeny, Expression: "call.attributes.total > 100000"}}}),
 			order, agent, true, "", []string{"RequireApproval"}},
+		{"a call within the estimate's sizes, evaluated uncounted", Compile("", "c", 1, costly), withPrefix(order, 1000), agent, true, "", []string{"Audit"}},
+		{"a bigger one is counted, and stopped at the API server's limit", Compile("", "c", 1, costly), withPrefix(order, 100_000), agent, true, "", []string{"Deny"}},
 		{"a broken policy denies what it matches", Compile("", "b", 1, metav1alpha1.CallPolicySpec{
 			Rules: []metav1alpha1.CallRule{{Name: "x", Action: metav1alpha1.ActionAudit, Expression: "call.("}}}),
 			order, agent, true, "", []string{"Deny"}},
@@ -168,6 +184,55 @@ func TestMatchAndDecide(t *testing.T) {
 				t.Fatalf("not denied by %s (%+v)", tc.denies, d.Outcomes)
 			case denied && !strings.Contains(o.Text(), tc.policy.Key()):
 				t.Fatalf("the denial does not name the policy: %s", o.Text())
+			}
+		})
+	}
+}
+
+// The uncounted programs are planned in an environment of the API server's
+// functions without its program options: every library the API server's base
+// has must give them the same answer as the counted ones.
+func TestUncountedProgramsAgreeWithCountedOnes(t *testing.T) {
+	vars := map[string]any{
+		"call": map[string]any{"attributes": map[string]any{"cpu": "500m", "addr": "10.0.0.7", "url": "https://example.com/a?b=c",
+			"tags": []any{"b", "a", "b"}, "name": "Order-7", "version": "1.2.3", "n": 7.0}},
+		"identity": map[string]any{"groups": []any{"ops", "dev"}},
+		"request":  map[string]any{"time": time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)},
+	}
+	for _, expr := range []string{
+		"quantity(call.attributes.cpu).isLessThan(quantity('1'))",
+		"ip(call.attributes.addr).family() == 4 && cidr('10.0.0.0/8').containsIP(call.attributes.addr)",
+		"url(call.attributes.url).getHost() == 'example.com' && url(call.attributes.url).getQuery()['b'] == ['c']",
+		"call.attributes.name.find('[0-9]+') == '7' && call.attributes.name.findAll('[A-Z]') == ['O']",
+		"call.attributes.name.matches('^Order-[0-9]+$') && call.attributes.name.lowerAscii().startsWith('order')",
+		"sets.contains(identity.groups, ['ops']) && !sets.intersects(identity.groups, ['admin'])",
+		"call.attributes.tags.distinct() == ['b', 'a'] && call.attributes.tags.sortBy(x, x)[0] == 'a' && !call.attributes.tags.isSorted()",
+		"call.attributes.tags.all(i, v, i < 3 && v != 'z') && call.attributes.tags.transformList(i, v, v + 'x')[0] == 'bx'",
+		"isSemver(call.attributes.version) && semver(call.attributes.version).isGreaterThan(semver('1.0.0'))",
+		"format.dns1123Label().validate(call.attributes.name).hasValue() && call.attributes.name.split('-').size() == 2",
+		"'%s is %d'.format([call.attributes.name, int(call.attributes.n)]) == 'Order-7 is 7' && request.time.getHours() == 12",
+		"[1, 2, 3].indexOf(2) == 1 && [3, 1].min() == 1 && call.attributes.tags.lastIndexOf('b') == 2",
+	} {
+		t.Run(expr, func(t *testing.T) {
+			ast, iss := env.Compile(expr)
+			if iss.Err() != nil {
+				t.Fatal(iss.Err())
+			}
+			counted, err := env.Program(ast)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fast, err := fastEnv.Program(ast, fastOptions...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, _, werr := counted.Eval(vars)
+			got, _, gerr := fast.Eval(vars)
+			if werr != nil || want != types.True {
+				t.Fatalf("counted: %v %v: the expression is meant to hold", want, werr)
+			}
+			if gerr != nil || got != want {
+				t.Fatalf("uncounted: %v %v, counted: %v", got, gerr, want)
 			}
 		})
 	}

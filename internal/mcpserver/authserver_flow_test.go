@@ -37,6 +37,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	. "github.com/onsi/gomega"
 	corev1 "k8s.io/api/core/v1"
@@ -559,6 +560,39 @@ func TestTheAuthorizationServerFollowsThePersonsUpstreamSession(t *testing.T) {
 	g.Expect(status).To(Equal(http.StatusBadRequest))
 	g.Expect(refused).To(HaveKeyWithValue("error", "invalid_grant"))
 	g.Expect(s.status(t, access)).To(Equal(http.StatusUnauthorized))
+}
+
+// A provider that gives no refresh token (the default scopes) cannot be asked
+// whether the person may still sign in: the sign-in then lasts the session length,
+// and neither a refresh nor an access token of the grant outlives it, so a person
+// disabled or moved out of a group upstream is out within that time.
+func TestTheAuthorizationServerEndsASessionItCannotAskTheProviderAbout(t *testing.T) {
+	g := NewWithT(t)
+	const session = 3 * time.Second
+	s := newASServer(t, func(o *mcpserver.Options) { o.AuthorizationServer.SessionTTL = session })
+	sub := unique("ula")
+	s.is.LoginAs(map[string]any{"sub": sub, "groups": []string{"admins"}})
+	verifier, challenge := pkce()
+	status, tokens := s.exchange(t, s.code(t, challenge), verifier)
+	g.Expect(status).To(Equal(http.StatusOK), "%v", tokens)
+	claims := claimsOf(t, tokens["access_token"].(string))
+	g.Expect(claims["exp"]).To(BeNumerically("<=", claims["iat"].(float64)+session.Seconds()+1), "an access token outlives the session")
+
+	// The person is removed from admins (and could as well be disabled): the
+	// grant's refreshes go on with what the sign-in said, until the session ends.
+	s.is.LoginAs(map[string]any{"sub": sub, "groups": []string{"guests"}})
+	refresh, access := tokens["refresh_token"].(string), ""
+	g.Eventually(func() map[string]any {
+		status, next := s.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {refresh}})
+		if status == http.StatusOK {
+			refresh, access = next["refresh_token"].(string), next["access_token"].(string)
+			g.Expect(claimsOf(t, access)).To(HaveKeyWithValue("groups", []any{"oidc:admins"}))
+		}
+		return next
+	}, 4*session, 200*time.Millisecond).Should(HaveKeyWithValue("error", "invalid_grant"), "a refresh after the session's end")
+	if access != "" {
+		g.Eventually(func() int { return s.status(t, access) }, 2*session, 200*time.Millisecond).Should(Equal(http.StatusUnauthorized))
+	}
 }
 
 // The AuthorizationServer object says what works, as `kubectl get oas` shows it:

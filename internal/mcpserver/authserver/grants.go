@@ -69,9 +69,21 @@ type grantData struct {
 	Refresh  string    `json:"refresh,omitempty"`
 	Previous string    `json:"previous,omitempty"`
 	Expires  time.Time `json:"expires"`
+	// SessionEnds is when the sign-in ends for a grant whose provider gave no
+	// refresh token: nothing of the grant outlives it. Zero for a grant the
+	// provider is asked about at each refresh.
+	SessionEnds time.Time `json:"sessionEnds,omitzero"`
 	// Upstream is the upstream provider's refresh token, sealed with the state
 	// key (it is used, so it cannot be a hash); empty when the provider gave none.
 	Upstream string `json:"upstream,omitempty"`
+}
+
+// until is t, or the end of the session when that comes first.
+func (d *grantData) until(t time.Time) time.Time {
+	if !d.SessionEnds.IsZero() && d.SessionEnds.Before(t) {
+		return d.SessionEnds
+	}
+	return t
 }
 
 type grant struct {
@@ -92,6 +104,8 @@ type Grants struct {
 	MaxPerUser int
 	CodeTTL    time.Duration
 	RefreshTTL time.Duration
+	// SessionTTL is how long a sign-in lasts whose provider cannot be asked again.
+	SessionTTL time.Duration
 	alive      *expirable.LRU[string, bool]
 	// lookups bounds the reads that codes and refresh tokens presented cause,
 	// whoever presents them: forged ones cost the API server no more than this.
@@ -115,7 +129,7 @@ const (
 // must read past any cache: grant Secrets are not in the manager's).
 func NewGrants(c client.Client, r client.Reader, ns string) *Grants {
 	return &Grants{c: c, r: r, ns: ns, MaxPerUser: DefaultMaxGrantsPerUser, CodeTTL: DefaultCodeTTL,
-		RefreshTTL: DefaultRefreshTTL, alive: expirable.NewLRU[string, bool](10000, nil, AliveFor),
+		RefreshTTL: DefaultRefreshTTL, SessionTTL: DefaultSessionTTL, alive: expirable.NewLRU[string, bool](10000, nil, AliveFor),
 		lookups: rate.NewLimiter(LookupRate, LookupBurst)}
 }
 
@@ -181,6 +195,10 @@ func (g *Grants) saveCode(ctx context.Context, code string, req *authRequest) er
 	}
 	data := grantData{ClientID: req.ClientID, Resource: req.Resource, User: req.User, Groups: req.Groups,
 		Scopes: req.GetScopes(), AuthTime: req.AuthTime, Code: hashOf(code), Expires: time.Now().Add(g.CodeTTL), Upstream: req.Upstream}
+	if req.Upstream == "" {
+		data.SessionEnds = req.AuthTime.Add(g.SessionTTL)
+		data.Expires = data.until(data.Expires)
+	}
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return err
@@ -335,10 +353,10 @@ func (g *Grants) renew(ctx context.Context, gr *grant, refreshable bool, change 
 	if refreshable {
 		token = gr.secret.Name + "." + randomToken()
 		d.Previous, d.Refresh = d.Refresh, hashOf(token)
-		d.Expires = time.Now().Add(g.RefreshTTL)
+		d.Expires = d.until(time.Now().Add(g.RefreshTTL))
 	} else {
 		// Without a refresh token the grant lives as long as its access token.
-		d.Expires = time.Now().Add(time.Hour)
+		d.Expires = d.until(time.Now().Add(time.Hour))
 	}
 	raw, err := json.Marshal(d)
 	if err != nil {

@@ -72,6 +72,12 @@ type Config struct {
 	ClientTTL    time.Duration
 	// AccessTokenTTL is how long an access token is valid (default 1 h).
 	AccessTokenTTL time.Duration
+	// SessionTTL is how long a sign-in lasts when the upstream provider gave no
+	// refresh token to ask it again with (default 24 h): the grant's refresh
+	// tokens and access tokens end then, and the person signs in again, their
+	// groups read anew. A grant the provider can be asked about lives as long as
+	// the provider says.
+	SessionTTL time.Duration
 }
 
 // Upstream is the OpenID provider the authorization server sends people to, as a
@@ -96,6 +102,7 @@ const (
 	DefaultKeysSecret     = "sandbar-oauth-keys"
 	DefaultStateSecret    = "sandbar-oauth-state"
 	DefaultAccessTokenTTL = time.Hour
+	DefaultSessionTTL     = 24 * time.Hour
 	// requestTTL is how long a person has for the login and the consent.
 	requestTTL    = 10 * time.Minute
 	consentCookie = "sandbar_consent"
@@ -178,6 +185,9 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 	if cfg.AccessTokenTTL <= 0 {
 		cfg.AccessTokenTTL = DefaultAccessTokenTTL
 	}
+	if cfg.SessionTTL <= 0 {
+		cfg.SessionTTL = DefaultSessionTTL
+	}
 	if len(cfg.Scopes) == 0 {
 		cfg.Scopes = []string{DefaultScope}
 	}
@@ -189,6 +199,7 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 	}
 	iu, _ := url.Parse(cfg.Issuer)
 	s := &Server{cfg: cfg, path: strings.TrimSuffix(iu.Path, "/"), grants: NewGrants(c, r, cfg.Namespace), c: c, r: r}
+	s.grants.SessionTTL = cfg.SessionTTL
 	var err error
 	if s.docs, err = NewClientDocuments(cfg.Documents); err != nil {
 		return nil, err
@@ -565,7 +576,7 @@ func (s *Server) client(ctx context.Context, clientID string) (*ClientDocument, 
 // disabled them) revokes the grant, and the identity it vouches for now (their
 // groups today) replaces the grant's. A provider that cannot be reached refuses
 // this refresh only. A grant without an upstream token (the provider gave none:
-// ask it for offline_access) lives out its time.
+// ask it for offline_access) ends with the session, SessionTTL after the sign-in.
 func (s *Server) followUpstream(ctx context.Context, g *grant) (func(*grantData), error) {
 	if g.Data.Upstream == "" {
 		return nil, nil

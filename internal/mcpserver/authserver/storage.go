@@ -130,7 +130,7 @@ func (st *storage) CreateAccessAndRefreshTokens(ctx context.Context, r op.TokenR
 	if err != nil {
 		return "", "", time.Time{}, grantError(err)
 	}
-	return g.secret.Name + "." + randomToken()[:16], refresh, time.Now().Add(st.s.cfg.AccessTokenTTL), nil
+	return g.secret.Name + "." + randomToken()[:16], refresh, g.Data.until(time.Now().Add(st.s.cfg.AccessTokenTTL)), nil
 }
 
 func (st *storage) TokenRequestByRefreshToken(ctx context.Context, token string) (op.RefreshTokenRequest, error) {

@@ -27,6 +27,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"html"
 	"io"
 	"net/http"
@@ -36,6 +37,7 @@ import (
 	"net/url"
 	"regexp"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -319,6 +321,49 @@ func TestTheAuthorizationServerRefusesTheAttacksOnItsFlow(t *testing.T) {
 		g.Expect(status).To(Equal(http.StatusBadRequest))
 		g.Expect(again).To(HaveKeyWithValue("error", "invalid_grant"))
 		g.Expect(s.status(t, access)).To(Equal(http.StatusUnauthorized))
+	})
+
+	t.Run("forged refresh tokens cost nothing a real one needs", func(t *testing.T) {
+		g := NewWithT(t)
+		verifier, challenge := pkce()
+		status, tokens := s.exchange(t, s.code(t, challenge), verifier)
+		g.Expect(status).To(Equal(http.StatusOK), "%v", tokens)
+		// Forged tokens, far more than the lookups' budget, all the while the real
+		// client refreshes: with its client id and grant names of the right shape
+		// (half the real grant's).
+		real, _, _ := strings.Cut(tokens["refresh_token"].(string), ".")
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for i := range 16 {
+			wg.Go(func() {
+				for n := 0; ; n++ {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					name := fmt.Sprintf("sandbar-grant-%016x%016x", i, n)
+					if n%2 == 0 {
+						name = real
+					}
+					status, answer := s.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {name + "." + unique("forged") + ".mac"}})
+					if status != http.StatusBadRequest || answer["error"] != "invalid_grant" {
+						t.Errorf("a forged refresh token: %d %v", status, answer)
+						return
+					}
+				}
+			})
+		}
+		defer wg.Wait()
+		defer close(stop)
+		for range 10 {
+			status, next := s.token(t, url.Values{"grant_type": {"refresh_token"}, "refresh_token": {tokens["refresh_token"].(string)}})
+			g.Expect(status).To(Equal(http.StatusOK), "a real refresh during the flood: %v", next)
+			tokens = next
+		}
+		verifier, challenge = pkce()
+		status, answer := s.exchange(t, s.code(t, challenge), verifier)
+		g.Expect(status).To(Equal(http.StatusOK), "a real code exchange during the flood: %v", answer)
 	})
 
 	t.Run("a code with the wrong verifier gives nothing", func(t *testing.T) {

@@ -18,6 +18,7 @@ package authserver
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -108,8 +109,10 @@ type Grants struct {
 	SessionTTL time.Duration
 	alive      *expirable.LRU[string, bool]
 	// lookups bounds the reads that codes and refresh tokens presented cause,
-	// whoever presents them: forged ones cost the API server no more than this.
+	// whoever presents them. Only what the server issued reaches it: a code is
+	// sealed by the OpenID provider, a token carries a MAC under key.
 	lookups *rate.Limiter
+	key     []byte
 }
 
 // Defaults of the grants.
@@ -126,9 +129,10 @@ const (
 )
 
 // NewGrants keeps grants in namespace ns: written with c, read with r (which
-// must read past any cache: grant Secrets are not in the manager's).
-func NewGrants(c client.Client, r client.Reader, ns string) *Grants {
-	return &Grants{c: c, r: r, ns: ns, MaxPerUser: DefaultMaxGrantsPerUser, CodeTTL: DefaultCodeTTL,
+// must read past any cache: grant Secrets are not in the manager's). Its tokens
+// carry a MAC under key, which every replica must share.
+func NewGrants(c client.Client, r client.Reader, ns string, key []byte) *Grants {
+	return &Grants{c: c, r: r, ns: ns, key: key, MaxPerUser: DefaultMaxGrantsPerUser, CodeTTL: DefaultCodeTTL,
 		RefreshTTL: DefaultRefreshTTL, SessionTTL: DefaultSessionTTL, alive: expirable.NewLRU[string, bool](10000, nil, AliveFor),
 		lookups: rate.NewLimiter(LookupRate, LookupBurst)}
 }
@@ -148,6 +152,32 @@ func (g *Grants) presented(ctx context.Context, name string) (*grant, error) {
 		return nil, errBusy
 	}
 	return g.get(ctx, name)
+}
+
+// tokenOf is a new token of a grant (a refresh token, an access token's id): the
+// grant's name, random bytes and a MAC of both under the grants' key, each after
+// a dot.
+func (g *Grants) tokenOf(name string) string {
+	body := name + "." + randomToken()[:24]
+	return body + "." + g.macOf(body)
+}
+
+func (g *Grants) macOf(body string) string {
+	m := hmac.New(sha256.New, g.key)
+	m.Write([]byte(body))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:24])
+}
+
+// issued names the grant of a token tokenOf made; ok is false for anything else,
+// which is refused before it costs a read or a share of the lookups' budget.
+func (g *Grants) issued(token string) (name string, ok bool) {
+	dot := strings.LastIndexByte(token, '.')
+	if dot < 0 {
+		return "", false
+	}
+	body, mac := token[:dot], token[dot+1:]
+	name, _, _ = strings.Cut(body, ".")
+	return name, isName(grantPrefix, name) && hmac.Equal([]byte(mac), []byte(g.macOf(body)))
 }
 
 func hashOf(token string) string {
@@ -314,11 +344,11 @@ func (g *Grants) byCode(ctx context.Context, code string) (*grant, error) {
 	return gr, nil
 }
 
-// byRefresh is the grant of a refresh token (its name, a dot, a secret) that is
-// valid now. The token it replaced revokes the grant.
+// byRefresh is the grant of a refresh token (as tokenOf made it) that is valid
+// now. The token it replaced revokes the grant.
 func (g *Grants) byRefresh(ctx context.Context, token string) (*grant, error) {
-	name, _, ok := strings.Cut(token, ".")
-	if !ok || !isName(grantPrefix, name) {
+	name, ok := g.issued(token)
+	if !ok {
 		return nil, errNoGrant
 	}
 	gr, err := g.presented(ctx, name)
@@ -351,7 +381,7 @@ func (g *Grants) renew(ctx context.Context, gr *grant, refreshable bool, change 
 	d.Redeemed = true
 	token := ""
 	if refreshable {
-		token = gr.secret.Name + "." + randomToken()
+		token = g.tokenOf(gr.secret.Name)
 		d.Previous, d.Refresh = d.Refresh, hashOf(token)
 		d.Expires = d.until(time.Now().Add(g.RefreshTTL))
 	} else {

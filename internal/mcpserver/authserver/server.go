@@ -198,8 +198,7 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 		cfg.Upstream.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
 	iu, _ := url.Parse(cfg.Issuer)
-	s := &Server{cfg: cfg, path: strings.TrimSuffix(iu.Path, "/"), grants: NewGrants(c, r, cfg.Namespace), c: c, r: r}
-	s.grants.SessionTTL = cfg.SessionTTL
+	s := &Server{cfg: cfg, path: strings.TrimSuffix(iu.Path, "/"),  c: c, r: r}
 	var err error
 	if s.docs, err = NewClientDocuments(cfg.Documents); err != nil {
 		return nil, err
@@ -214,6 +213,8 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 	if s.seal, err = newSealer(derive(key, "seal")); err != nil {
 		return nil, err
 	}
+	s.grants = NewGrants(c, r, cfg.Namespace, derive(key, "grant-token"))
+	s.grants.SessionTTL = cfg.SessionTTL
 	s.keys = NewKeyStore(direct{Client: c, r: r}, types.NamespacedName{Namespace: cfg.Namespace, Name: cfg.KeysSecret}, DefaultRingTimes)
 	if err := s.keys.Sync(ctx); err != nil {
 		return nil, err

@@ -130,7 +130,7 @@ func (st *storage) CreateAccessAndRefreshTokens(ctx context.Context, r op.TokenR
 	if err != nil {
 		return "", "", time.Time{}, grantError(err)
 	}
-	return g.secret.Name + "." + randomToken()[:16], refresh, g.Data.until(time.Now().Add(st.s.cfg.AccessTokenTTL)), nil
+	return st.s.grants.tokenOf(g.secret.Name), refresh, g.Data.until(time.Now().Add(st.s.cfg.AccessTokenTTL)), nil
 }
 
 func (st *storage) TokenRequestByRefreshToken(ctx context.Context, token string) (op.RefreshTokenRequest, error) {
@@ -146,7 +146,10 @@ func (st *storage) TerminateSession(context.Context, string, string) error { ret
 // RevokeToken revokes the grant of a refresh token or of an access token's id,
 // when the client asking is the grant's.
 func (st *storage) RevokeToken(ctx context.Context, tokenOrID, _ string, clientID string) *oidc.Error {
-	name, _, _ := strings.Cut(tokenOrID, ".")
+	name, ok := st.s.grants.issued(tokenOrID)
+	if !ok {
+		return nil // RFC 7009: a token that is not valid is not an error.
+	}
 	g, err := st.s.grants.presented(ctx, name)
 	if errors.Is(err, errBusy) {
 		return oidc.ErrServerError().WithDescription("too many token requests at once; try again")

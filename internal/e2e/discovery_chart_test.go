@@ -31,7 +31,7 @@ import (
 
 // The public URL the server card names: the first Ingress host with the Ingress on
 // (https with its TLS),
-// mcp.publicURL when set, none otherwise (each request's host); the schema refuses
+// mcp.publicURL when set, none otherwise (served on loopback only); the schema refuses
 // one with a path. The chart's registry entry (server.json), its {host} filled with
 // the Ingress host, names the endpoint the manager's card names.
 func TestChartNamesThePublicURLOfTheServerCard(t *testing.T) {

@@ -144,6 +144,7 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 			"--oauth-upstream-issuer-url=https://idp.example.com",
 			"--oauth-upstream-client-id=sandbar",
 			"--oauth-upstream-client-secret-file=/etc/sandbar/oauth-upstream/client-secret",
+			"--oauth-session-length=24h",
 			"--oauth-resource-url=https://sandbar.example.com/oauth/mcp",
 			"--oauth-path=/oauth/mcp",
 			"--oauth-username-claim=sub",

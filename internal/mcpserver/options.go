@@ -146,7 +146,8 @@ type Options struct {
 	MaxStreams            int
 
 	// PublicURL is the origin clients reach the server at (https://host[:port]), which
-	// the server card and its catalogs name; empty: the host a request names.
+	// the server card and its catalogs name; empty: the loopback address a request
+	// came in at (never its Host).
 	PublicURL string
 
 	// OAuth serves OAuth access tokens of a trusted issuer on a route of their own;

@@ -128,6 +128,9 @@ type documentWire struct {
 type DocumentError struct {
 	ClientID string
 	Reason   string
+	// Detail is what only the server's admins see (the status, the log): the
+	// error behind a failed fetch, which may name an address the host resolved to.
+	Detail string
 	// Retry is true when the server was too busy to fetch: nothing is wrong with
 	// the document, and the failure is not kept.
 	Retry bool
@@ -135,6 +138,14 @@ type DocumentError struct {
 
 func (e *DocumentError) Error() string {
 	return fmt.Sprintf("client id metadata document %s: %s", e.ClientID, e.Reason)
+}
+
+// Detailed is the error with its detail, for the server's admins.
+func (e *DocumentError) Detailed() string {
+	if e.Detail == "" {
+		return e.Error()
+	}
+	return e.Error() + " (" + e.Detail + ")"
 }
 
 // ClientDocuments fetches the client ID metadata documents of clients whose
@@ -318,6 +329,11 @@ func (d *ClientDocuments) fetch(ctx context.Context, clientID string) keptDocume
 	failed := func(reason string) keptDocument {
 		return keptDocument{err: &DocumentError{ClientID: clientID, Reason: reason}, expires: d.now().Add(failureTTL)}
 	}
+	unreachable := func(err error) keptDocument {
+		k := failed(fetchFailure(err, d.cfg.Timeout))
+		k.err.Detail = unwrapAll(err).Error()
+		return k
+	}
 	busy := func(reason string) keptDocument {
 		return keptDocument{err: &DocumentError{ClientID: clientID, Reason: reason, Retry: true}}
 	}
@@ -339,7 +355,7 @@ func (d *ClientDocuments) fetch(ctx context.Context, clientID string) keptDocume
 	req.Header.Set("Accept", "application/json")
 	resp, err := d.client.Do(req)
 	if err != nil {
-		return failed(fetchFailure(err, d.cfg.Timeout))
+		return unreachable(err)
 	}
 	defer func() { _ = resp.Body.Close() }()
 	if resp.StatusCode != http.StatusOK {
@@ -350,7 +366,7 @@ func (d *ClientDocuments) fetch(ctx context.Context, clientID string) keptDocume
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, d.cfg.MaxBytes+1))
 	if err != nil {
-		return failed(fetchFailure(err, d.cfg.Timeout))
+		return unreachable(err)
 	}
 	if int64(len(body)) > d.cfg.MaxBytes {
 		return failed(fmt.Sprintf("the document is larger than %d bytes", d.cfg.MaxBytes))
@@ -362,18 +378,37 @@ func (d *ClientDocuments) fetch(ctx context.Context, clientID string) keptDocume
 	return keptDocument{doc: doc, expires: d.now().Add(keepFor(resp.Header))}
 }
 
-// fetchFailure says why a fetch failed, in words a client's developer can act on.
+// fetchFailure says why a fetch failed, in words a client's developer can act on
+// and that tell nothing of the manager's network: no address a name resolved to,
+// and the same words whether the name does not resolve, resolves to an address
+// the server does not fetch from, or refuses the connection (else a refusal is an
+// oracle of the names the manager's resolver knows and what answers there).
 func fetchFailure(err error, timeout time.Duration) string {
-	var netErr net.Error
+	var (
+		netErr   net.Error
+		unknown  x509.UnknownAuthorityError
+		hostname x509.HostnameError
+		invalid  x509.CertificateInvalidError
+	)
 	switch {
-	case errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedNetwork):
-		return "its host's address is private, loopback, link-local or otherwise special, and the server does not fetch from such addresses (" + unwrapAll(err).Error() + ")"
 	case errors.Is(err, errRedirect):
 		return "its URL redirects; the document must be served at the client id itself"
 	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &netErr) && netErr.Timeout():
 		return fmt.Sprintf("the document did not come within %s", timeout)
+	case errors.As(err, &unknown), errors.As(err, &hostname), errors.As(err, &invalid):
+		return "its host's TLS certificate is not valid for it, or not signed by an authority the server trusts"
+	case errors.Is(err, ssrf.ErrProhibitedIP), errors.Is(err, ssrf.ErrProhibitedNetwork), isDialFailure(err):
+		return "its host cannot be reached at a public address: the name does not resolve, resolves to a private, " +
+			"loopback, link-local or otherwise special address (the server does not fetch from those), or refuses the connection"
 	}
-	return "the document could not be fetched: " + unwrapAll(err).Error()
+	return "the document could not be read from its host: the connection failed"
+}
+
+// isDialFailure is true of an error in finding or connecting to the host.
+func isDialFailure(err error) bool {
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
+	return errors.As(err, &dnsErr) || errors.As(err, &opErr) && opErr.Op == "dial"
 }
 
 // unwrapAll is the innermost error, without the URL and method the HTTP client

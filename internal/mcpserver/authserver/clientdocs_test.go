@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -234,6 +235,43 @@ func TestADocumentAtAPrivateAddressIsNotFetched(t *testing.T) {
 	}
 	if n := s.hitsOf("/client.json"); n != 0 {
 		t.Errorf("the server was reached %d times", n)
+	}
+}
+
+// A refusal is no oracle of the manager's network: whether a name resolves to an
+// address the server does not fetch from, or to one where nothing answers, the
+// client is told the same, and never the address; the admins' detail has it.
+func TestARefusalNamesNoAddressTheHostResolvedTo(t *testing.T) {
+	s := newDocumentServer(t)
+	closed, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(closed.Addr().String())
+	_ = closed.Close() // nothing listens there now
+	reasons := map[string]bool{}
+	for _, tc := range []struct {
+		name string
+		cfg  DocumentsConfig
+	}{
+		{"a name that resolves to loopback", DocumentsConfig{}},
+		{"a name that resolves where nothing listens", DocumentsConfig{AllowedPrefixes: []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8"), netip.MustParsePrefix("::1/128")}}},
+	} {
+		_, err := newDocuments(t, s, tc.cfg).Get(t.Context(), "https://localhost:"+port+"/client.json")
+		var de *DocumentError
+		if !errors.As(err, &de) {
+			t.Fatalf("%s: %v, want a DocumentError", tc.name, err)
+		}
+		if strings.Contains(de.Error(), "127.0.0.1") || strings.Contains(de.Error(), "::1") || strings.Contains(de.Error(), "dial") {
+			t.Errorf("%s: the client is told %q", tc.name, de.Error())
+		}
+		if !strings.Contains(de.Detailed(), "127.0.0.1") && !strings.Contains(de.Detailed(), "::1") {
+			t.Errorf("%s: the admins' detail %q names no address", tc.name, de.Detailed())
+		}
+		reasons[de.Reason] = true
+	}
+	if len(reasons) != 1 {
+		t.Errorf("the refusals differ, and so tell which is which: %v", reasons)
 	}
 }
 

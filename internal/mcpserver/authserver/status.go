@@ -85,7 +85,7 @@ func (s *Server) observe(ctx context.Context, st *metav1alpha1.AuthorizationServ
 		set(metav1alpha1.ConditionClientDocumentsReady, metav1.ConditionUnknown, "NoneFetched", "no client ID metadata document was fetched yet")
 	case last.Err != nil:
 		set(metav1alpha1.ConditionClientDocumentsReady, metav1.ConditionFalse, "FetchFailed",
-			fmt.Sprintf("at %s: %s", last.At.UTC().Format(time.RFC3339), last.Err.Error()))
+			fmt.Sprintf("at %s: %s", last.At.UTC().Format(time.RFC3339), last.Err.Detailed()))
 	default:
 		set(metav1alpha1.ConditionClientDocumentsReady, metav1.ConditionTrue, "Fetched",
 			fmt.Sprintf("at %s: %s was read and checked", last.At.UTC().Format(time.RFC3339), last.ClientID))

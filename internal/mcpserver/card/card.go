@@ -76,7 +76,9 @@ type Config struct {
 	// Version is the build's version.
 	Version string
 	// PublicURL is the origin clients reach the server at (https://host[:port], or
-	// http; see ParsePublicURL). Empty: the host a request names, over https (http on loopback).
+	// http; see ParsePublicURL). Empty: the documents are served only to a request
+	// that came in at a loopback address, and name that address (make dev, a
+	// port-forward); never the Host a request names.
 	PublicURL string
 	// Endpoint is the path of Streamable HTTP, serving Versions; LegacySSE the path of
 	// the HTTP+SSE transport, serving the session-based revisions among them.
@@ -128,28 +130,33 @@ func ParsePublicURL(s string) (string, error) {
 	return "", fmt.Errorf("must be an https (or http) URL, not %q", s)
 }
 
-// errHost is the answer to a request whose Host names no host.
-var errHost = errors.New("the Host header does not name a host")
+// errNoOrigin is the answer to a request off loopback when no public URL is set.
+var errNoOrigin = errors.New("this server has no public URL set (--mcp-public-url; the chart sets it from mcp.publicURL " +
+	"or the first Ingress host), so it serves its card and catalogs only on a loopback address: they never name the Host a request sends")
 
-// origin is the origin the documents name for a request: the configured public URL,
-// else the host the request names (over https, http on loopback). The host is
-// checked: a document never names more than a client asked for or was told.
+// origin is the origin the documents name for a request: the configured public
+// URL (or on the OAuth host, the OAuth route's); without one, the loopback address
+// the request came in at. Never the Host header: anyone sends one, and a document that named it would be kept by any
+// shared cache (it is public) and handed to others.
 func (d *Documents) origin(r *http.Request) (string, error) {
+	if o := d.cfg.OAuth; o != nil {
+		// On the OAuth host, /mcp is the OAuth route, which the configuration names.
+		if u, err := url.Parse(o.URL); err == nil && u.Path == d.cfg.Endpoint && strings.EqualFold(r.Host, u.Host) {
+			return strings.ToLower(u.Scheme + "://" + u.Host), nil
+		}
+	}
 	if d.cfg.PublicURL != "" {
 		return d.cfg.PublicURL, nil
 	}
-	if !validHost(r.Host) {
-		return "", errHost
+	local, _ := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if local == nil {
+		return "", errNoOrigin
 	}
-	host := strings.ToLower(r.Host)
-	h, _, err := net.SplitHostPort(host)
-	if err != nil {
-		h = host
+	host, port, err := net.SplitHostPort(local.String())
+	if err != nil || !loopback(host) {
+		return "", errNoOrigin
 	}
-	if loopback(strings.Trim(h, "[]")) {
-		return "http://" + host, nil
-	}
-	return "https://" + host, nil
+	return "http://" + net.JoinHostPort(host, port), nil
 }
 
 // validHost says whether s is host[:port] of a DNS name or an IP address, with

@@ -17,9 +17,12 @@ limitations under the License.
 package card_test
 
 import (
+	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"regexp"
 	"strings"
 	"testing"
@@ -49,10 +52,19 @@ func newDocs(t *testing.T, cfg card.Config) *card.Documents {
 	return d
 }
 
-// get asks a handler for a document with a Host header, as a client would.
+// get asks a handler for a document with a Host header, as a client would, that
+// came in at 127.0.0.1:8080.
 func get(h http.Handler, method, host string) *httptest.ResponseRecorder {
+	return getAt(h, method, host, "127.0.0.1:8080")
+}
+
+// getAt is get at a local address of the server's ("" for none known).
+func getAt(h http.Handler, method, host, local string) *httptest.ResponseRecorder {
 	r := httptest.NewRequest(method, "/mcp/server-card", nil)
 	r.Host = host
+	if local != "" {
+		r = r.WithContext(context.WithValue(r.Context(), http.LocalAddrContextKey, net.TCPAddrFromAddrPort(netip.MustParseAddrPort(local))))
+	}
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, r)
 	return w
@@ -60,7 +72,7 @@ func get(h http.Handler, method, host string) *httptest.ResponseRecorder {
 
 func TestTheCardMeetsTheExtensionsSchema(t *testing.T) {
 	g := NewWithT(t)
-	d := newDocs(t, card.Config{Version: "1.2.3", Bearer: true, Extensions: []string{"io.modelcontextprotocol/tasks"},
+	d := newDocs(t, card.Config{Version: "1.2.3", Bearer: true, Extensions: []string{"io.modelcontextprotocol/tasks"}, PublicURL: "https://sandbar.example.com",
 		OAuth: &card.OAuth{URL: "https://sandbar.example.com/oauth/mcp", MetadataURL: "https://sandbar.example.com/.well-known/oauth-protected-resource/oauth/mcp"}})
 	w := get(d.CardHandler(), http.MethodGet, "sandbar.example.com")
 	g.Expect(w.Code).To(Equal(http.StatusOK))
@@ -88,41 +100,37 @@ func TestTheCardMeetsTheExtensionsSchema(t *testing.T) {
 	g.Expect(meta["extensions"]).To(Equal(map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}))
 }
 
-// Without a public URL the documents name the host a request names, and only a
-// host: anything else a Host header could carry is refused.
-func TestTheDocumentsNameOnlyAHost(t *testing.T) {
+// The documents never name the Host a request sends (anyone sends one, and a
+// shared cache keeps a public document): they name the public URL, and without
+// one they are served only at a loopback address, which they name.
+func TestTheDocumentsNeverNameTheHostARequestSends(t *testing.T) {
 	d := newDocs(t, card.Config{Bearer: true})
-	for _, row := range []struct{ host, want string }{
-		{"sandbar.example.com", "https://sandbar.example.com/mcp"},
-		{"Sandbar.Example.com:8443", "https://sandbar.example.com:8443/mcp"},
-		{"127.0.0.1:8080", "http://127.0.0.1:8080/mcp"},
-		{"localhost:8080", "http://localhost:8080/mcp"},
-		{"[::1]:8080", "http://[::1]:8080/mcp"},
-		{"evil.example.com/x", ""},
-		{"user@evil.example.com", ""},
-		{"evil!.example.com", ""},
-		{"evil.example.com:80x", ""},
-		{"evil.example.com:", ""},
-		{"", ""},
-		{strings.Repeat("a", 300), ""},
+	for _, row := range []struct{ host, local, want string }{
+		{"evil.example.com", "127.0.0.1:8080", "http://127.0.0.1:8080/mcp"},
+		{"localhost:9999", "127.0.0.1:8080", "http://127.0.0.1:8080/mcp"},
+		{"evil.example.com", "[::1]:8080", "http://[::1]:8080/mcp"},
+		{"sandbar.example.com", "10.0.0.7:8080", ""}, // a pod's address: no public URL to name
+		{"sandbar.example.com", "", ""},
 	} {
-		t.Run(row.host, func(t *testing.T) {
+		t.Run(row.host+" at "+row.local, func(t *testing.T) {
 			g := NewWithT(t)
-			w := get(d.CardHandler(), http.MethodGet, row.host)
-			if row.want == "" {
-				g.Expect(w.Code).To(Equal(http.StatusBadRequest), w.Body.String())
-				return
+			for _, h := range []http.Handler{d.CardHandler(), d.AICatalogHandler(), d.MCPCatalogHandler()} {
+				w := getAt(h, http.MethodGet, row.host, row.local)
+				g.Expect(w.Body.String()).NotTo(ContainSubstring(strings.Split(row.host, ":")[0]))
+				if row.want == "" {
+					g.Expect(w.Code).To(Equal(http.StatusNotFound), w.Body.String())
+					g.Expect(w.Body.String()).To(ContainSubstring("--mcp-public-url"))
+					continue
+				}
+				g.Expect(w.Code).To(Equal(http.StatusOK))
+				g.Expect(w.Body.String()).To(ContainSubstring(row.want))
 			}
-			g.Expect(w.Code).To(Equal(http.StatusOK))
-			var c card.ServerCard
-			g.Expect(json.Unmarshal(w.Body.Bytes(), &c)).To(Succeed())
-			g.Expect(c.Remotes[0].URL).To(Equal(row.want))
 		})
 	}
-	// A public URL wins over any Host.
+	// A public URL wins over any Host and any address.
 	pub := newDocs(t, card.Config{PublicURL: "https://Sandbar.example.com/"})
-	w := get(pub.CardHandler(), http.MethodGet, "10.0.0.7:8080")
-	NewWithT(t).Expect(w.Body.String()).To(And(ContainSubstring(`"https://sandbar.example.com/mcp"`), Not(ContainSubstring("10.0.0.7"))))
+	w := getAt(pub.CardHandler(), http.MethodGet, "evil.example.com", "10.0.0.7:8080")
+	NewWithT(t).Expect(w.Body.String()).To(And(ContainSubstring(`"https://sandbar.example.com/mcp"`), Not(ContainSubstring("10.0.0.7")), Not(ContainSubstring("evil"))))
 }
 
 func TestParsePublicURL(t *testing.T) {
@@ -154,7 +162,7 @@ func TestParsePublicURL(t *testing.T) {
 func TestTheCardNamesEachEndpointWithItsAuthentication(t *testing.T) {
 	g := NewWithT(t)
 	oauthHost := &card.OAuth{URL: "https://mcp-oauth.example.com/mcp", MetadataURL: "https://mcp-oauth.example.com/.well-known/oauth-protected-resource/mcp"}
-	d := newDocs(t, card.Config{Bearer: true, OAuth: oauthHost})
+	d := newDocs(t, card.Config{Bearer: true, OAuth: oauthHost, PublicURL: "https://sandbar.example.com"})
 	read := func(d *card.Documents, host string) card.ServerCard {
 		var c card.ServerCard
 		g.Expect(json.Unmarshal(get(d.CardHandler(), http.MethodGet, host).Body.Bytes(), &c)).To(Succeed())

@@ -67,7 +67,7 @@ func (d *Documents) handler(mediaType string, doc func(origin string) any) http.
 		}
 		origin, err := d.origin(r)
 		if err != nil {
-			http.Error(w, err.Error(), http.StatusBadRequest)
+			http.Error(w, err.Error(), http.StatusNotFound)
 			return
 		}
 		body, err := json.Marshal(doc(origin))

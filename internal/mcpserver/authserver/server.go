@@ -198,7 +198,7 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 		cfg.Upstream.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
 	iu, _ := url.Parse(cfg.Issuer)
-	s := &Server{cfg: cfg, path: strings.TrimSuffix(iu.Path, "/"),  c: c, r: r}
+	s := &Server{cfg: cfg, path: strings.TrimSuffix(iu.Path, "/"), c: c, r: r}
 	var err error
 	if s.docs, err = NewClientDocuments(cfg.Documents); err != nil {
 		return nil, err

@@ -38,6 +38,7 @@ import (
 
 	"code.dny.dev/ssrf"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/net/publicsuffix"
 	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
 )
@@ -53,14 +54,23 @@ type DocumentsConfig struct {
 	MaxBytes int64
 	// Timeout bounds one fetch, from the dial to the document's last byte (default 5 s).
 	Timeout time.Duration
-	// MaxEntries bounds the documents (and failures) kept (default 1000).
+	// MaxEntries bounds the documents kept, and apart from them the failures
+	// (default 1000 each): no flood of failures pushes a good document out.
 	MaxEntries int
-	// MaxFetches bounds the fetches under way at once (default 4), FetchRate and
-	// FetchBurst the fetches started (default 2 a second, 20 at once): whoever
-	// names new URLs as client ids, the server fetches no faster than that.
+	// The fetches are bounded per site (a host's registrable domain, as
+	// example.com for a.example.com; an IP address is a site of its own), so that
+	// no site, however slow or busy, holds up another's: one fetch of a site at a
+	// time, SiteRate and SiteBurst started (default 1 a second, 10 at once). The
+	// sites that never served a good document share MaxFetches under way (default
+	// 4) and FetchRate and FetchBurst started (default 2 a second, 20 at once):
+	// whoever names new sites as client ids, the server fetches no faster than
+	// that, and the sites of the clients it knows (MaxFetches more of theirs at
+	// once) are not held up by them.
 	MaxFetches int
 	FetchRate  rate.Limit
 	FetchBurst int
+	SiteRate   rate.Limit
+	SiteBurst  int
 	// RootCAs verify the documents' servers (nil: the system's roots).
 	RootCAs *x509.CertPool
 }
@@ -73,15 +83,20 @@ const (
 	DefaultDocumentMaxFetches = 4
 	DefaultDocumentFetchRate  = rate.Limit(2)
 	DefaultDocumentFetchBurst = 20
+	DefaultDocumentSiteRate   = rate.Limit(1)
+	DefaultDocumentSiteBurst  = 10
 )
 
 // How long a document is kept: its Cache-Control max-age, within these bounds,
-// or documentTTL when it names none. A failure is kept failureTTL, so that a
-// client retrying at once does not make the server fetch again.
+// or documentTTL when it names none; after that, for staleFor more, it is served
+// while it is fetched again (a known client's sign-in and refresh never wait on
+// the fetch limits). A failure is kept failureTTL, so that a client retrying at
+// once does not make the server fetch again.
 const (
 	documentTTL    = 10 * time.Minute
 	documentMinTTL = time.Minute
 	documentMaxTTL = 24 * time.Hour
+	staleFor       = 24 * time.Hour
 	failureTTL     = 30 * time.Second
 )
 
@@ -157,15 +172,26 @@ func (e *DocumentError) Detailed() string {
 // of the document's). It is safe for concurrent use; concurrent requests for one
 // URL share one fetch.
 type ClientDocuments struct {
-	cfg     DocumentsConfig
-	client  *http.Client
+	cfg    DocumentsConfig
+	client *http.Client
+	// limiter and slots bound the fetches of sites not known, known's of the sites
+	// that served a good document; sites holds each site's own bounds.
+	limiter      *rate.Limiter
+	slots, known chan struct{}
+	sites        *lru.Cache[string, *site]
+	good         *lru.Cache[string, struct{}]
+	group        singleflight.Group
+	now          func() time.Time
+	// kept holds documents until they are too stale to serve, failures the
+	// failures until they expire (each locks itself).
+	kept, failures *lru.Cache[string, keptDocument]
+	last           atomic.Pointer[Fetch]
+}
+
+// site is the bounds of one site's fetches: one at a time, at its rate.
+type site struct {
+	busy    atomic.Bool
 	limiter *rate.Limiter
-	slots   chan struct{}
-	group   singleflight.Group
-	now     func() time.Time
-	// kept holds documents and failures until they expire (it locks itself).
-	kept *lru.Cache[string, keptDocument]
-	last atomic.Pointer[Fetch]
 }
 
 // Fetch is how a fetch of a document went: Err is nil when it was read and checked.
@@ -200,8 +226,12 @@ func NewClientDocuments(cfg DocumentsConfig) (*ClientDocuments, error) {
 	def(&cfg.MaxEntries, DefaultDocumentMaxEntries)
 	def(&cfg.MaxFetches, DefaultDocumentMaxFetches)
 	def(&cfg.FetchBurst, DefaultDocumentFetchBurst)
+	def(&cfg.SiteBurst, DefaultDocumentSiteBurst)
 	if cfg.FetchRate <= 0 {
 		cfg.FetchRate = DefaultDocumentFetchRate
+	}
+	if cfg.SiteRate <= 0 {
+		cfg.SiteRate = DefaultDocumentSiteRate
 	}
 	var v4, v6 []netip.Prefix
 	for _, p := range cfg.AllowedPrefixes {
@@ -231,6 +261,9 @@ func NewClientDocuments(cfg DocumentsConfig) (*ClientDocuments, error) {
 	if err != nil {
 		return nil, err
 	}
+	failures, _ := lru.New[string, keptDocument](cfg.MaxEntries)
+	sites, _ := lru.New[string, *site](4 * cfg.MaxEntries)
+	good, _ := lru.New[string, struct{}](cfg.MaxEntries)
 	return &ClientDocuments{
 		cfg: cfg,
 		client: &http.Client{
@@ -240,10 +273,14 @@ func NewClientDocuments(cfg DocumentsConfig) (*ClientDocuments, error) {
 				return errRedirect
 			},
 		},
-		limiter: rate.NewLimiter(cfg.FetchRate, cfg.FetchBurst),
-		slots:   make(chan struct{}, cfg.MaxFetches),
-		now:     time.Now,
-		kept:    kept,
+		limiter:  rate.NewLimiter(cfg.FetchRate, cfg.FetchBurst),
+		slots:    make(chan struct{}, cfg.MaxFetches),
+		known:    make(chan struct{}, cfg.MaxFetches),
+		sites:    sites,
+		good:     good,
+		now:      time.Now,
+		kept:     kept,
+		failures: failures,
 	}, nil
 }
 
@@ -287,20 +324,29 @@ func (d *ClientDocuments) Get(ctx context.Context, clientID string) (*ClientDocu
 	if err := CheckClientIDURL(clientID); err != nil {
 		return nil, err
 	}
-	if k, ok := d.lookup(clientID); ok {
+	k, fresh := d.lookup(clientID)
+	if fresh {
 		return k.result()
 	}
 	ch := d.group.DoChan(clientID, func() (any, error) {
-		if k, ok := d.lookup(clientID); ok {
+		if k, fresh := d.lookup(clientID); fresh {
 			return k, nil
 		}
 		k := d.fetch(context.WithoutCancel(ctx), clientID)
-		if k.err == nil || !k.err.Retry {
+		switch {
+		case k.err == nil:
 			d.kept.Add(clientID, k)
+			d.failures.Remove(clientID)
+		case !k.err.Retry:
+			d.failures.Add(clientID, k)
+			d.kept.Remove(clientID)
 		}
 		d.last.Store(&Fetch{At: d.now(), ClientID: clientID, Err: k.err})
 		return k, nil
 	})
+	if k.doc != nil {
+		return k.doc, nil // stale: served while it is fetched again
+	}
 	select {
 	case <-ctx.Done():
 		return nil, &DocumentError{ClientID: clientID, Reason: "the request ended before the document came: " + context.Cause(ctx).Error(), Retry: true}
@@ -316,12 +362,47 @@ func (k keptDocument) result() (*ClientDocument, error) {
 	return k.doc, nil
 }
 
-func (d *ClientDocuments) lookup(clientID string) (keptDocument, bool) {
-	k, ok := d.kept.Get(clientID)
-	if !ok || !d.now().Before(k.expires) {
-		return keptDocument{}, false
+// lookup is what is kept of a client id: fresh, a document or failure within its
+// time; or a document past it but within staleFor, which may be served while it
+// is fetched again; or nothing.
+func (d *ClientDocuments) lookup(clientID string) (k keptDocument, fresh bool) {
+	now := d.now()
+	if k, ok := d.kept.Get(clientID); ok {
+		switch {
+		case now.Before(k.expires):
+			return k, true
+		case now.Before(k.expires.Add(staleFor)):
+			return k, false
+		}
 	}
-	return k, true
+	if k, ok := d.failures.Get(clientID); ok && now.Before(k.expires) {
+		return k, true
+	}
+	return keptDocument{}, false
+}
+
+// siteOf is the site of a client id that CheckClientIDURL took: its host's
+// registrable domain, or the host when it has none (an IP address, a name under
+// a public suffix alone).
+func siteOf(clientID string) string {
+	u, _ := url.Parse(clientID)
+	host := strings.ToLower(strings.TrimSuffix(u.Hostname(), "."))
+	if domain, err := publicsuffix.EffectiveTLDPlusOne(host); err == nil {
+		return domain
+	}
+	return host
+}
+
+// siteBounds are a site's bounds, made at its first fetch.
+func (d *ClientDocuments) siteBounds(name string) *site {
+	s, ok := d.sites.Get(name)
+	if !ok {
+		s = &site{limiter: rate.NewLimiter(d.cfg.SiteRate, d.cfg.SiteBurst)}
+		if prev, found, _ := d.sites.PeekOrAdd(name, s); found {
+			s = prev
+		}
+	}
+	return s
 }
 
 // fetch fetches and checks a document, within the server's bounds.
@@ -337,13 +418,27 @@ func (d *ClientDocuments) fetch(ctx context.Context, clientID string) keptDocume
 	busy := func(reason string) keptDocument {
 		return keptDocument{err: &DocumentError{ClientID: clientID, Reason: reason, Retry: true}}
 	}
+	name := siteOf(clientID)
+	st := d.siteBounds(name)
+	if !st.busy.CompareAndSwap(false, true) {
+		return busy("the server is fetching another document of " + name + "; try again")
+	}
+	defer st.busy.Store(false)
+	_, known := d.good.Get(name)
+	slots := d.slots
+	if known {
+		slots = d.known
+	}
 	select {
-	case d.slots <- struct{}{}:
-		defer func() { <-d.slots }()
+	case slots <- struct{}{}:
+		defer func() { <-slots }()
 	default:
 		return busy("the server is fetching as many documents as it may at once; try again")
 	}
-	if !d.limiter.Allow() {
+	if !st.limiter.Allow() {
+		return busy("the server has fetched as many documents of " + name + " as it may for now; try again shortly")
+	}
+	if !known && !d.limiter.Allow() {
 		return busy("the server has fetched as many new documents as it may for now; try again shortly")
 	}
 	ctx, cancel := context.WithTimeout(ctx, d.cfg.Timeout)
@@ -375,6 +470,7 @@ func (d *ClientDocuments) fetch(ctx context.Context, clientID string) keptDocume
 	if reason != "" {
 		return failed(reason)
 	}
+	d.good.Add(name, struct{}{})
 	return keptDocument{doc: doc, expires: d.now().Add(keepFor(resp.Header))}
 }
 

@@ -31,6 +31,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // documentServer serves client id metadata documents over TLS on loopback and
@@ -43,10 +45,18 @@ type documentServer struct {
 	hits  map[string]*atomic.Int64
 }
 
-func newDocumentServer(t *testing.T) *documentServer {
+func newDocumentServer(t *testing.T) *documentServer { return newDocumentServerAt(t, "127.0.0.1:0") }
+
+// newDocumentServerAt is a document server listening at addr (a site apart from
+// 127.0.0.1's at [::1]:0; its certificate, httptest's, is for both).
+func newDocumentServerAt(t *testing.T, addr string) *documentServer {
 	t.Helper()
 	s := &documentServer{paths: map[string]http.HandlerFunc{}, hits: map[string]*atomic.Int64{}}
-	s.srv = httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.srv = httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.mu.Lock()
 		h, ok := s.paths[r.URL.Path]
 		if ok {
@@ -59,6 +69,9 @@ func newDocumentServer(t *testing.T) *documentServer {
 		}
 		h(w, r)
 	}))
+	_ = s.srv.Listener.Close()
+	s.srv.Listener = l
+	s.srv.StartTLS()
 	t.Cleanup(s.srv.Close)
 	s.pool = x509.NewCertPool()
 	s.pool.AddCert(s.srv.Certificate())
@@ -101,9 +114,14 @@ func (s *documentServer) hitsOf(path string) int64 {
 // loopback allows the test server's address, as an admin would allow an internal one.
 var loopback = []netip.Prefix{netip.MustParsePrefix("127.0.0.0/8")}
 
+// newDocuments is a fetcher of the test server's documents; its one site (the
+// loopback address) may be fetched from as often as a test needs unless it says.
 func newDocuments(t *testing.T, s *documentServer, cfg DocumentsConfig) *ClientDocuments {
 	t.Helper()
 	cfg.RootCAs = s.pool
+	if cfg.SiteRate == 0 {
+		cfg.SiteRate, cfg.SiteBurst = rate.Inf, 1
+	}
 	d, err := NewClientDocuments(cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -157,30 +175,56 @@ func TestAClientDocumentIsFetchedCheckedAndKept(t *testing.T) {
 	}
 }
 
+// Past its max-age a document is fetched again; until that fetch comes back it is
+// served as it was.
 func TestAClientDocumentIsFetchedAgainOnceItsMaxAgeHasPassed(t *testing.T) {
 	s := newDocumentServer(t)
 	d := newDocuments(t, s, DocumentsConfig{AllowedPrefixes: loopback})
 	base := time.Now()
-	now := base
-	d.now = func() time.Time { return now }
+	now := setClock(d, base)
 	body := fmt.Sprintf(`{"client_id":%q,"redirect_uris":["https://client.example/cb"]}`, s.srv.URL+"/aged.json")
+	fetched := make(chan struct{}, 4)
 	id := s.handle("/aged.json", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		w.Header().Set("Cache-Control", "public, max-age=120")
 		_, _ = w.Write([]byte(body))
+		fetched <- struct{}{}
 	})
 	for _, step := range []struct {
-		at   time.Duration
-		hits int64
-	}{{0, 1}, {119 * time.Second, 1}, {121 * time.Second, 2}} {
-		now = base.Add(step.at)
+		at    time.Duration
+		fetch bool
+	}{{0, true}, {119 * time.Second, false}, {121 * time.Second, true}} {
+		at := base.Add(step.at)
+		now.Store(&at)
 		if _, err := d.Get(t.Context(), id); err != nil {
 			t.Fatal(err)
 		}
-		if n := s.hitsOf("/aged.json"); n != step.hits {
-			t.Errorf("%s after the first fetch: %d fetches, want %d", step.at, n, step.hits)
+		if step.fetch {
+			select {
+			case <-fetched:
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s after the first fetch: not fetched", step.at)
+			}
+			continue
+		}
+		select {
+		case <-fetched:
+			t.Errorf("%s after the first fetch: fetched again", step.at)
+		default:
 		}
 	}
+	if n := s.hitsOf("/aged.json"); n != 2 {
+		t.Errorf("%d fetches, want 2", n)
+	}
+}
+
+// setClock makes the fetcher's time what the returned value holds (a fetch in the
+// background reads it too), at first t.
+func setClock(d *ClientDocuments, t time.Time) *atomic.Pointer[time.Time] {
+	var now atomic.Pointer[time.Time]
+	now.Store(&t)
+	d.now = func() time.Time { return *now.Load() }
+	return &now
 }
 
 func TestKeepFor(t *testing.T) {
@@ -371,28 +415,103 @@ func TestARequestThatEndsDoesNotWaitForTheFetch(t *testing.T) {
 	}
 }
 
-func TestFetchesAreBoundedWhoeverAsks(t *testing.T) {
+// Each site's fetches are bounded, and the sites that never served a good
+// document together: whoever names new URLs as client ids, on one site or on
+// many, the server fetches no faster than that, and the sites of the clients it
+// knows are not held up by them.
+func TestFetchesAreBoundedPerSiteAndForNewSites(t *testing.T) {
 	s := newDocumentServer(t)
-	d := newDocuments(t, s, DocumentsConfig{AllowedPrefixes: loopback, FetchRate: 0.001, FetchBurst: 3})
-	for i := range 3 {
-		if _, err := d.Get(t.Context(), s.document(fmt.Sprintf("/c%d.json", i), nil)); err != nil {
+	t.Run("a site's own", func(t *testing.T) {
+		d := newDocuments(t, s, DocumentsConfig{AllowedPrefixes: loopback, SiteRate: 0.001, SiteBurst: 3})
+		for i := range 3 {
+			if _, err := d.Get(t.Context(), s.document(fmt.Sprintf("/c%d.json", i), nil)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		_, err := d.Get(t.Context(), s.document("/c3.json", nil))
+		refused(t, err, "as many documents of 127.0.0.1 as it may for now")
+		var de *DocumentError
+		if errors.As(err, &de) && !de.Retry {
+			t.Error("a refusal for load is not marked Retry")
+		}
+		// A document already kept is still served.
+		if _, err := d.Get(t.Context(), s.srv.URL+"/c0.json"); err != nil {
+			t.Errorf("a kept document: %v", err)
+		}
+		if n := s.hitsOf("/c3.json"); n != 0 {
+			t.Errorf("the document beyond the limit was fetched %d times", n)
+		}
+	})
+	t.Run("new sites together, and a known site apart", func(t *testing.T) {
+		other := newDocumentServerAt(t, "[::1]:0")
+		d := newDocuments(t, s, DocumentsConfig{AllowedPrefixes: append(loopback, netip.MustParsePrefix("::1/128")), FetchRate: 0.001, FetchBurst: 3})
+		if _, err := d.Get(t.Context(), s.document("/known.json", nil)); err != nil {
 			t.Fatal(err)
 		}
+		// Made-up client ids on a site that serves no document, past the budget.
+		for i := range 2 {
+			_, err := d.Get(t.Context(), fmt.Sprintf("%s/made-up-%d.json", other.srv.URL, i))
+			refused(t, err, "answered 404")
+		}
+		_, err := d.Get(t.Context(), other.srv.URL+"/made-up-2.json")
+		refused(t, err, "as many new documents as it may for now")
+		// A new client of the site the server knows is fetched all the same.
+		if _, err := d.Get(t.Context(), s.document("/new-client.json", nil)); err != nil {
+			t.Errorf("a new client of a known site during the flood: %v", err)
+		}
+	})
+}
+
+// A slow site holds one fetch at a time: it cannot fill the fetches under way
+// and hold up another site's.
+func TestASlowSiteCannotHoldUpAnother(t *testing.T) {
+	s := newDocumentServer(t)
+	slow := newDocumentServerAt(t, "[::1]:0")
+	d := newDocuments(t, s, DocumentsConfig{AllowedPrefixes: append(loopback, netip.MustParsePrefix("::1/128")), MaxFetches: 2, Timeout: 5 * time.Second})
+	release, started := make(chan struct{}), make(chan struct{}, 8)
+	for i := range 4 {
+		slow.handle(fmt.Sprintf("/slow-%d.json", i), func(http.ResponseWriter, *http.Request) { started <- struct{}{}; <-release })
 	}
-	id := s.document("/c3.json", nil)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = d.Get(context.Background(), slow.srv.URL+"/slow-0.json")
+	}()
+	<-started
+	for i := 1; i < 4; i++ {
+		ctx, cancel := context.WithTimeout(t.Context(), 500*time.Millisecond)
+		_, err := d.Get(ctx, fmt.Sprintf("%s/slow-%d.json", slow.srv.URL, i))
+		cancel()
+		refused(t, err, "fetching another document of ::1")
+	}
+	if _, err := d.Get(t.Context(), s.document("/client.json", nil)); err != nil {
+		t.Errorf("another site's document while one site is slow: %v", err)
+	}
+	close(release)
+	<-done
+}
+
+// A known client's document past its time is served while it is fetched again,
+// so that its people's sign-ins and refreshes never wait on the fetch limits
+// (spent here); a document too stale is not.
+func TestAStaleDocumentIsServedWhileTheLimitsAreSpent(t *testing.T) {
+	s := newDocumentServer(t)
+	id := s.document("/client.json", nil)
+	d := newDocuments(t, s, DocumentsConfig{AllowedPrefixes: loopback, FetchRate: 0.001, FetchBurst: 1, SiteRate: 0.001, SiteBurst: 1})
+	start := time.Now()
+	clock := setClock(d, start)
+	if _, err := d.Get(t.Context(), id); err != nil {
+		t.Fatal(err)
+	}
+	stale := start.Add(documentTTL + time.Minute)
+	clock.Store(&stale)
+	if doc, err := d.Get(t.Context(), id); err != nil || doc.ClientID != id {
+		t.Fatalf("a stale document: %v %v", doc, err)
+	}
+	tooStale := stale.Add(staleFor)
+	clock.Store(&tooStale)
 	_, err := d.Get(t.Context(), id)
-	refused(t, err, "as many new documents as it may for now")
-	var de *DocumentError
-	if errors.As(err, &de) && !de.Retry {
-		t.Error("a refusal for load is not marked Retry")
-	}
-	// A document already kept is still served.
-	if _, err := d.Get(t.Context(), s.srv.URL+"/c0.json"); err != nil {
-		t.Errorf("a kept document: %v", err)
-	}
-	if n := s.hitsOf("/c3.json"); n != 0 {
-		t.Errorf("the document beyond the limit was fetched %d times", n)
-	}
+	refused(t, err, "try again shortly")
 }
 
 func TestCheckClientIDURL(t *testing.T) {

@@ -84,6 +84,10 @@ func bindAuthServerFlags(fs *flag.FlagSet, c *authserver.Config, f *authServerFl
 		return nil
 	})
 	fs.DurationVar(&c.SessionTTL, "oauth-session-length", authserver.DefaultSessionTTL, "How long a sign-in lasts when the upstream provider gives no refresh token (no offline_access): then its grant's tokens end and the person signs in again, their groups read anew.")
+	fs.Func("oauth-trusted-clients", "Comma-separated client ids (metadata documents' URLs, as https://claude.ai/oauth/mcp-oauth-client-metadata) whose own names the consent page may lead with; others lead with what the server verified (the document's host, or a program on the person's computer).", func(v string) error {
+		c.TrustedClients = splitList(v)
+		return nil
+	})
 	fs.BoolVar(&c.Registration, "oauth-dynamic-client-registration", false, "Let clients without a client ID metadata document register themselves (RFC 7591) with the authorization server: public clients only, at most 1000, each kept 30 days, one new registration a second.")
 	fs.StringVar(&f.namespace, "oauth-authorization-server-namespace", "", "Namespace of the Secrets of the authorization server's keys and grants (default: the pod's namespace).")
 }

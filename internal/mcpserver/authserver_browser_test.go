@@ -90,10 +90,10 @@ func TestTypeScriptClientSignsInThroughTheConsentPageInChromium(t *testing.T) {
 	)).To(Succeed())
 	title, err := chromedp.Run(browser, chromedp.Title())
 	g.Expect(err).NotTo(HaveOccurred())
-	g.Expect(title).To(Equal("Allow Test Client to use Sandbar?"))
+	g.Expect(title).To(Equal("Allow a program on your computer to use Sandbar?"), "the client returns to a loopback address")
 	page, err := chromedp.Run(browser, chromedp.Text(chromedp.CSS("body")))
 	g.Expect(err).NotTo(HaveOccurred())
-	for _, want := range []string{s.clientID, s.oauth, "oidc:" + sub, "oidc:browser-team"} {
+	for _, want := range []string{s.clientID, s.oauth, "oidc:" + sub, "oidc:browser-team", "It calls itself Test Client: the client's own words"} {
 		g.Expect(page).To(ContainSubstring(want))
 	}
 	g.Expect(chromedp.Do(browser,

@@ -29,9 +29,14 @@ import (
 // Consent is what the consent page shows a person before a client gets a token
 // for them, and what its form sends back.
 type Consent struct {
-	// ClientName is the document's client_name (or its host when it has none);
-	// ClientID the URL of its metadata document.
+	// Who is what the page leads with: what the server verified of the client,
+	// never the client's own words (WhoOf).
+	Who string
+	// ClientName is the client's name for itself (client_name), which anyone can
+	// write: shown second, as its own words; first, beside Who, when Trusted (an
+	// admin listed the client). ClientID is its id (its metadata document's URL).
 	ClientName, ClientID string
+	Trusted              bool
 	// RedirectURI is where the person's browser goes with the code (or the refusal).
 	RedirectURI string
 	// Resource is the MCP server the token is for.
@@ -43,6 +48,32 @@ type Consent struct {
 	// the person's answer (the sealed auth request, and the token that binds the
 	// form to the browser that was shown it).
 	Action, Request, Token string
+}
+
+// Headline is how the page names the client: Who, or for a client an admin
+// trusts, its own name and Who.
+func (c Consent) Headline() string {
+	if c.Trusted && c.ClientName != "" {
+		return c.ClientName + " (" + c.Who + ")"
+	}
+	return c.Who
+}
+
+// WhoOf is what the server verified of a client, in words for the person asked:
+// a program on their computer when their browser returns to a loopback address or
+// to a scheme of the client's own (whatever its document's host, anyone can run
+// it there); else the host its metadata document was fetched from, over TLS; else
+// (a client that registered) the site it returns to.
+func WhoOf(clientID, redirectURI string) string {
+	switch kind, _ := redirectURIKind(redirectURI); kind {
+	case "loopback", "private-use":
+		return "a program on your computer"
+	}
+	if u, err := url.Parse(clientID); err == nil && u.Scheme == "https" && u.Hostname() != "" {
+		return strings.ToLower(u.Hostname())
+	}
+	u, _ := url.Parse(redirectURI)
+	return "the site " + strings.ToLower(u.Hostname())
 }
 
 // consentStyle is the page's only style, allowed by its hash (no external
@@ -61,12 +92,14 @@ var consentPage = template.Must(template.New("consent").Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="referrer" content="no-referrer">
-<title>Allow {{.ClientName}} to use Sandbar?</title>
+<title>Allow {{.Headline}} to use Sandbar?</title>
 <style>{{.Style}}</style></head>
 <body>
-<h1>Allow <strong>{{.ClientName}}</strong> to use Sandbar as you?</h1>
-<dl>
-<dt>Client</dt><dd>{{.ClientName}} (<code>{{.ClientID}}</code>)</dd>
+<h1>Allow <strong>{{.Headline}}</strong> to use Sandbar as you?</h1>
+{{if and .ClientName (not .Trusted)}}<p>It calls itself <q>{{.ClientName}}</q>: <em>the client's own words</em>, which anyone
+can write. What Sandbar checked is above and below.</p>
+{{end}}<dl>
+<dt>Client</dt><dd><code>{{.ClientID}}</code></dd>
 <dt>Server</dt><dd><code>{{.Resource}}</code></dd>
 <dt>You</dt><dd><code>{{.User}}</code>{{if .Groups}}, in {{range $i, $g := .Groups}}{{if $i}}, {{end}}<code>{{$g}}</code>{{end}}{{end}}</dd>
 <dt>Returns to</dt><dd><code>{{.RedirectURI}}</code></dd>

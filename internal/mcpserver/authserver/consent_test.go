@@ -27,6 +27,7 @@ import (
 func TestTheConsentPageNamesWhoAndWhatAndCannotBeFramedOrScripted(t *testing.T) {
 	w := httptest.NewRecorder()
 	ServeConsent(w, Consent{
+		Who:         "client.example",
 		ClientName:  `<script>alert(1)</script>Evil "Client"`,
 		ClientID:    "https://client.example/meta.json",
 		RedirectURI: "https://claude.ai/api/mcp/auth_callback",
@@ -62,6 +63,39 @@ func TestTheConsentPageNamesWhoAndWhatAndCannotBeFramedOrScripted(t *testing.T) 
 	sum := sha256.Sum256([]byte(body[start+len("<style>") : end]))
 	if hash := "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"; !strings.Contains(csp, "style-src "+hash) {
 		t.Errorf("the page's style hashes to %s, which its CSP (%s) does not allow", hash, csp)
+	}
+}
+
+// The page leads with what the server verified of the client, never with the
+// name a client gives itself (anyone can publish a document, or register, as
+// "Claude"), unless an admin trusts the client; that name comes second, marked
+// as the client's own words.
+func TestTheConsentPageLeadsWithWhatTheServerVerified(t *testing.T) {
+	for _, tc := range []struct {
+		name, clientID, redirect string
+		trusted                  bool
+		headline                 string
+	}{
+		{"a document anyone publishes", "https://evil.example/claude.json", "https://evil.example/cb", false, "evil.example"},
+		{"a document that returns to a loopback address", "https://claude.ai/oauth/claude-code-client-metadata", "http://127.0.0.1:33418/callback", false, "a program on your computer"},
+		{"a scheme of the client's own", "https://cursor.com/client.json", "cursor://anysphere.cursor-mcp/oauth/cb", false, "a program on your computer"},
+		{"a registration", clientPrefix + "0123456789abcdef0123456789abcdef", "https://Evil.example/cb", false, "the site evil.example"},
+		{"a client an admin trusts", "https://claude.ai/oauth/mcp-oauth-client-metadata", "https://claude.ai/api/mcp/auth_callback", true, "Claude (claude.ai)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := httptest.NewRecorder()
+			ServeConsent(w, Consent{Who: WhoOf(tc.clientID, tc.redirect), ClientName: "Claude", Trusted: tc.trusted,
+				ClientID: tc.clientID, RedirectURI: tc.redirect, Action: "/oauth2/consent"})
+			body := w.Body.String()
+			title := body[strings.Index(body, "<title>")+len("<title>") : strings.Index(body, "</title>")]
+			h1 := body[strings.Index(body, "<h1>") : strings.Index(body, "</h1>")]
+			if title != "Allow "+tc.headline+" to use Sandbar?" || !strings.Contains(h1, "<strong>"+tc.headline+"</strong>") {
+				t.Errorf("title %q, headline %q: want %q", title, h1, tc.headline)
+			}
+			if !tc.trusted && !strings.Contains(body, "It calls itself <q>Claude</q>: <em>the client's own words</em>") {
+				t.Errorf("the client's name is not shown as its own words: %s", body)
+			}
+		})
 	}
 }
 

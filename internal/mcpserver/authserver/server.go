@@ -72,6 +72,9 @@ type Config struct {
 	ClientTTL    time.Duration
 	// AccessTokenTTL is how long an access token is valid (default 1 h).
 	AccessTokenTTL time.Duration
+	// TrustedClients are client ids (metadata documents' URLs) whose own names the
+	// consent page may lead with; others lead with what the server verified.
+	TrustedClients []string
 	// SessionTTL is how long a sign-in lasts when the upstream provider gave no
 	// refresh token to ask it again with (default 24 h): the grant's refresh
 	// tokens and access tokens end then, and the person signs in again, their
@@ -477,12 +480,8 @@ func (s *Server) callback(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		http.SetCookie(w, s.cookie(formToken, int(requestTTL.Seconds())))
-		name := doc.ClientName
-		if name == "" {
-			u, _ := url.Parse(doc.ClientID)
-			name = u.Host
-		}
-		ServeConsent(w, Consent{ClientName: name, ClientID: doc.ClientID, RedirectURI: req.RedirectURI, Resource: req.Resource,
+		ServeConsent(w, Consent{Who: WhoOf(doc.ClientID, req.RedirectURI), ClientName: doc.ClientName,
+			Trusted: slices.Contains(s.cfg.TrustedClients, doc.ClientID), ClientID: doc.ClientID, RedirectURI: req.RedirectURI, Resource: req.Resource,
 			User: user, Groups: groups, Action: s.path + "/consent", Request: sealedReq, Token: formToken})
 	}, party)(w, r)
 }

@@ -88,7 +88,7 @@ func TestTheConsentPageLeadsWithWhatTheServerVerified(t *testing.T) {
 				ClientID: tc.clientID, RedirectURI: tc.redirect, Action: "/oauth2/consent"})
 			body := w.Body.String()
 			title := body[strings.Index(body, "<title>")+len("<title>") : strings.Index(body, "</title>")]
-			h1 := body[strings.Index(body, "<h1>") : strings.Index(body, "</h1>")]
+			h1 := body[strings.Index(body, "<h1>"):strings.Index(body, "</h1>")]
 			if title != "Allow "+tc.headline+" to use Sandbar?" || !strings.Contains(h1, "<strong>"+tc.headline+"</strong>") {
 				t.Errorf("title %q, headline %q: want %q", title, h1, tc.headline)
 			}

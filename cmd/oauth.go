@@ -88,7 +88,7 @@ func bindAuthServerFlags(fs *flag.FlagSet, c *authserver.Config, f *authServerFl
 		c.TrustedClients = splitList(v)
 		return nil
 	})
-	fs.BoolVar(&c.Registration, "oauth-dynamic-client-registration", false, "Let clients without a client ID metadata document register themselves (RFC 7591) with the authorization server: public clients only, at most 1000, each kept 30 days, one new registration a second.")
+	fs.BoolVar(&c.Registration, "oauth-dynamic-client-registration", false, "Let clients without a client ID metadata document register themselves (RFC 7591) with the authorization server: public clients only, at most 1000, each kept 30 days once it completes a sign-in (10 minutes until then), three at once from one address then one every 20 s, one a second in all.")
 	fs.StringVar(&f.namespace, "oauth-authorization-server-namespace", "", "Namespace of the Secrets of the authorization server's keys and grants (default: the pod's namespace).")
 }
 

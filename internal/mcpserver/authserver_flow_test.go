@@ -30,6 +30,7 @@ import (
 	"fmt"
 	"html"
 	"io"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -493,9 +494,14 @@ func TestTheAuthorizationServerNeverMapsAPersonToASystemGroup(t *testing.T) {
 
 // register posts client metadata to the registration endpoint.
 func (s asServer) register(t *testing.T, metadata map[string]any) (int, map[string]any) {
+	return s.registerFrom(t, http.DefaultClient, metadata)
+}
+
+// registerFrom registers with a client of its own (from another source address).
+func (s asServer) registerFrom(t *testing.T, c *http.Client, metadata map[string]any) (int, map[string]any) {
 	t.Helper()
 	body, _ := json.Marshal(metadata)
-	resp, err := http.Post(s.asURL+"/register", "application/json", strings.NewReader(string(body)))
+	resp, err := c.Post(s.asURL+"/register", "application/json", strings.NewReader(string(body)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -516,9 +522,11 @@ func TestTheAuthorizationServerRegistersClientsOnlyWhenAllowed(t *testing.T) {
 	_, meta := getJSON(t, off.base+"/.well-known/oauth-authorization-server/oauth2")
 	g.Expect(meta).NotTo(HaveKey("registration_endpoint"))
 
+	const pending = 2 * time.Second
 	s := newASServer(t, func(o *mcpserver.Options) {
 		o.AuthorizationServer.Registration = true
 		o.AuthorizationServer.MaxClients = 2
+		o.AuthorizationServer.PendingClientTTL = pending
 	})
 	t.Cleanup(func() {
 		_ = k8s.DeleteAllOf(context.Background(), &corev1.Secret{}, client.InNamespace("default"),
@@ -553,11 +561,36 @@ func TestTheAuthorizationServerRegistersClientsOnlyWhenAllowed(t *testing.T) {
 	g.Expect(status).To(Equal(http.StatusOK), "%v", tokens)
 	g.Expect(registered.status(t, tokens["access_token"].(string))).To(Equal(http.StatusOK))
 
-	status, _ = s.register(t, map[string]any{"redirect_uris": []string{clientRedirect}})
+	// A client that never completes a sign-in holds its slot minutes, not the
+	// registration's 30 days; one source registers three at once.
+	status, never := s.register(t, map[string]any{"redirect_uris": []string{clientRedirect}})
 	g.Expect(status).To(Equal(http.StatusCreated))
 	status, full := s.register(t, map[string]any{"redirect_uris": []string{clientRedirect}})
 	g.Expect(status).To(Equal(http.StatusServiceUnavailable))
 	g.Expect(full["error_description"]).To(ContainSubstring("limit"))
+	status, busy := s.register(t, map[string]any{"redirect_uris": []string{clientRedirect}})
+	g.Expect(status).To(Equal(http.StatusTooManyRequests), "a fourth registration from one source: %v", busy)
+	gone := s
+	gone.clientID = never["client_id"].(string)
+	g.Eventually(func() string {
+		_, body, _ := consentPage(t, browser(t), gone.authorizeURL("x", nil))
+		return body
+	}, 5*pending, 200*time.Millisecond).Should(ContainSubstring("no such registered client"))
+	other := &http.Client{Transport: &http.Transport{DialContext: (&net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}}).DialContext}}
+	status, _ = s.registerFrom(t, other, map[string]any{"redirect_uris": []string{clientRedirect}})
+	g.Expect(status).To(Equal(http.StatusCreated), "its slot is free again, for another source")
+	// The client that signed in is kept.
+	verifier, challenge = pkce()
+	status, tokens = registered.exchange(t, registered.code(t, challenge), verifier)
+	g.Expect(status).To(Equal(http.StatusOK), "a live registered client after the pending time: %v", tokens)
+
+	// Made-up client ids of the registered kind are refused without a read.
+	for _, id := range []string{"sandbar-client-0123456789abcdef0123456789abcdef", "sandbar-client-" + strings.Repeat("0", 32)} {
+		madeUp := s
+		madeUp.clientID = id
+		_, body, _ := consentPage(t, browser(t), madeUp.authorizeURL("x", nil))
+		g.Expect(body).To(ContainSubstring("no such registered client"))
+	}
 }
 
 // claimsOf are the claims of a JWT, unverified.

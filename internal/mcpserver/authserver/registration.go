@@ -19,16 +19,20 @@ package authserver
 import (
 	"bytes"
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
 	"time"
 
+	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/hashicorp/golang-lru/v2/expirable"
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
@@ -48,57 +52,112 @@ const (
 
 // Defaults of the registrations.
 const (
-	DefaultMaxClients = 1000
-	DefaultClientTTL  = 30 * 24 * time.Hour
-	maxRegistration   = 16 << 10
+	DefaultMaxClients       = 1000
+	DefaultClientTTL        = 30 * 24 * time.Hour
+	DefaultPendingClientTTL = 10 * time.Minute
+	maxRegistration         = 16 << 10
+	// A source (a remote address) registers sourceBurst clients at once, then one
+	// every sourceEvery; everyone together registerRate a second, registerBurst at once.
+	sourceEvery   = 20 * time.Second
+	sourceBurst   = 3
+	registerRate  = rate.Limit(1)
+	registerBurst = 20
 )
 
-// Registrations keeps the clients that registered: at most MaxClients, each for
-// ClientTTL, new ones at a rate whoever asks.
+// Registrations keeps the clients that registered: at most max, each for ttl
+// once it has completed a sign-in (a code exchanged: a live client), pending
+// until then; new ones at a rate per source and in all. A client id carries a
+// MAC under key, so a made-up one is refused before it costs a read, and one
+// read and not found is answered from a negative cache for a while.
 type Registrations struct {
-	c       client.Client
-	r       client.Reader
-	ns      string
-	max     int
-	ttl     time.Duration
-	limiter *rate.Limiter
-	kept    *expirable.LRU[string, *ClientDocument]
+	c            client.Client
+	r            client.Reader
+	ns           string
+	max          int
+	ttl, pending time.Duration
+	key          []byte
+	limiter      *rate.Limiter
+	sources      *lru.Cache[string, *rate.Limiter]
+	kept         *expirable.LRU[string, *registeredClient]
+	unknown      *expirable.LRU[string, struct{}]
 }
 
-// NewRegistrations keeps registered clients in namespace ns.
-func NewRegistrations(c client.Client, r client.Reader, ns string, maxClients int, ttl time.Duration) *Registrations {
+// NewRegistrations keeps registered clients in namespace ns: at most maxClients,
+// each ttl once its client completed a sign-in and pending until then; their ids
+// carry a MAC under key, which every replica must share.
+func NewRegistrations(c client.Client, r client.Reader, ns string, maxClients int, ttl, pending time.Duration, key []byte) *Registrations {
 	if maxClients <= 0 {
 		maxClients = DefaultMaxClients
 	}
 	if ttl <= 0 {
 		ttl = DefaultClientTTL
 	}
-	return &Registrations{c: c, r: r, ns: ns, max: maxClients, ttl: ttl, limiter: rate.NewLimiter(1, 20),
-		kept: expirable.NewLRU[string, *ClientDocument](1000, nil, time.Minute)}
+	if pending <= 0 {
+		pending = DefaultPendingClientTTL
+	}
+	sources, _ := lru.New[string, *rate.Limiter](10000)
+	return &Registrations{c: c, r: r, ns: ns, max: maxClients, ttl: ttl, pending: pending, key: key,
+		limiter: rate.NewLimiter(registerRate, registerBurst), sources: sources,
+		kept:    expirable.NewLRU[string, *registeredClient](1000, nil, time.Minute),
+		unknown: expirable.NewLRU[string, struct{}](10000, nil, time.Minute)}
 }
 
 type registeredClient struct {
 	ClientDocument
 	Expires time.Time `json:"expires"`
+	// Live is true once the client exchanged a code: it is then kept ttl, not pending.
+	Live bool `json:"live,omitempty"`
 }
 
-// IsRegistered says whether a client id is of the registered kind.
+// IsRegistered says whether a client id is of the registered kind (its shape;
+// Registrations checks its MAC).
 func IsRegistered(clientID string) bool {
 	return isName(clientPrefix, clientID)
 }
 
+// newID is a new client id: 8 random bytes and 8 of their MAC, in hex.
+func (g *Registrations) newID() string {
+	id := make([]byte, 8)
+	_, _ = rand.Read(id)
+	return clientPrefix + hex.EncodeToString(id) + g.macOf(id)
+}
+
+func (g *Registrations) macOf(id []byte) string {
+	m := hmac.New(sha256.New, g.key)
+	m.Write(id)
+	return hex.EncodeToString(m.Sum(nil)[:8])
+}
+
+// issued says whether a client id is one newID made.
+func (g *Registrations) issued(clientID string) bool {
+	if !IsRegistered(clientID) {
+		return false
+	}
+	raw, err := hex.DecodeString(strings.TrimPrefix(clientID, clientPrefix))
+	return err == nil && hmac.Equal([]byte(g.macOf(raw[:8])), []byte(hex.EncodeToString(raw[8:])))
+}
+
 // Get is a registered client that has not expired.
 func (g *Registrations) Get(ctx context.Context, clientID string) (*ClientDocument, error) {
-	if doc, ok := g.kept.Get(clientID); ok {
-		return doc, nil
+	rc, err := g.get(ctx, clientID)
+	if err != nil {
+		return nil, err
+	}
+	return &rc.ClientDocument, nil
+}
+
+func (g *Registrations) get(ctx context.Context, clientID string) (*registeredClient, error) {
+	if rc, ok := g.kept.Get(clientID); ok && time.Now().Before(rc.Expires) {
+		return rc, nil
 	}
 	unknown := &DocumentError{ClientID: clientID, Reason: "no such registered client: it expired (register again) or never was"}
-	if !IsRegistered(clientID) {
+	if _, known := g.unknown.Get(clientID); known || !g.issued(clientID) {
 		return nil, unknown
 	}
 	var s corev1.Secret
 	if err := g.r.Get(ctx, client.ObjectKey{Namespace: g.ns, Name: clientID}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
+			g.unknown.Add(clientID, struct{}{})
 			return nil, unknown
 		}
 		return nil, err
@@ -109,19 +168,57 @@ func (g *Registrations) Get(ctx context.Context, clientID string) (*ClientDocume
 	}
 	if time.Now().After(rc.Expires) {
 		_ = client.IgnoreNotFound(g.c.Delete(ctx, &s))
+		g.unknown.Add(clientID, struct{}{})
 		return nil, unknown
 	}
-	g.kept.Add(clientID, &rc.ClientDocument)
-	return &rc.ClientDocument, nil
+	g.kept.Add(clientID, &rc)
+	return &rc, nil
+}
+
+// Live records that a registered client completed a sign-in: it is kept its
+// full time from now on, no longer pending. Its first code exchange calls it.
+func (g *Registrations) Live(ctx context.Context, clientID string) error {
+	if rc, ok := g.kept.Get(clientID); ok && rc.Live {
+		return nil
+	}
+	var s corev1.Secret
+	if err := g.r.Get(ctx, client.ObjectKey{Namespace: g.ns, Name: clientID}, &s); err != nil {
+		return fmt.Errorf("reading the registered client: %w", err)
+	}
+	var rc registeredClient
+	if s.Type != ClientSecretType || json.Unmarshal(s.Data[clientDataKey], &rc) != nil || rc.ClientID != clientID {
+		return errors.New("the registered client does not read")
+	}
+	if !rc.Live {
+		rc.Live, rc.Expires = true, time.Now().Add(g.ttl).Truncate(time.Second)
+		raw, _ := json.Marshal(rc)
+		s.Data[clientDataKey] = raw
+		if err := g.c.Update(ctx, &s); err != nil {
+			return fmt.Errorf("keeping the registered client: %w", err)
+		}
+	}
+	g.kept.Add(clientID, &rc)
+	return nil
+}
+
+// allow says whether a source may register a client now.
+func (g *Registrations) allow(r *http.Request) bool {
+	source, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		source = r.RemoteAddr
+	}
+	l, ok := g.sources.Get(source)
+	if !ok {
+		l = rate.NewLimiter(rate.Every(sourceEvery), sourceBurst)
+		if prev, found, _ := g.sources.PeekOrAdd(source, l); found {
+			l = prev
+		}
+	}
+	return l.Allow() && g.limiter.Allow()
 }
 
 // ServeHTTP is the registration endpoint.
 func (g *Registrations) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	if !g.limiter.Allow() {
-		w.Header().Set("Retry-After", "5")
-		writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many registrations at once; try again in a few seconds")
-		return
-	}
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxRegistration))
 	if err != nil {
 		writeOAuthError(w, http.StatusBadRequest, "invalid_client_metadata", fmt.Sprintf("the metadata is larger than %d bytes", maxRegistration))
@@ -143,15 +240,18 @@ func (g *Registrations) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, http.StatusBadRequest, code, reason)
 		return
 	}
+	if !g.allow(r) {
+		w.Header().Set("Retry-After", "20")
+		writeOAuthError(w, http.StatusTooManyRequests, "temporarily_unavailable", "too many registrations from here or at once; try again in a few seconds")
+		return
+	}
 	if err := g.makeRoom(r.Context()); err != nil {
 		w.Header().Set("Retry-After", "60")
 		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", err.Error())
 		return
 	}
-	id := make([]byte, 16)
-	_, _ = rand.Read(id)
-	doc.ClientID = clientPrefix + hex.EncodeToString(id)
-	rc := registeredClient{ClientDocument: *doc, Expires: time.Now().Add(g.ttl).Truncate(time.Second)}
+	doc.ClientID = g.newID()
+	rc := registeredClient{ClientDocument: *doc, Expires: time.Now().Add(g.pending).Truncate(time.Second)}
 	raw, _ := json.Marshal(rc)
 	secret := &corev1.Secret{
 		ObjectMeta: metav1.ObjectMeta{Name: doc.ClientID, Namespace: g.ns, Labels: map[string]string{

@@ -66,10 +66,12 @@ type Config struct {
 	// Documents bounds the fetching of client ID metadata documents.
 	Documents DocumentsConfig
 	// Registration serves dynamic client registration (RFC 7591) for clients
-	// without a metadata document: at most MaxClients, each kept ClientTTL.
-	Registration bool
-	MaxClients   int
-	ClientTTL    time.Duration
+	// without a metadata document: at most MaxClients, each kept ClientTTL once it
+	// has completed a sign-in and PendingClientTTL until then.
+	Registration     bool
+	MaxClients       int
+	ClientTTL        time.Duration
+	PendingClientTTL time.Duration
 	// AccessTokenTTL is how long an access token is valid (default 1 h).
 	AccessTokenTTL time.Duration
 	// TrustedClients are client ids (metadata documents' URLs) whose own names the
@@ -206,9 +208,6 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 	if s.docs, err = NewClientDocuments(cfg.Documents); err != nil {
 		return nil, err
 	}
-	if cfg.Registration {
-		s.regs = NewRegistrations(c, r, cfg.Namespace, cfg.MaxClients, cfg.ClientTTL)
-	}
 	key, err := StateKey(ctx, c, r, types.NamespacedName{Namespace: cfg.Namespace, Name: cfg.StateSecret})
 	if err != nil {
 		return nil, err
@@ -217,6 +216,9 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 		return nil, err
 	}
 	s.grants = NewGrants(c, r, cfg.Namespace, derive(key, "grant-token"))
+	if cfg.Registration {
+		s.regs = NewRegistrations(c, r, cfg.Namespace, cfg.MaxClients, cfg.ClientTTL, cfg.PendingClientTTL, derive(key, "client-id"))
+	}
 	s.grants.SessionTTL = cfg.SessionTTL
 	s.keys = NewKeyStore(direct{Client: c, r: r}, types.NamespacedName{Namespace: cfg.Namespace, Name: cfg.KeysSecret}, DefaultRingTimes)
 	if err := s.keys.Sync(ctx); err != nil {

@@ -117,6 +117,12 @@ func (st *storage) CreateAccessAndRefreshTokens(ctx context.Context, r op.TokenR
 	switch r := r.(type) {
 	case *authRequest:
 		g, refreshable = r.grant, r.Refreshable
+		// A registered client that exchanged a code is a live one: kept its full time.
+		if st.s.regs != nil && IsRegistered(r.ClientID) {
+			if err := st.s.regs.Live(ctx, r.ClientID); err != nil {
+				return "", "", time.Time{}, oidc.ErrServerError().WithDescription("the registered client could not be kept; try again").WithParent(err)
+			}
+		}
 	case *refreshRequest:
 		g, refreshable = r.g, true
 		if change, err = st.s.followUpstream(ctx, g); err != nil {

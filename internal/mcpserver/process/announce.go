@@ -30,6 +30,10 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
 
+// SDK gap (the register: internal/mcpserver/sdkgap/doc.go): go-sdk#745 and go-sdk#1146
+// (sending notifications/tasks/status) would remove the notifications/message this file
+// sends instead.
+
 // LoggerName is the logger of the notifications/message that tell a session its
 // task changed state.
 const LoggerName = "sandbar.tasks"

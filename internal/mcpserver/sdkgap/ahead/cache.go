@@ -49,6 +49,10 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/transport"
 )
 
+// SDK gap (the register: internal/mcpserver/sdkgap/doc.go): a go-sdk release that keeps
+// an encoded tools/list until the tools change would remove this file (no go-sdk issue
+// yet).
+
 // The bounds of a cache: answers kept, and their bytes in all. An answer larger
 // than MaxBytes is rendered for each request, as without a cache.
 const (

@@ -51,6 +51,10 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/workflow"
 )
 
+// SDK gap (the register: internal/mcpserver/sdkgap/doc.go): go-sdk#626 (Tasks) and
+// go-sdk#942 (the Tasks extension) would remove this file; go-sdk#1052 and #1261, its
+// Params.
+
 // header carries a tools/call's params.task from the HTTP layer, which sees the raw
 // request, to the middleware, which does not: the SDK drops params.task when it parses.
 const header = "Sandbar-Task"

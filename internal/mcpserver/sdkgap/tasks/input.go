@@ -33,6 +33,9 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
+// SDK gap (the register: internal/mcpserver/sdkgap/doc.go): go-sdk#942 (the Tasks
+// extension, with its input path) would remove this file.
+
 // The input path of the extension: a process of a user workflow waits in a state
 // until someone takes one of the transitions out of it. To a client that can be
 // asked (it declared elicitation on its tasks/get), such a task is input_required,

@@ -21,6 +21,9 @@ import (
 	"strings"
 )
 
+// SDK gap (the register: internal/mcpserver/sdkgap/doc.go): the helpers of the
+// workarounds beside it (json.go, ../ahead); it goes with the last of them.
+
 // Accept is what an Accept header names of the media types a Streamable HTTP
 // POST is answered in.
 type Accept struct {

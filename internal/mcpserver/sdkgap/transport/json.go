@@ -23,6 +23,10 @@ import (
 	"strings"
 )
 
+// SDK gap (the register: internal/mcpserver/sdkgap/doc.go): a go-sdk release whose
+// Streamable HTTP handler answers a POST that does not accept a stream in JSON, per
+// request, would remove this file (no go-sdk issue yet).
+
 // PlainJSON gives a POST that does not accept a stream one application/json answer:
 // the JSON-RPC response (an array for a batch), with the status and headers
 // (Mcp-Session-Id among them) the Streamable HTTP handler next gave. A POST accepts

@@ -22,6 +22,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
+// SDK gap (the register: internal/mcpserver/sdkgap/doc.go): a go-sdk release with one
+// handler that serves the stateless revision and the session-based ones would remove
+// this file (no go-sdk issue yet).
+
 // Stateless is the first protocol revision without sessions (2026-07-28): no
 // initialize, the revision and the client's capabilities in every request's _meta,
 // server/discover, subscriptions/listen for what the server sends on its own.

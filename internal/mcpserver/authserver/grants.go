@@ -163,9 +163,7 @@ func (g *Grants) tokenOf(name string) string {
 }
 
 func (g *Grants) macOf(body string) string {
-	m := hmac.New(sha256.New, g.key)
-	m.Write([]byte(body))
-	return base64.RawURLEncoding.EncodeToString(m.Sum(nil)[:24])
+	return base64.RawURLEncoding.EncodeToString(mac(g.key, body)[:24])
 }
 
 // issued names the grant of a token tokenOf made; ok is false for anything else,

@@ -21,7 +21,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -123,9 +122,7 @@ func (g *Registrations) newID() string {
 }
 
 func (g *Registrations) macOf(id []byte) string {
-	m := hmac.New(sha256.New, g.key)
-	m.Write(id)
-	return hex.EncodeToString(m.Sum(nil)[:8])
+	return hex.EncodeToString(mac(g.key, string(id))[:8])
 }
 
 // issued says whether a client id is one newID made.

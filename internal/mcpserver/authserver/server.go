@@ -263,8 +263,13 @@ func (d direct) List(ctx context.Context, list client.ObjectList, opts ...client
 
 // derive is a key of its own for each use of the state key.
 func derive(key []byte, use string) []byte {
+	return mac(key, "sandbar authorization server: "+use)
+}
+
+// mac is the HMAC-SHA256 of data under key.
+func mac(key []byte, data string) []byte {
 	m := hmac.New(sha256.New, key)
-	m.Write([]byte("sandbar authorization server: " + use))
+	m.Write([]byte(data))
 	return m.Sum(nil)
 }
 

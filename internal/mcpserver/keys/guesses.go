@@ -58,31 +58,9 @@ func guessKey(host, service string) [32]byte {
 	return sha256.Sum256([]byte(host + "\x00" + service))
 }
 
-// limited reports whether the key has no failed attempt left. A key without a
-// bucket has all of them, unless the table is full: then it shares the overflow.
-func (g *guesses) limited(key [32]byte) bool {
-	now := g.now()
-	g.mu.Lock()
-	l, ok := g.buckets[key]
-	if !ok && len(g.buckets) >= g.max {
-		g.prune(now)
-		if len(g.buckets) >= g.max {
-			l = g.overflow
-		}
-	}
-	g.mu.Unlock()
-	return l != nil && l.TokensAt(now) < 1
-}
-
-// fail spends one attempt of the key's bucket.
-func (g *guesses) fail(key [32]byte) {
-	now := g.now()
-	g.bucket(key, now).AllowN(now, 1)
-}
-
 // take takes one attempt of the key's bucket, to be given back (Cancel) if the
-// attempt succeeds; nil when the bucket has none left. Unlike limited then fail, two
-// requests cannot both take the last one.
+// attempt succeeds; nil when the bucket has none left. Two requests cannot both
+// take the last one.
 func (g *guesses) take(key [32]byte) *rate.Reservation {
 	now := g.now()
 	r := g.bucket(key, now).ReserveN(now, 1)
@@ -150,11 +128,4 @@ func (g *guesses) prune(now time.Time) {
 			delete(g.buckets, k)
 		}
 	}
-}
-
-// size is the number of buckets held.
-func (g *guesses) size() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return len(g.buckets)
 }

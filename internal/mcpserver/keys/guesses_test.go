@@ -27,7 +27,27 @@ type fakeClock struct{ t time.Time }
 
 func (c *fakeClock) now() time.Time { return c.t }
 
-// drain spends a key's failed attempts until it is limited, and says how many it had.
+// fail spends one of a key's attempts, as a refused request does.
+func (g *guesses) fail(key [32]byte) { g.take(key) }
+
+// limited says whether a key has no attempt left, spending none.
+func (g *guesses) limited(key [32]byte) bool {
+	r := g.take(key)
+	if r == nil {
+		return true
+	}
+	r.CancelAt(g.now())
+	return false
+}
+
+// size is the number of buckets held.
+func (g *guesses) size() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(g.buckets)
+}
+
+// drain spends a key's attempts until it is limited, and says how many it had.
 func drain(g *guesses, key [32]byte) int {
 	n := 0
 	for !g.limited(key) {

@@ -19,7 +19,6 @@ package tool
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"fmt"
 	"regexp"
 	"strings"
 )
@@ -63,25 +62,6 @@ func Encode(style NameStyle, canonical string) string {
 	}
 	sum := sha256.Sum256([]byte(canonical))
 	return name[:maxToolName-9] + "_" + hex.EncodeToString(sum[:4])
-}
-
-// Decode recovers the canonical name from a tool name that was not shortened.
-// Shortened names are decoded by the served tool table.
-func Decode(style NameStyle, name string) (string, error) {
-	sep := "_"
-	if style == StyleDotted {
-		sep = "."
-	}
-	parts := strings.Split(name, sep)
-	if parts[0] != "sandbar" || len(parts) < 3 || len(parts) > 4 || (len(parts) == 4 && parts[1] != "class") {
-		return "", fmt.Errorf("%q is not a Sandbar tool name", name)
-	}
-	for _, p := range parts {
-		if p == "" {
-			return "", fmt.Errorf("%q is not a Sandbar tool name", name)
-		}
-	}
-	return strings.Join(parts, "."), nil
 }
 
 var verbName = regexp.MustCompile(`\bsandbar_[a-z]+_[a-z-]+\b`)

@@ -173,9 +173,9 @@ func (g *Grants) issued(token string) (name string, ok bool) {
 	if dot < 0 {
 		return "", false
 	}
-	body, mac := token[:dot], token[dot+1:]
+	body, sum := token[:dot], token[dot+1:]
 	name, _, _ = strings.Cut(body, ".")
-	return name, isName(grantPrefix, name) && hmac.Equal([]byte(mac), []byte(g.macOf(body)))
+	return name, isName(grantPrefix, name) && hmac.Equal([]byte(sum), []byte(g.macOf(body)))
 }
 
 func hashOf(token string) string {

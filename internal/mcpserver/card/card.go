@@ -136,8 +136,9 @@ var errNoOrigin = errors.New("this server has no public URL set (--mcp-public-ur
 
 // origin is the origin the documents name for a request: the configured public
 // URL (or on the OAuth host, the OAuth route's); without one, the loopback address
-// the request came in at. Never the Host header: anyone sends one, and a document that named it would be kept by any
-// shared cache (it is public) and handed to others.
+// the request came in at. Never the Host header: anyone sends one, and a document
+// that named it would be kept by any shared cache (it is public) and handed to
+// others.
 func (d *Documents) origin(r *http.Request) (string, error) {
 	if o := d.cfg.OAuth; o != nil {
 		// On the OAuth host, /mcp is the OAuth route, which the configuration names.

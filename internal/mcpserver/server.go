@@ -376,7 +376,9 @@ func bounded(timeout time.Duration) mcp.Middleware {
 }
 
 // pingRequest is a session's ping as the SDK hands it to the receiving middleware
-// (params nil when the message has none).
+// (params nil when the message has none). SDK gap (the register:
+// internal/mcpserver/sdkgap/doc.go): with ahead.Direct, a go-sdk release whose
+// decoder allocates no buffer per message would remove it and pong.
 func pingRequest(ss *mcp.ServerSession, params json.RawMessage, extra *mcp.RequestExtra) mcp.Request {
 	req := &mcp.ServerRequest[*mcp.PingParams]{Session: ss, Extra: extra}
 	if len(params) > 0 {

@@ -132,7 +132,7 @@ func (s *Service) pageOf(ctx context.Context, acct *catalog.Account, classes []*
 	if cur.Walk == "" {
 		cur.Walk = newWalk()
 	}
-	p := &listPage{s: s, ctx: ctx, acct: acct, wide: wide, verdicts: map[[2]string]error{}, governed: governed}
+	p := &listPage{s: s, ctx: ctx, acct: acct, wide: wide, verdicts: map[[2]string]error{}, governed: governed, allowed: map[[2]string]bool{}}
 	first := sort.Search(len(classes), func(i int) bool { return classes[i].Ident() >= cur.Class })
 	for i := first; i < len(classes); i++ {
 		cl := classes[i]
@@ -179,8 +179,10 @@ type listPage struct {
 	// verdicts are the answers asked for this page, by class and namespace ("": the
 	// cluster scope): nil when the identity may list the class's instances there.
 	verdicts map[[2]string]error
-	// governed says whether the call policies let the request read them.
+	// governed says whether the call policies let the request read them, asked
+	// once a page for each class and namespace (allowed keeps the answers).
 	governed readable
+	allowed  map[[2]string]bool
 }
 
 // listIn adds to the page the instances of cl in at.Namespace ("": every namespace)
@@ -253,7 +255,7 @@ func (p *listPage) listIn(cl *catalog.Class, at *listCursor) (stopped bool, err 
 // not by the namespaces that have instances: a page out of reviews ends early, and
 // the next goes on from the first instance it did not decide.
 func (p *listPage) mayList(cl *catalog.Class, ns string) (bool, error) {
-	if !authorize.NamespaceAllowed(p.acct, ns) || !p.governed(cl, ns) {
+	if !authorize.NamespaceAllowed(p.acct, ns) || !p.governs(cl, ns) {
 		return false, nil
 	}
 	if p.wide {
@@ -267,6 +269,18 @@ func (p *listPage) mayList(cl *catalog.Class, ns string) (bool, error) {
 		return false, err
 	}
 	return err == nil, nil
+}
+
+// governs says whether the call policies let the request read cl's instances in
+// ns, once a page: the decision is counted and audited once, not for each instance.
+func (p *listPage) governs(cl *catalog.Class, ns string) bool {
+	key := [2]string{cl.Ident(), ns}
+	ok, asked := p.allowed[key]
+	if !asked {
+		ok = p.governed(cl, ns)
+		p.allowed[key] = ok
+	}
+	return ok
 }
 
 // verdict asks whether the caller's identity may list cl's instances in ns ("": the

@@ -82,6 +82,10 @@ func createAct(c *tool.Call, args map[string]any) (tool.Act, error) {
 			return a, err
 		}
 		a.Attributes = doc.Attributes
+		if md == nil && doc.Metadata != nil {
+			// Where the tool writes it: the document's metadata, as Env.create reads it.
+			a.Namespace, a.Name = str(doc.Metadata, "namespace"), str(doc.Metadata, "name")
+		}
 	}
 	return a, nil
 }
@@ -171,11 +175,11 @@ func importActs(c *tool.Call, args map[string]any) ([]tool.Act, error) {
 		a := tool.Act{Verb: actImport, AlsoVerbs: []string{actCreate, actUpdate}, Class: str(m, "class"), Name: str(m, "name"),
 			Attributes: obj(m, "attributes")}
 		if src := str(m, "source"); src != "" {
-			_, attrs, _, err := builtin.ItemDocument(c.Snap, builtin.BundleItem{Class: a.Class, Source: src})
+			_, name, attrs, err := builtin.ItemDocument(c.Snap, builtin.BundleItem{Class: a.Class, Name: a.Name, Source: src})
 			if err != nil {
 				return nil, err
 			}
-			a.Attributes = attrs
+			a.Name, a.Attributes = name, attrs
 		}
 		acts = append(acts, a)
 	}

@@ -56,6 +56,10 @@ func policyServer(t *testing.T) *mcptest.Server {
 			Match: metav1alpha1.CallMatch{Classes: []string{"zorp/SpaceBoot"}, Verbs: []string{"read"}},
 			Rules: []metav1alpha1.CallRule{{Name: "hidden", Action: metav1alpha1.ActionDeny, Message: "hidden boots are not read by agents",
 				Expression: "call.name.startsWith('hidden-')"}}}),
+		policy.Compile("", "reserved-names", 1, metav1alpha1.CallPolicySpec{
+			Match: metav1alpha1.CallMatch{Verbs: []string{"create"}},
+			Rules: []metav1alpha1.CallRule{{Name: "reserved", Action: metav1alpha1.ActionDeny, Message: "reserved names are not for agents",
+				Expression: "call.name.startsWith('reserved-')"}}}),
 		policy.Compile("", "try-updates", 1, metav1alpha1.CallPolicySpec{Enforcement: metav1alpha1.EnforcementAudit,
 			Match: metav1alpha1.CallMatch{Tools: []string{"sandbar.entity.update"}},
 			Rules: []metav1alpha1.CallRule{{Name: "no-updates", Action: metav1alpha1.ActionDeny}}}),
@@ -100,6 +104,14 @@ func TestCallPoliciesRefuseOnEveryPath(t *testing.T) {
 			denied("sandbar_project_import", map[string]any{"bundle": map[string]any{"format": "markdown", "items": []any{
 				map[string]any{"class": "zorp/SpaceBoot", "source": "---\nmetadata:\n  name: " + big + "\nname: Big\nprice: 5000\n---\n"},
 			}}}, limit)
+			// The name a document gives itself is the name the policies see.
+			reserved := "reserved-" + f.id
+			named := "reserved-names, rule reserved: reserved names are not for agents"
+			denied("sandbar_entity_create", map[string]any{"class": "zorp/SpaceBoot", "format": "json",
+				"source": `{"metadata": {"name": "` + reserved + `"}, "spec": {"name": "Small", "price": 5}}`}, named)
+			denied("sandbar_project_import", map[string]any{"bundle": map[string]any{"format": "markdown", "items": []any{
+				map[string]any{"class": "zorp/SpaceBoot", "source": "---\nmetadata:\n  name: " + reserved + "\nname: Small\nprice: 5\n---\n"},
+			}}}, named)
 			// A document without the bundle's format is read as the import reads it.
 			denied("sandbar_project_import", map[string]any{"bundle": map[string]any{"items": []any{
 				map[string]any{"class": "zorp/SpaceBoot", "source": "---\nmetadata:\n  name: " + big + "\nname: Big\nprice: 5000\n---\n"},
@@ -111,7 +123,7 @@ func TestCallPoliciesRefuseOnEveryPath(t *testing.T) {
 			}}})
 			f.g.Expect(res.IsError).To(BeTrue(), text)
 			f.g.Expect(text).To(ContainSubstring("the call policies cannot read this call"))
-			for _, name := range []string{big, "small-" + f.id} {
+			for _, name := range []string{big, "small-" + f.id, "reserved-" + f.id} {
 				err := s.Cluster.Get(context.Background(), client.ObjectKey{Namespace: mcptest.Home, Name: name}, spaceBoot())
 				f.g.Expect(apierrors.IsNotFound(err)).To(BeTrue(), "%s was not created: %v", name, err)
 			}

@@ -185,34 +185,35 @@ func importItem(ctx context.Context, env Env, item BundleItem, bundled func(clas
 	return "updated", env.Client.Update(ctx, u)
 }
 
-// ItemDocument is what an import reads of an item: its class, its attributes and
-// the metadata of its source (a Markdown document), when it has one. The call
-// policies read an import's items with it, as the import writes them.
-func ItemDocument(snap *catalog.Snapshot, item BundleItem) (*catalog.Class, map[string]any, map[string]any, error) {
+// ItemDocument is what an import reads of an item: its class, its name (the item's,
+// else its source's) and its attributes (its source's, a Markdown document, when it
+// has one). The call policies read an import's items with it, as the import writes
+// them.
+func ItemDocument(snap *catalog.Snapshot, item BundleItem) (*catalog.Class, string, map[string]any, error) {
 	cl := snap.FindClass(item.Class)
 	if cl == nil || !cl.Servable() {
-		return nil, nil, nil, fmt.Errorf("class %q cannot take instances", item.Class)
+		return nil, "", nil, fmt.Errorf("class %q cannot take instances", item.Class)
 	}
 	if item.Source == "" {
-		return cl, item.Attributes, nil, nil
+		return cl, item.Name, item.Attributes, nil
 	}
 	doc, err := codec.DecodeMarkdown(cl, item.Source)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, "", nil, err
 	}
-	return cl, doc.Attributes, doc.Metadata, nil
+	name := item.Name
+	if n, ok := doc.Metadata["name"].(string); ok && name == "" {
+		name = n
+	}
+	return cl, name, doc.Attributes, nil
 }
 
 // decodeItem is an item as an import writes it: its class, its name, and its spec,
 // the attributes (decoded from its source when it has one) coerced against the class.
 func decodeItem(snap *catalog.Snapshot, item BundleItem) (*catalog.Class, string, map[string]any, error) {
-	cl, attrs, md, err := ItemDocument(snap, item)
+	cl, name, attrs, err := ItemDocument(snap, item)
 	if err != nil {
 		return nil, "", nil, err
-	}
-	name := item.Name
-	if n, ok := md["name"].(string); ok && name == "" {
-		name = n
 	}
 	if name == "" {
 		return nil, "", nil, fmt.Errorf("an item needs a name")

@@ -389,6 +389,12 @@ func (a *Approvals) workflow() *catalog.Workflow {
 func (a *Approvals) setStatus(ctx context.Context, ap *metav1alpha1.Approval, phase, msg string, approvedBy []string, deniedBy string) error {
 	st := metav1alpha1.ApprovalStatus{Phase: phase, Message: cut(msg, 4096), ApprovedBy: approvedBy, DeniedBy: deniedBy,
 		Conditions: slices.Clone(ap.Status.Conditions)}
+	if ap.Status.Phase != phase {
+		// Ready's time is when the phase began (how long a call has been Running
+		// says whether its replica stopped): Ready stays False from Pending to
+		// Running, and SetStatusCondition keeps the time of a status that stays.
+		meta.RemoveStatusCondition(&st.Conditions, metav1alpha1.ConditionReady)
+	}
 	ready := metav1.ConditionFalse
 	if ended(phase) {
 		ready = metav1.ConditionTrue

@@ -17,6 +17,7 @@ limitations under the License.
 package controllers
 
 import (
+	"cmp"
 	"context"
 	"sync"
 
@@ -121,20 +122,13 @@ func (r *CallPolicyReconciler) writeConditions(ctx context.Context, obj client.O
 	if p.Err != nil {
 		conds.set(metav1alpha1.ConditionCompiled, false, p.Reason, p.Err.Error())
 		conds.set(metav1alpha1.ConditionReady, false, p.Reason, "no rule of the policy applies: "+p.Err.Error()+
-			"; the calls it matches are "+map[bool]string{true: "let through (failurePolicy Ignore)", false: "refused (failurePolicy Fail)"}[p.Spec.FailurePolicy == metav1alpha1.FailurePolicyIgnore])
+			"; the calls it matches are "+map[bool]string{true: "let through (failurePolicy Ignore)", false: "refused (failurePolicy Fail)"}[p.FailOpen()])
 	} else {
 		conds.set(metav1alpha1.ConditionCompiled, true, metav1alpha1.ReasonCompiled, "every rule compiled within the cost limits")
-		conds.set(metav1alpha1.ConditionReady, true, metav1alpha1.ReasonReady, "the policy governs the calls it matches ("+orDefault(p.Spec.Enforcement, metav1alpha1.EnforcementEnforce)+")")
+		conds.set(metav1alpha1.ConditionReady, true, metav1alpha1.ReasonReady, "the policy governs the calls it matches ("+cmp.Or(p.Spec.Enforcement, metav1alpha1.EnforcementEnforce)+")")
 	}
 	st.Conditions, st.ObservedGeneration = conds.list, obj.GetGeneration()
 	return patchStatus(ctx, r.Client, r.Recorder, obj, orig, before, *st, before.Conditions, st.Conditions)
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // SetupWithManager registers the reconciler.

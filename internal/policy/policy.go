@@ -22,6 +22,7 @@ limitations under the License.
 package policy
 
 import (
+	"cmp"
 	"fmt"
 	"path"
 	"slices"
@@ -67,6 +68,10 @@ type Call struct {
 	// sandbar_entity_create, the attributes of an update, an item of an import).
 	Arguments  map[string]any
 	Attributes map[string]any
+	// ArgumentsFit says the caller found Arguments within the sizes the cost
+	// estimates assume (Fits), once for every act of a call, which share them (an
+	// import's bundle); false: Decide measures them.
+	ArgumentsFit bool
 	// Object is the stored instance an update or delete acts on (its spec is the
 	// slots), when a policy asks for it; nil otherwise.
 	Object map[string]any
@@ -157,8 +162,8 @@ func (p *Policy) Kind() string {
 // recorded (Audit).
 func (p *Policy) Enforced() bool { return p.Spec.Enforcement != metav1alpha1.EnforcementAudit }
 
-// failOpen says whether calls pass while the policy cannot be applied.
-func (p *Policy) failOpen() bool { return p.Spec.FailurePolicy == metav1alpha1.FailurePolicyIgnore }
+// FailOpen says whether calls pass while the policy cannot be applied.
+func (p *Policy) FailOpen() bool { return p.Spec.FailurePolicy == metav1alpha1.FailurePolicyIgnore }
 
 // estimateSize is the size the estimate of an expression's cost assumes for
 // what it reads, which has no schema to bound it: lists and maps of at most
@@ -495,7 +500,9 @@ func Decide(matched []*Policy, c *Call, id *Identity, req Request) *Decision {
 	// once against the sizes the estimates assumed.
 	call := callVar(c)
 	identity := map[string]any{"account": id.Account, "user": id.User, "client": id.Client}
-	counted := forceCounted || !withinEstimate(call) || !withinEstimate(identity) || !withinEstimate(id.Groups) || len(req.Revision) > estimateSize
+	argumentsFit := c.ArgumentsFit || Fits(c.Arguments)
+	counted := forceCounted || !argumentsFit || !Fits(call) || !Fits(identity) || !Fits(id.Groups) || len(req.Revision) > estimateSize
+	call["arguments"] = orEmptyMap(c.Arguments) // measured above (or by the caller)
 	identity["groups"] = types.NewStringList(types.DefaultTypeAdapter, orEmpty(id.Groups))
 	vars, err := interpreter.NewActivation(map[string]any{
 		"call":     call,
@@ -524,8 +531,7 @@ func orEmpty[T any](s []T) []T {
 func callVar(c *Call) map[string]any {
 	v := map[string]any{
 		"tool": c.Tool, "canonical": c.Canonical, "verb": c.Verb, "class": c.Class, "classes": orEmpty(c.Classes),
-		"namespace": c.Namespace, "name": c.Name, "confirmed": c.Confirmed,
-		"arguments": orEmptyMap(c.Arguments), "attributes": orEmptyMap(c.Attributes),
+		"namespace": c.Namespace, "name": c.Name, "confirmed": c.Confirmed, "attributes": orEmptyMap(c.Attributes),
 	}
 	if c.Object != nil {
 		v["object"] = c.Object
@@ -543,21 +549,21 @@ func orEmptyMap(m map[string]any) map[string]any {
 // failed is the outcome of a policy that cannot be applied: its failurePolicy's.
 func failed(p *Policy, err error) Outcome {
 	action := metav1alpha1.ActionDeny
-	if p.failOpen() {
+	if p.FailOpen() {
 		action = metav1alpha1.ActionAudit
 	}
 	return Outcome{Policy: p, Action: action, Enforced: p.Enforced(), Err: err,
-		Message: fmt.Sprintf("the policy cannot be applied (failurePolicy %s): %v", orDefault(p.Spec.FailurePolicy, metav1alpha1.FailurePolicyFail), err)}
+		Message: fmt.Sprintf("the policy cannot be applied (failurePolicy %s): %v", cmp.Or(p.Spec.FailurePolicy, metav1alpha1.FailurePolicyFail), err)}
 }
 
 // forceCounted makes every evaluation counted: the baseline of a benchmark.
 var forceCounted bool
 
-// withinEstimate says whether a variable's values are all within the sizes the
+// Fits says whether a variable's values are all within the sizes the
 // cost estimates assumed: every list and map of at most estimateSize entries and
 // every string of at most estimateSize bytes (a string's size in CEL is in code
 // points, never more than its bytes). A value of a kind it does not know is not.
-func withinEstimate(v any) bool {
+func Fits(v any) bool {
 	switch v := v.(type) {
 	case nil, bool, float64, int64, int, time.Time:
 		return true
@@ -566,13 +572,13 @@ func withinEstimate(v any) bool {
 	case []string:
 		return len(v) <= estimateSize && !slices.ContainsFunc(v, func(s string) bool { return len(s) > estimateSize })
 	case []any:
-		return len(v) <= estimateSize && !slices.ContainsFunc(v, func(e any) bool { return !withinEstimate(e) })
+		return len(v) <= estimateSize && !slices.ContainsFunc(v, func(e any) bool { return !Fits(e) })
 	case map[string]any:
 		if len(v) > estimateSize {
 			return false
 		}
 		for k, e := range v {
-			if len(k) > estimateSize || !withinEstimate(e) {
+			if len(k) > estimateSize || !Fits(e) {
 				return false
 			}
 		}
@@ -619,13 +625,6 @@ func evaluate(p *Policy, vars interpreter.Activation, counted bool) []Outcome {
 		}
 	}
 	return out
-}
-
-func orDefault(s, def string) string {
-	if s == "" {
-		return def
-	}
-	return s
 }
 
 // Store holds the newest set, read lock-free.

@@ -178,7 +178,7 @@ const notInForce = "approvals are off: the admission policy that binds a decisio
 // caller), and its Approval. The same call made again while it waits is answered
 // with the same task. The answer is a domain error that says what waits and how to
 // follow it; a task-augmented call is answered with the task.
-func (a *Approvals) hold(ctx context.Context, d *tool.Def, c *tool.Call, raw json.RawMessage, o policy.Outcome) error {
+func (a *Approvals) hold(ctx context.Context, d *tool.Def, c *tool.Call, raw json.RawMessage, args map[string]any, o policy.Outcome) error {
 	if ok, err := a.InForce(ctx); err != nil {
 		return err
 	} else if !ok {
@@ -192,8 +192,6 @@ func (a *Approvals) hold(ctx context.Context, d *tool.Def, c *tool.Call, raw jso
 		process.Adopt(ctx, p)
 		return tool.Fail("%s", heldText(ap, p, c))
 	}
-	var args map[string]any
-	_ = json.Unmarshal(raw, &args)
 	in := builtin.HeldInput{Tool: c.Tool, Arguments: args, Digest: digest, Account: builtin.HeldAccount{
 		Namespace: c.Account.Namespace, Name: c.Account.Name, User: c.Account.User, Groups: c.Account.Groups,
 		Tools: c.Account.Permissions.Tools, Clients: c.Account.Clients, TasksNamespace: c.Account.TasksNamespace}}
@@ -226,8 +224,8 @@ func (a *Approvals) hold(ctx context.Context, d *tool.Def, c *tool.Call, raw jso
 		_ = a.client.Delete(context.WithoutCancel(ctx), p) // the task would wait for nothing
 		return fmt.Errorf("making the Approval of a held call: %w", err)
 	}
-	ap.Status = metav1alpha1.ApprovalStatus{Phase: metav1alpha1.ApprovalPending, Message: waitingFor(ap, nil)}
-	_ = a.client.Status().Update(ctx, ap) // the runner writes it too, on the Approval's first event
+	// The runner writes the same on the Approval's first event, if this does not take.
+	_ = a.setStatus(ctx, ap, metav1alpha1.ApprovalPending, waitingFor(ap, nil), nil, "")
 	tool.NoteProcess(ctx, p.Namespace, p.Name)
 	return tool.Fail("%s", heldText(ap, p, c))
 }

@@ -90,7 +90,7 @@ func (g *Gate) Check(ctx context.Context, d *tool.Def, c *tool.Call, raw json.Ra
 	// counted as held again); every other rule decides as on any call.
 	approved := approvedDigest(ctx) != "" && approvedDigest(ctx) == Digest(c.Account, d.Canonical(), raw)
 	var held *policy.Outcome
-	seen := &lookups{}
+	seen := &lookups{argumentsFit: policy.Fits(args)}
 	for _, a := range acts {
 		pc, err := g.callOf(ctx, set, seen, d, c, args, a)
 		if err != nil {
@@ -113,7 +113,7 @@ func (g *Gate) Check(ctx context.Context, d *tool.Def, c *tool.Call, raw json.Ra
 	if g.approvals == nil {
 		return tool.Fail("forbidden: %s holds this call for a person's approval, and this server takes no approvals", where(*held))
 	}
-	return g.approvals.hold(ctx, d, c, raw, *held)
+	return g.approvals.hold(ctx, d, c, raw, args, *held)
 }
 
 // decide takes the decision of the policies on one call.
@@ -204,7 +204,7 @@ func genericAct(args map[string]any) tool.Act {
 
 // callOf is a call as the policies see it.
 func (g *Gate) callOf(ctx context.Context, set *policy.Set, seen *lookups, d *tool.Def, c *tool.Call, args map[string]any, a tool.Act) (*policy.Call, error) {
-	pc := &policy.Call{Tool: c.Tool, Canonical: d.Canonical(), Verb: a.Verb, Name: a.Name, Arguments: args,
+	pc := &policy.Call{Tool: c.Tool, Canonical: d.Canonical(), Verb: a.Verb, Name: a.Name, Arguments: args, ArgumentsFit: seen.argumentsFit,
 		Attributes: a.Attributes, Confirmed: c.Asking.Confirmed, Namespace: a.Namespace}
 	if pc.Verb == "" {
 		pc.Verb = VerbOf(d)
@@ -235,6 +235,9 @@ func (g *Gate) callOf(ctx context.Context, set *policy.Set, seen *lookups, d *to
 type lookups struct {
 	classes map[string][]string
 	labels  map[string]map[string]string
+	// argumentsFit: the call's arguments are within the sizes the policies' cost
+	// estimates assume (measured once, not for each act).
+	argumentsFit bool
 }
 
 func setKey[V any](m map[string]V, k string, v V) map[string]V {

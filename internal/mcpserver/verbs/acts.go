@@ -20,9 +20,6 @@ import (
 	"context"
 	"fmt"
 
-	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
@@ -136,17 +133,9 @@ func (e *Env) stored(c *tool.Call, className, namespace, name string) func(ctx c
 		if err != nil {
 			return nil, err
 		}
-		if namespace == "" {
-			namespace = c.Account.Namespace
-		}
-		kc, err := e.as(c)
+		u, err := e.read(ctx, c, cl, orDefault(namespace, c.Account.Namespace), name)
 		if err != nil {
 			return nil, err
-		}
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(cl.GVK())
-		if err := kc.Get(ctx, client.ObjectKey{Namespace: namespace, Name: name}, u); err != nil {
-			return nil, apiFailure(c, err, cl, name)
 		}
 		return u.Object, nil
 	}

@@ -858,14 +858,8 @@ func (e *Env) instanceOf(ctx context.Context, c *tool.Call, in instanceOfArgs) (
 	if err := concrete(c.Snap, cl); err != nil {
 		return InstanceOf{}, err
 	}
-	kc, err := e.as(c)
-	if err != nil {
+	if _, err := e.read(ctx, c, cl, ns, in.Name); err != nil {
 		return InstanceOf{}, err
-	}
-	u := &unstructured.Unstructured{}
-	u.SetGroupVersionKind(cl.GVK())
-	if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: in.Name}, u); err != nil {
-		return InstanceOf{}, apiFailure(c, err, cl, in.Name)
 	}
 	return InstanceOf{
 		Instance:   InstanceRef{Class: cl.Ident(), Name: in.Name, Namespace: ns},
@@ -873,6 +867,20 @@ func (e *Env) instanceOf(ctx context.Context, c *tool.Call, in instanceOfArgs) (
 		InstanceOf: isA(cl, of),
 		Classes:    append([]string{cl.Ident()}, idents(c.Snap, cl.Ancestors)...),
 	}, nil
+}
+
+// read reads an instance of cl as the account; a refusal is said as apiFailure says it.
+func (e *Env) read(ctx context.Context, c *tool.Call, cl *catalog.Class, ns, name string) (*unstructured.Unstructured, error) {
+	kc, err := e.as(c)
+	if err != nil {
+		return nil, err
+	}
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(cl.GVK())
+	if err := kc.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, u); err != nil {
+		return nil, apiFailure(c, err, cl, name)
+	}
+	return u, nil
 }
 
 // checkRefs refuses values of ref slots that name no existing instance of the

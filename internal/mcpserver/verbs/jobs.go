@@ -34,8 +34,8 @@ import (
 // instances, each a WorkflowProcess the controller carries out.
 
 type validationRunArgs struct {
-	Class       string `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
-	WaitSeconds int64  `json:"waitSeconds,omitempty" jsonschema:"Wait up to this many seconds for the report (default 30)."`
+	classArgs
+	WaitSeconds int64 `json:"waitSeconds,omitempty" jsonschema:"Wait up to this many seconds for the report (default 30)."`
 }
 
 type importArgs struct {

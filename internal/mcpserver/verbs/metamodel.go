@@ -34,14 +34,13 @@ type classArgs struct {
 }
 
 type classListArgs struct {
-	Class    string `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
-	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
-	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
+	classArgs
+	listArgs
 }
 
 type subclassOfArgs struct {
-	Class string `json:"class" jsonschema:"The class, as prefix/Kind (for example zorp/SpaceBoot)."`
-	Of    string `json:"of" jsonschema:"The class it may inherit from, as prefix/Kind."`
+	classArgs
+	Of string `json:"of" jsonschema:"The class it may inherit from, as prefix/Kind."`
 }
 
 type instanceOfArgs struct {
@@ -56,9 +55,8 @@ type propertyArgs struct {
 }
 
 type propertyListArgs struct {
-	Property string `json:"property" jsonschema:"The name of the Property."`
-	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
-	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
+	propertyArgs
+	listArgs
 }
 
 // ClassList is a page of the classes of the metamodel.
@@ -210,7 +208,7 @@ func classListVerb[T, Out any](name, title, desc string, items func(snap *catalo
 			if err != nil {
 				return out, err
 			}
-			list, pg, err := page(c, items(c.Snap, cl), listArgs{Limit: in.Limit, Continue: in.Continue}, cl.Ident())
+			list, pg, err := page(c, items(c.Snap, cl), in.listArgs, cl.Ident())
 			if err != nil {
 				return out, err
 			}
@@ -290,7 +288,7 @@ func (e *Env) propertyVerbs() []*tool.Def {
 				if !ok {
 					return Domain{}, unknownProperty(c, in.Property)
 				}
-				return domain(c, p, listArgs{Limit: in.Limit, Continue: in.Continue})
+				return domain(c, p, in.listArgs)
 			}).Patch(enum("property", propertyNames)),
 		propertyVerb("range", "Range of a property", "The value type of a Property, its constraints and its JSON Schema.",
 			func(p *catalog.Property) SlotDef { return slotDef(p.Slot) }),

@@ -38,7 +38,7 @@ type taskArgs struct {
 }
 
 type taskResultArgs struct {
-	TaskID      string `json:"taskId" jsonschema:"The task id (from the call that started it)."`
+	taskArgs
 	WaitSeconds int64  `json:"waitSeconds,omitempty" jsonschema:"Wait up to this many seconds for the task to end (default 0)."`
 	Continue    string `json:"continue,omitempty" jsonschema:"The continue token of a previous page of this task's result (an export's items come in pages), for the next page."`
 }

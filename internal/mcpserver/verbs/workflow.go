@@ -47,21 +47,19 @@ type startArgs struct {
 }
 
 type transitionArgs struct {
-	TaskID     string `json:"taskId" jsonschema:"The task id (from the call that started it)."`
+	taskArgs
 	Transition string `json:"transition" jsonschema:"The transition to take from the current state."`
 	Reason     string `json:"reason,omitempty" jsonschema:"Why, for the process's history."`
 }
 
 type activeArgs struct {
 	Workflow string `json:"workflow,omitempty" jsonschema:"Only processes of this workflow."`
-	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
-	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
+	listArgs
 }
 
 type historyArgs struct {
-	TaskID   string `json:"taskId" jsonschema:"The task id (from the call that started it)."`
-	Limit    int64  `json:"limit,omitempty" jsonschema:"At most this many items (default and most: the server's page size)."`
-	Continue string `json:"continue,omitempty" jsonschema:"The continue token of a previous call, for the next page."`
+	taskArgs
+	listArgs
 }
 
 // WorkflowList is a page of the workflow definitions.
@@ -148,7 +146,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 				if err != nil {
 					return History{}, err
 				}
-				items, pg, err := page(c, p.Status.History, listArgs{Limit: in.Limit, Continue: in.Continue}, string(p.UID))
+				items, pg, err := page(c, p.Status.History, in.listArgs, string(p.UID))
 				return History{TaskID: p.Name, Workflow: p.Spec.Definition, History: items, Page: pg}, err
 			}),
 		tool.Verb(tool.Spec{Group: "workflow", Name: "active-processes", Title: "Active processes", ReadOnly: true, Idempotent: true,
@@ -160,7 +158,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 				if err != nil {
 					return ProcessList{}, err
 				}
-				return processList(c, procs, listArgs{Limit: in.Limit, Continue: in.Continue})
+				return processList(c, procs, in.listArgs)
 			}),
 	}
 }

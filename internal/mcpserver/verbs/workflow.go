@@ -187,14 +187,14 @@ func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (Defined,
 	}
 	var existing metav1alpha1.WorkflowDefinition
 	err = kc.Get(ctx, client.ObjectKey{Name: in.Name}, &existing)
-	me := c.Account.Namespace + "/" + c.Account.Name
+	me := definer(c)
 	switch {
 	case apierrors.IsNotFound(err):
 		meta.Annotations = map[string]string{metav1alpha1.AnnotationDefinedBy: me}
 		err = kc.Create(ctx, &metav1alpha1.WorkflowDefinition{ObjectMeta: meta, Spec: spec})
 	case err == nil:
-		if owner := existing.Annotations[metav1alpha1.AnnotationDefinedBy]; owner != me {
-			return Defined{}, notYours(in.Name, owner)
+		if err := mayRedefine("workflow", in.Name, &existing, me); err != nil {
+			return Defined{}, err
 		}
 		existing.Spec = spec
 		err = kc.Update(ctx, &existing)
@@ -208,8 +208,6 @@ func (e *Env) define(ctx context.Context, c *tool.Call, in defineArgs) (Defined,
 	return Defined{Defined: in.Name, Prompt: tool.Encode(e.Style, "sandbar.workflow."+in.Name)}, nil
 }
 
-// notYours refuses to change a workflow definition another account, or an admin,
-// made.
 // checkSubject refuses a subject that is not an instance in the account's namespace
 // (where its process lives), as a reference to a missing instance is refused. It
 // reads as the account: a subject the account may not read is refused too, and says
@@ -235,13 +233,4 @@ func (e *Env) checkSubject(ctx context.Context, c *tool.Call, in *subjectArgs) e
 			"refer to an existing instance or create it first, then start the process again; %s", cl.Ident(), in.Name, ns, missingInstance(c, cl, ns, in.Name))
 	}
 	return nil
-}
-
-func notYours(name, owner string) error {
-	if owner == "" {
-		return tool.Fail("forbidden: the workflow %s was not defined through MCP (an admin made it with kubectl or Helm), so no account may change it here; "+
-			"choose another name, or ask a cluster admin to change it", name)
-	}
-	return tool.Fail("forbidden: the workflow %s was defined by the account %s, and only that account may change it; "+
-		"choose another name, or ask the owner (or a cluster admin) to change it", name, owner)
 }

@@ -568,7 +568,7 @@ func (e *Env) defineProperty(ctx context.Context, c *tool.Call, in definePropert
 	}
 	mm.properties[in.Name] = dry
 	slot := catalog.SlotOf(dry)
-	out := PropertyDefinition{Property: in.Name, Field: slot.Field, Created: !exists, Schema: SlotJSONSchema(slot)}
+	out := PropertyDefinition{Property: in.Name, Field: slot.Field, Created: !exists, Schema: catalog.SlotJSONSchema(slot)}
 	if p := catalog.ValidateProperty(dry, mm); p != nil {
 		out.Problem = problemView(p)
 	}

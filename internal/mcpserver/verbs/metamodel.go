@@ -335,7 +335,7 @@ func datatypes() Datatypes {
 	var out []Datatype
 	for _, r := range catalog.Ranges() {
 		out = append(out, Datatype{Range: r.Range, Description: r.Summary,
-			Schema: SlotJSONSchema(catalog.Slot{Definition: &catalog.Definition{Range: r.Range, Target: "<target>"}})})
+			Schema: catalog.SlotJSONSchema(catalog.Slot{Definition: &catalog.Definition{Range: r.Range, Target: "<target>"}})})
 	}
 	return Datatypes{Datatypes: nonNil(out), Cardinality: "many wraps the schema in an array"}
 }

@@ -39,16 +39,12 @@ func mustSchema[T any](description string) *jsonschema.Schema {
 	return s
 }
 
-// SlotJSONSchema is the JSON Schema of a slot's value in tool arguments (see
-// catalog.SlotJSONSchema, which the range table drives).
-func SlotJSONSchema(s catalog.Slot) schema { return catalog.SlotJSONSchema(s) }
-
 // ClassInputSchema is the input schema of a class's create tool: one property per
 // effective slot, the required slots required, and the reserved "metadata".
 func ClassInputSchema(c *catalog.Class) schema {
 	props := schema{"metadata": metadataSchema}
 	for _, s := range c.Slots {
-		props[s.Field] = SlotJSONSchema(*s)
+		props[s.Field] = catalog.SlotJSONSchema(*s)
 	}
 	out := schema{"type": "object", "properties": props, "additionalProperties": false}
 	if len(c.Required) > 0 {

@@ -79,8 +79,8 @@ func TestPureClassInputSchema(t *testing.T) {
 				t.Errorf("metadata = %v, want an object of name, namespace, labels and idempotencyKey and nothing else", props["metadata"])
 			}
 			for _, s := range tc.class.Slots {
-				if !reflect.DeepEqual(props[s.Field], SlotJSONSchema(*s)) {
-					t.Errorf("property %q = %#v, want %#v", s.Field, props[s.Field], SlotJSONSchema(*s))
+				if !reflect.DeepEqual(props[s.Field], catalog.SlotJSONSchema(*s)) {
+					t.Errorf("property %q = %#v, want %#v", s.Field, props[s.Field], catalog.SlotJSONSchema(*s))
 				}
 			}
 		})

@@ -18,7 +18,6 @@ package verbs
 
 import (
 	"slices"
-	"sort"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
@@ -119,7 +118,7 @@ func slotViews(slots []*catalog.Slot) []Slot {
 
 func slotDef(s catalog.Slot) SlotDef {
 	return SlotDef{Field: s.Field, Property: s.Property, Range: s.Range, Cardinality: s.Cardinality,
-		Schema: SlotJSONSchema(s), DeclaredBy: s.From, Description: s.Description, Target: s.Target}
+		Schema: catalog.SlotJSONSchema(s), DeclaredBy: s.From, Description: s.Description, Target: s.Target}
 }
 
 // Property is a Property: its slot definition and any problem with it.
@@ -138,13 +137,8 @@ func PropertyView(p *catalog.Property) Property {
 }
 
 func propertyViews(snap *catalog.Snapshot) []Property {
-	names := make([]string, 0, len(snap.Properties))
-	for n := range snap.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names)
 	out := []Property{}
-	for _, n := range names {
+	for _, n := range propertyNames(snap) {
 		out = append(out, PropertyView(snap.Properties[n]))
 	}
 	return out

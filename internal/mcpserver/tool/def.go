@@ -204,10 +204,7 @@ func Verb[In, Out any](spec Spec, run func(ctx context.Context, c *Call, in In) 
 			return nil, err
 		}
 		v, err := run(ctx, c, in)
-		if err != nil {
-			return nil, err
-		}
-		return answerOf(v), nil
+		return v, err
 	}
 	return d
 }
@@ -226,10 +223,7 @@ func Raw[Out any](canonical string, spec Spec, schema any, run func(ctx context.
 			return nil, err
 		}
 		v, err := run(ctx, c, args)
-		if err != nil {
-			return nil, err
-		}
-		return answerOf(v), nil
+		return v, err
 	}
 	return d
 }

@@ -52,17 +52,8 @@ func Keep[T any](r *Rendered) Kept[T] { return Kept[T]{r: r} }
 
 func (Kept[T]) shape() reflect.Type { return reflect.TypeFor[T]() }
 
-// rendered is what a Kept answer holds.
+// rendered is what a Kept answer holds: what its result is made of.
 func (k Kept[T]) rendered() *Rendered { return k.r }
-
-// answerOf is what the result of an answer is made from: a kept answer's rendering,
-// or the answer itself.
-func answerOf(v any) any {
-	if k, ok := v.(interface{ rendered() *Rendered }); ok {
-		return k.rendered()
-	}
-	return v
-}
 
 // OutputSchema is the output schema of answers of type Out: generated from the type
 // (json tags name the properties, omitempty makes one optional), its objects open

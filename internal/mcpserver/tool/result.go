@@ -184,14 +184,16 @@ func ErrorResult(msg string) *mcp.CallToolResult {
 // JSONResult is a result whose text is v as indented JSON, and v as structured content.
 func JSONResult(v any) *mcp.CallToolResult { return jsonResult(v, nil) }
 
-// jsonResult is JSONResult, which encodes v once (a Rendered value is not encoded
-// again): see Render.
+// jsonResult is JSONResult, which encodes v once (a Rendered value, or a Kept
+// answer's, is not encoded again): see Render.
 func jsonResult(v any, scrub func(string) string) *mcp.CallToolResult {
-	r, ok := v.(*Rendered)
-	if !ok {
-		r = Render(v, scrub)
+	switch r := v.(type) {
+	case *Rendered:
+		return r.Result()
+	case interface{ rendered() *Rendered }:
+		return r.rendered().Result()
 	}
-	return r.Result()
+	return Render(v, scrub).Result()
 }
 
 // Rendered is a tool's answer encoded as its result, ready to be answered many

@@ -20,6 +20,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -106,12 +107,7 @@ func checkObject(path string, obj map[string]any, s *jsonschema.Schema, tool str
 			out = append(out, fmt.Sprintf("missing argument %q", join(path, name)))
 		}
 	}
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		switch p, ok := s.Properties[k]; {
 		case ok:
 			out = append(out, check(join(path, k), obj[k], p, tool)...)
@@ -149,12 +145,7 @@ func propertyNames(s *jsonschema.Schema) []string {
 	if len(s.PropertyOrder) > 0 {
 		return s.PropertyOrder
 	}
-	names := make([]string, 0, len(s.Properties))
-	for n := range s.Properties {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
+	return slices.Sorted(maps.Keys(s.Properties))
 }
 
 func join(path, name string) string {

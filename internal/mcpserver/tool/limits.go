@@ -19,7 +19,8 @@ package tool
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -55,14 +56,7 @@ var Clients = map[string]int{
 }
 
 // ClientNames are the known clients, sorted.
-func ClientNames() []string {
-	out := make([]string, 0, len(Clients))
-	for n := range Clients {
-		out = append(out, n)
-	}
-	sort.Strings(out)
-	return out
-}
+func ClientNames() []string { return slices.Sorted(maps.Keys(Clients)) }
 
 // Fit is how a tool measures against what clients accept.
 type Fit struct {

@@ -25,9 +25,9 @@ package verbs
 import (
 	"context"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -291,12 +291,7 @@ func (m metamodel) withDescendants(next []string) []string {
 			next = append(next, children[name]...)
 		}
 	}
-	out := make([]string, 0, len(seen))
-	for name := range seen {
-		out = append(out, name)
-	}
-	sort.Strings(out)
-	return out
+	return slices.Sorted(maps.Keys(seen))
 }
 
 func (e *Env) metamodel(ctx context.Context) (metamodel, error) {

@@ -22,6 +22,7 @@ limitations under the License.
 package verbs
 
 import (
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -245,14 +246,7 @@ type snapshotIdents struct {
 	idents []string
 }
 
-func propertyNames(snap *catalog.Snapshot) []string {
-	names := make([]string, 0, len(snap.Properties))
-	for n := range snap.Properties {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
-}
+func propertyNames(snap *catalog.Snapshot) []string { return slices.Sorted(maps.Keys(snap.Properties)) }
 
 // userWorkflowNames are the workflows that sandbar_workflow_start-process starts: all
 // but the built-in ones.

@@ -311,12 +311,8 @@ func classList(snap *catalog.Snapshot) []ClassSummary {
 	var out []ClassSummary
 	for _, name := range snap.ClassNames() {
 		cl := snap.Classes[name]
-		v := ClassSummary{Class: cl.Ident(), Name: cl.Name, Description: cl.Description, Abstract: cl.Abstract,
-			Parents: idents(snap, cl.Parents), Slots: len(cl.Slots), Ready: cl.Ready}
-		if cl.Problem != nil {
-			v.Problem = cl.Problem.Message
-		}
-		out = append(out, v)
+		out = append(out, ClassSummary{Class: cl.Ident(), Name: cl.Name, Description: cl.Description, Abstract: cl.Abstract,
+			Parents: idents(snap, cl.Parents), Slots: len(cl.Slots), Ready: cl.Ready, Problem: problemText(cl.Problem)})
 	}
 	return out
 }

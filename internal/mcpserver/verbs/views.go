@@ -76,9 +76,7 @@ func ClassView(snap *catalog.Snapshot, cl *catalog.Class) Class {
 		Required:    nonNil(cl.Required),
 		Ready:       cl.Ready,
 		Codec:       ClassCodec{Format: cl.Codec.Format, Sections: nonNil(cl.Codec.Sections)},
-	}
-	if cl.Problem != nil {
-		v.Problem = cl.Problem.Message
+		Problem:     problemText(cl.Problem),
 	}
 	if api := cl.InstanceAPI; api != nil {
 		v.Kubernetes = &ClassAPI{APIVersion: api.Group + "/" + api.Version, Kind: api.Kind, Resource: api.Plural}
@@ -129,11 +127,15 @@ type Property struct {
 
 // PropertyView is a Property: its slot definition and any problem with it.
 func PropertyView(p *catalog.Property) Property {
-	v := Property{SlotDef: slotDef(p.Slot)}
-	if p.Problem != nil {
-		v.Problem = p.Problem.Message
+	return Property{SlotDef: slotDef(p.Slot), Problem: problemText(p.Problem)}
+}
+
+// problemText is what a view says of a problem: its message, "" for none.
+func problemText(p *catalog.Problem) string {
+	if p == nil {
+		return ""
 	}
-	return v
+	return p.Message
 }
 
 func propertyViews(snap *catalog.Snapshot) []Property {
@@ -159,7 +161,7 @@ type Workflow struct {
 
 // WorkflowView is a workflow definition.
 func WorkflowView(w *catalog.Workflow) Workflow {
-	v := Workflow{
+	return Workflow{
 		Name:            w.Name,
 		Description:     w.Spec.Description,
 		Initial:         w.Spec.Initial,
@@ -168,11 +170,8 @@ func WorkflowView(w *catalog.Workflow) Workflow {
 		TerminalStates:  nonNil(w.TerminalStates),
 		CancellableFrom: nonNil(w.CancellableFrom),
 		SubjectClass:    w.Spec.SubjectClass,
+		Problem:         problemText(w.Problem),
 	}
-	if w.Problem != nil {
-		v.Problem = w.Problem.Message
-	}
-	return v
 }
 
 // Entity is an instance: its class, name, namespace, attributes and version.

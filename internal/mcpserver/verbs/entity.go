@@ -600,10 +600,8 @@ scan:
 		}
 	}
 	out := Found{Class: q.cl.Ident(), Namespace: q.ns, Items: items, Count: len(items), Scanned: scanned, Continue: next}
-	if next != "" {
-		if bounded && len(items) == 0 {
-			out.Note = fmt.Sprintf("scanned %d instances and none matched yet, but more remain: call again with this continue token to scan on", scanned)
-		}
+	if bounded && len(items) == 0 {
+		out.Note = fmt.Sprintf("scanned %d instances and none matched yet, but more remain: call again with this continue token to scan on", scanned)
 	}
 	return out, nil
 }

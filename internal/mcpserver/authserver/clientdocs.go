@@ -212,27 +212,14 @@ type keptDocument struct {
 
 // NewClientDocuments makes a fetcher bounded as cfg says.
 func NewClientDocuments(cfg DocumentsConfig) (*ClientDocuments, error) {
-	def := func(v *int, d int) {
-		if *v <= 0 {
-			*v = d
-		}
-	}
-	if cfg.MaxBytes <= 0 {
-		cfg.MaxBytes = DefaultDocumentMaxBytes
-	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = DefaultDocumentTimeout
-	}
-	def(&cfg.MaxEntries, DefaultDocumentMaxEntries)
-	def(&cfg.MaxFetches, DefaultDocumentMaxFetches)
-	def(&cfg.FetchBurst, DefaultDocumentFetchBurst)
-	def(&cfg.SiteBurst, DefaultDocumentSiteBurst)
-	if cfg.FetchRate <= 0 {
-		cfg.FetchRate = DefaultDocumentFetchRate
-	}
-	if cfg.SiteRate <= 0 {
-		cfg.SiteRate = DefaultDocumentSiteRate
-	}
+	orDefault(&cfg.MaxBytes, DefaultDocumentMaxBytes)
+	orDefault(&cfg.Timeout, DefaultDocumentTimeout)
+	orDefault(&cfg.MaxEntries, DefaultDocumentMaxEntries)
+	orDefault(&cfg.MaxFetches, DefaultDocumentMaxFetches)
+	orDefault(&cfg.FetchBurst, DefaultDocumentFetchBurst)
+	orDefault(&cfg.SiteBurst, DefaultDocumentSiteBurst)
+	orDefault(&cfg.FetchRate, DefaultDocumentFetchRate)
+	orDefault(&cfg.SiteRate, DefaultDocumentSiteRate)
 	var v4, v6 []netip.Prefix
 	for _, p := range cfg.AllowedPrefixes {
 		if !p.IsValid() {
@@ -393,16 +380,17 @@ func siteOf(clientID string) string {
 	return host
 }
 
-// siteBounds are a site's bounds, made at its first fetch.
-func (d *ClientDocuments) siteBounds(name string) *site {
-	s, ok := d.sites.Get(name)
+// getOrAdd is what c holds for key, or what fresh makes, added: of callers that
+// add one at once, all get the first added.
+func getOrAdd[V any](c *lru.Cache[string, V], key string, fresh func() V) V {
+	v, ok := c.Get(key)
 	if !ok {
-		s = &site{limiter: rate.NewLimiter(d.cfg.SiteRate, d.cfg.SiteBurst)}
-		if prev, found, _ := d.sites.PeekOrAdd(name, s); found {
-			s = prev
+		v = fresh()
+		if prev, found, _ := c.PeekOrAdd(key, v); found {
+			v = prev
 		}
 	}
-	return s
+	return v
 }
 
 // fetch fetches and checks a document, within the server's bounds.
@@ -419,7 +407,8 @@ func (d *ClientDocuments) fetch(ctx context.Context, clientID string) keptDocume
 		return keptDocument{err: &DocumentError{ClientID: clientID, Reason: reason, Retry: true}}
 	}
 	name := siteOf(clientID)
-	st := d.siteBounds(name)
+	// The site's bounds are made at its first fetch.
+	st := getOrAdd(d.sites, name, func() *site { return &site{limiter: rate.NewLimiter(d.cfg.SiteRate, d.cfg.SiteBurst)} })
 	if !st.busy.CompareAndSwap(false, true) {
 		return busy("the server is fetching another document of " + name + "; try again")
 	}

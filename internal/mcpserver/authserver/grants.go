@@ -52,6 +52,14 @@ const (
 	grantPrefix    = "sandbar-grant-"
 )
 
+// newSecret is a Secret this package makes: labeled as Sandbar's and as the
+// component's, holding data at key.
+func newSecret(ns, name, component string, typ corev1.SecretType, key string, data []byte) *corev1.Secret {
+	return &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns,
+		Labels: map[string]string{"app.kubernetes.io/managed-by": "sandbar", LabelComponent: component}},
+		Type: typ, Data: map[string][]byte{key: data}}
+}
+
 // grantData is what a grant Secret holds: who, for which client and resource,
 // and hashes of its code and refresh tokens (never the tokens).
 type grantData struct {
@@ -231,12 +239,8 @@ func (g *Grants) saveCode(ctx context.Context, code string, req *authRequest) er
 	if err != nil {
 		return err
 	}
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: grantName(code), Namespace: g.ns, Labels: map[string]string{
-			"app.kubernetes.io/managed-by": "sandbar", LabelComponent: GrantComponent, LabelGrantUser: userLabel(req.User)}},
-		Type: GrantSecretType,
-		Data: map[string][]byte{grantDataKey: raw},
-	}
+	secret := newSecret(g.ns, grantName(code), GrantComponent, GrantSecretType, grantDataKey, raw)
+	secret.Labels[LabelGrantUser] = userLabel(req.User)
 	if err := g.c.Create(ctx, secret); err != nil {
 		return fmt.Errorf("storing the grant: %w", err)
 	}

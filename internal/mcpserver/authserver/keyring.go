@@ -153,7 +153,7 @@ func (r KeyRing) Find(kid string) (RingKey, bool) {
 // three keys, so anything longer was not written by it.
 const maxRingKeys = 8
 
-// ParseKeyRing reads a ring as MarshalKeyRing wrote it, checking every key.
+// ParseKeyRing reads a ring as its Secret holds it (JSON), checking every key.
 func ParseKeyRing(data []byte) (KeyRing, error) {
 	var r KeyRing
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -174,9 +174,4 @@ func ParseKeyRing(data []byte) (KeyRing, error) {
 		}
 	}
 	return r, nil
-}
-
-// MarshalKeyRing is the ring as a Secret holds it.
-func MarshalKeyRing(r KeyRing) ([]byte, error) {
-	return json.Marshal(r)
 }

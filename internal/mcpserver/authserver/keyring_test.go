@@ -131,7 +131,7 @@ func TestAKeyRingIsReadBackAsWrittenAndGarbageIsRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, err := MarshalKeyRing(ring)
+	data, err := json.Marshal(ring)
 	if err != nil {
 		t.Fatal(err)
 	}

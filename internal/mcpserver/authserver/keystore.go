@@ -18,13 +18,13 @@ package authserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -99,18 +99,12 @@ func (s *KeyStore) syncOnce(ctx context.Context) (KeyRing, error) {
 	if err != nil || !changed {
 		return next, err
 	}
-	data, err := MarshalKeyRing(next)
+	data, err := json.Marshal(next)
 	if err != nil {
 		return KeyRing{}, err
 	}
 	if !exists {
-		secret = corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: s.name.Name, Namespace: s.name.Namespace,
-				Labels: map[string]string{"app.kubernetes.io/managed-by": "sandbar", "app.kubernetes.io/component": "oauth-signing-keys"}},
-			Type: corev1.SecretTypeOpaque,
-			Data: map[string][]byte{KeyRingDataKey: data},
-		}
-		return next, s.c.Create(ctx, &secret)
+		return next, s.c.Create(ctx, newSecret(s.name.Namespace, s.name.Name, "oauth-signing-keys", corev1.SecretTypeOpaque, KeyRingDataKey, data))
 	}
 	if secret.Data == nil {
 		secret.Data = map[string][]byte{}

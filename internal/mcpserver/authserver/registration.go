@@ -36,7 +36,6 @@ import (
 	"golang.org/x/time/rate"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
@@ -85,15 +84,9 @@ type Registrations struct {
 // each ttl once its client completed a sign-in and pending until then; their ids
 // carry a MAC under key, which every replica must share.
 func NewRegistrations(c client.Client, r client.Reader, ns string, maxClients int, ttl, pending time.Duration, key []byte) *Registrations {
-	if maxClients <= 0 {
-		maxClients = DefaultMaxClients
-	}
-	if ttl <= 0 {
-		ttl = DefaultClientTTL
-	}
-	if pending <= 0 {
-		pending = DefaultPendingClientTTL
-	}
+	orDefault(&maxClients, DefaultMaxClients)
+	orDefault(&ttl, DefaultClientTTL)
+	orDefault(&pending, DefaultPendingClientTTL)
 	sources, _ := lru.New[string, *rate.Limiter](10000)
 	return &Registrations{c: c, r: r, ns: ns, max: maxClients, ttl: ttl, pending: pending, key: key,
 		limiter: rate.NewLimiter(registerRate, registerBurst), sources: sources,
@@ -204,13 +197,7 @@ func (g *Registrations) allow(r *http.Request) bool {
 	if err != nil {
 		source = r.RemoteAddr
 	}
-	l, ok := g.sources.Get(source)
-	if !ok {
-		l = rate.NewLimiter(rate.Every(sourceEvery), sourceBurst)
-		if prev, found, _ := g.sources.PeekOrAdd(source, l); found {
-			l = prev
-		}
-	}
+	l := getOrAdd(g.sources, source, func() *rate.Limiter { return rate.NewLimiter(rate.Every(sourceEvery), sourceBurst) })
 	return l.Allow() && g.limiter.Allow()
 }
 
@@ -250,13 +237,7 @@ func (g *Registrations) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	doc.ClientID = g.newID()
 	rc := registeredClient{ClientDocument: *doc, Expires: time.Now().Add(g.pending).Truncate(time.Second)}
 	raw, _ := json.Marshal(rc)
-	secret := &corev1.Secret{
-		ObjectMeta: metav1.ObjectMeta{Name: doc.ClientID, Namespace: g.ns, Labels: map[string]string{
-			"app.kubernetes.io/managed-by": "sandbar", LabelComponent: ClientComponent}},
-		Type: ClientSecretType,
-		Data: map[string][]byte{clientDataKey: raw},
-	}
-	if err := g.c.Create(r.Context(), secret); err != nil {
+	if err := g.c.Create(r.Context(), newSecret(g.ns, doc.ClientID, ClientComponent, ClientSecretType, clientDataKey, raw)); err != nil {
 		writeOAuthError(w, http.StatusServiceUnavailable, "temporarily_unavailable", "the registration could not be stored; try again")
 		return
 	}

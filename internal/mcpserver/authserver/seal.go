@@ -29,7 +29,6 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
@@ -57,13 +56,7 @@ func StateKey(ctx context.Context, c client.Client, r client.Reader, name types.
 		}
 		key := make([]byte, 32)
 		_, _ = rand.Read(key)
-		secret = corev1.Secret{
-			ObjectMeta: metav1.ObjectMeta{Name: name.Name, Namespace: name.Namespace,
-				Labels: map[string]string{"app.kubernetes.io/managed-by": "sandbar", "app.kubernetes.io/component": "oauth-state-key"}},
-			Type: corev1.SecretTypeOpaque,
-			Data: map[string][]byte{StateKeyDataKey: key},
-		}
-		if err := c.Create(ctx, &secret); err == nil {
+		if err := c.Create(ctx, newSecret(name.Namespace, name.Name, "oauth-state-key", corev1.SecretTypeOpaque, StateKeyDataKey, key)); err == nil {
 			return key, nil
 		} else if !apierrors.IsAlreadyExists(err) {
 			return nil, fmt.Errorf("making the authorization server's state key (Secret %s): %w", name, err)

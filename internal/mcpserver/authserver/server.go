@@ -17,6 +17,7 @@ limitations under the License.
 package authserver
 
 import (
+	"cmp"
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
@@ -181,18 +182,10 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.KeysSecret == "" {
-		cfg.KeysSecret = DefaultKeysSecret
-	}
-	if cfg.StateSecret == "" {
-		cfg.StateSecret = DefaultStateSecret
-	}
-	if cfg.AccessTokenTTL <= 0 {
-		cfg.AccessTokenTTL = DefaultAccessTokenTTL
-	}
-	if cfg.SessionTTL <= 0 {
-		cfg.SessionTTL = DefaultSessionTTL
-	}
+	orDefault(&cfg.KeysSecret, DefaultKeysSecret)
+	orDefault(&cfg.StateSecret, DefaultStateSecret)
+	orDefault(&cfg.AccessTokenTTL, DefaultAccessTokenTTL)
+	orDefault(&cfg.SessionTTL, DefaultSessionTTL)
 	if len(cfg.Scopes) == 0 {
 		cfg.Scopes = []string{DefaultScope}
 	}
@@ -243,6 +236,15 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 	}
 	s.handler = s.routes()
 	return s, nil
+}
+
+// orDefault sets *v to d when it is zero or less (an empty string): what a
+// configuration leaves unset, or sets to nothing sensible, gets the default.
+func orDefault[T cmp.Ordered](v *T, d T) {
+	var zero T
+	if *v <= zero {
+		*v = d
+	}
 }
 
 // direct writes with the manager's client and reads with a reader past its

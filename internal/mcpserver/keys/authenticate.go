@@ -146,6 +146,22 @@ func NoAuthAccount(ns string) *catalog.Account {
 // limiterKey is an account's token bucket: its namespace and name.
 type limiterKey struct{ namespace, name string }
 
+// perAccount is the account's entry of m, made by fresh when it has none. The
+// table is bounded (OAuth users are as many as the issuer has): a full one is
+// emptied first. The caller holds a.mu.
+func perAccount[V any](m map[limiterKey]V, acct *catalog.Account, fresh func() V) V {
+	key := limiterKey{acct.Namespace, acct.Name}
+	v, ok := m[key]
+	if !ok {
+		if len(m) >= maxLimiters {
+			clear(m)
+		}
+		v = fresh()
+		m[key] = v
+	}
+	return v
+}
+
 type verdict struct {
 	ok                  bool
 	accountRV, secretRV string
@@ -272,17 +288,8 @@ func (a *Authenticator) Allow(acct *catalog.Account) (bool, time.Duration) {
 	if a.limit <= 0 {
 		return true, 0
 	}
-	key := limiterKey{acct.Namespace, acct.Name}
 	a.mu.Lock()
-	l, ok := a.limiters[key]
-	if !ok {
-		// OAuth users are as many as the issuer has: the table is bounded.
-		if len(a.limiters) >= maxLimiters {
-			clear(a.limiters)
-		}
-		l = rate.NewLimiter(a.limit, a.burst)
-		a.limiters[key] = l
-	}
+	l := perAccount(a.limiters, acct, func() *rate.Limiter { return rate.NewLimiter(a.limit, a.burst) })
 	a.mu.Unlock()
 	r := l.Reserve()
 	if d := r.Delay(); d > 0 {

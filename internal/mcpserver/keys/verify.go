@@ -224,18 +224,9 @@ func sameID(id []byte, key string) bool {
 
 // slot is the account's comparison slot.
 func (a *Authenticator) slot(acct *catalog.Account) chan struct{} {
-	key := limiterKey{acct.Namespace, acct.Name}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	s, ok := a.slots[key]
-	if !ok {
-		if len(a.slots) >= maxLimiters {
-			clear(a.slots)
-		}
-		s = make(chan struct{}, 1)
-		a.slots[key] = s
-	}
-	return s
+	return perAccount(a.slots, acct, func() chan struct{} { return make(chan struct{}, 1) })
 }
 
 // comparisonKey is what a bcrypt comparison's verdict depends on.

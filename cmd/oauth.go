@@ -29,26 +29,28 @@ import (
 
 // bindOAuthFlags binds the flags of the OAuth resource server to c.
 func bindOAuthFlags(fs *flag.FlagSet, c *oauth.Config) {
-	list := func(dst *[]string) func(string) error {
-		return func(v string) error { *dst = splitList(v); return nil }
-	}
 	fs.StringVar(&c.IssuerURL, "oauth-issuer-url", "", "Issuer of the OAuth access tokens accepted on the OAuth route (its OIDC discovery names the JWKS). Empty: OAuth is off.")
 	fs.StringVar(&c.JWKSURL, "oauth-jwks-url", "", "The issuer's JWKS URL, instead of the one its discovery document names.")
 	fs.StringVar(&c.ResourceURL, "oauth-resource-url", "", "Public URL of the OAuth route, as https://sandbar.example.com/oauth/mcp: the resource of the Protected Resource Metadata and the default audience.")
 	fs.StringVar(&c.Audience, "oauth-audience", "", "The audience (aud) a token must name (default: --oauth-resource-url).")
 	fs.StringVar(&c.Path, "oauth-path", oauth.DefaultPath, "Path of the OAuth route on every host (/mcp stays for bearer tokens).")
 	fs.StringVar(&c.Host, "oauth-host", "", "A host name whose requests get OAuth on /mcp too (and the metadata at the root well-known URL).")
-	fs.Func("oauth-scopes", "Comma-separated scopes every token must carry (scope or scp claim); also listed as scopes_supported.", list(&c.Scopes))
-	fs.Func("oauth-scopes-supported", "Comma-separated scopes the metadata tells clients to ask for (default: --oauth-scopes).", list(&c.ScopesSupported))
-	fs.Func("oauth-signing-algs", "Comma-separated JWS algorithms accepted (default RS256,ES256; never none).", list(&c.SigningAlgs))
+	fs.Func("oauth-scopes", "Comma-separated scopes every token must carry (scope or scp claim); also listed as scopes_supported.", listFlag(&c.Scopes))
+	fs.Func("oauth-scopes-supported", "Comma-separated scopes the metadata tells clients to ask for (default: --oauth-scopes).", listFlag(&c.ScopesSupported))
+	fs.Func("oauth-signing-algs", "Comma-separated JWS algorithms accepted (default RS256,ES256; never none).", listFlag(&c.SigningAlgs))
 	fs.StringVar(&c.UsernameClaim, "oauth-username-claim", oauth.DefaultUsernameClaim, "Claim holding the user name; a token without it is refused (email: also one whose email_verified is not true).")
 	fs.StringVar(&c.UsernamePrefix, "oauth-username-prefix", oauth.DefaultUsernamePrefix, "Prefix of the Kubernetes user name (\"-\": none).")
 	fs.StringVar(&c.GroupsClaim, "oauth-groups-claim", oauth.DefaultGroupsClaim, "Claim holding the groups (a list or one string).")
 	fs.StringVar(&c.GroupsPrefix, "oauth-groups-prefix", oauth.DefaultGroupsPrefix, "Prefix of the Kubernetes group names (\"-\": none).")
 	fs.StringVar(&c.Namespace, "oauth-namespace", "default", "Namespace where an OAuth user's tools act by default; bind the people the role sandbar-process-owner there (the verb own on workflowprocesses) to let them keep tasks.")
 	fs.StringVar(&c.TasksNamespace, "oauth-tasks-namespace", "", "Namespace where the processes (tasks) of people signed in with OAuth live, apart from the namespaces they work in: grant no person anything there (default: the manager's namespace; outside a pod with no --leader-election-namespace, --oauth-namespace).")
-	fs.Func("oauth-clients", "Comma-separated MCP clients OAuth users come with, as a ServiceAccount's spec.clients: they bound the tools served (default claude-ai, 256 tools).", list(&c.Clients))
-	fs.Func("oauth-tools", "Comma-separated tool globs an OAuth user may see and call (default: every tool; RBAC decides the reach).", list(&c.Tools))
+	fs.Func("oauth-clients", "Comma-separated MCP clients OAuth users come with, as a ServiceAccount's spec.clients: they bound the tools served (default claude-ai, 256 tools).", listFlag(&c.Clients))
+	fs.Func("oauth-tools", "Comma-separated tool globs an OAuth user may see and call (default: every tool; RBAC decides the reach).", listFlag(&c.Tools))
+}
+
+// listFlag sets dst from a comma-separated flag value (splitList).
+func listFlag(dst *[]string) func(string) error {
+	return func(v string) error { *dst = splitList(v); return nil }
 }
 
 // authServerFlags are the flags of the authorization server that are read
@@ -69,10 +71,7 @@ func bindAuthServerFlags(fs *flag.FlagSet, c *authserver.Config, f *authServerFl
 	fs.StringVar(&c.Upstream.UserinfoURL, "oauth-upstream-userinfo-url", "", "The userinfo URL of a provider of OAuth 2 only, whose JSON answer to the access token holds the claims --oauth-username-claim and --oauth-groups-claim name (GitHub: https://api.github.com/user, username claim login).")
 	fs.StringVar(&c.Upstream.ClientID, "oauth-upstream-client-id", "", "The client id registered at the upstream provider, with the redirect URI <origin>/oauth2/callback.")
 	fs.StringVar(&f.clientSecretFile, "oauth-upstream-client-secret-file", "", "A file holding that client's secret.")
-	fs.Func("oauth-upstream-scopes", "Comma-separated scopes asked of the upstream provider (default openid,email,profile).", func(v string) error {
-		c.Upstream.Scopes = splitList(v)
-		return nil
-	})
+	fs.Func("oauth-upstream-scopes", "Comma-separated scopes asked of the upstream provider (default openid,email,profile).", listFlag(&c.Upstream.Scopes))
 	fs.Func("oauth-client-document-allowed-cidrs", "Comma-separated address ranges the client ID metadata documents may be fetched from although they are private (loopback, RFC 1918, ...); none by default.", func(v string) error {
 		for _, p := range splitList(v) {
 			prefix, err := netip.ParsePrefix(p)
@@ -84,10 +83,7 @@ func bindAuthServerFlags(fs *flag.FlagSet, c *authserver.Config, f *authServerFl
 		return nil
 	})
 	fs.DurationVar(&c.SessionTTL, "oauth-session-length", authserver.DefaultSessionTTL, "How long a sign-in lasts when the upstream provider gives no refresh token (no offline_access): then its grant's tokens end and the person signs in again, their groups read anew.")
-	fs.Func("oauth-trusted-clients", "Comma-separated client ids (metadata documents' URLs, as https://claude.ai/oauth/mcp-oauth-client-metadata) whose own names the consent page may lead with; others lead with what the server verified (the document's host, or a program on the person's computer).", func(v string) error {
-		c.TrustedClients = splitList(v)
-		return nil
-	})
+	fs.Func("oauth-trusted-clients", "Comma-separated client ids (metadata documents' URLs, as https://claude.ai/oauth/mcp-oauth-client-metadata) whose own names the consent page may lead with; others lead with what the server verified (the document's host, or a program on the person's computer).", listFlag(&c.TrustedClients))
 	fs.BoolVar(&c.Registration, "oauth-dynamic-client-registration", false, "Let clients without a client ID metadata document register themselves (RFC 7591) with the authorization server: public clients only, at most 1000, each kept 30 days once it completes a sign-in (10 minutes until then), three at once from one address then one every 20 s, one a second in all.")
 	fs.StringVar(&f.namespace, "oauth-authorization-server-namespace", "", "Namespace of the Secrets of the authorization server's keys and grants (default: the pod's namespace).")
 }

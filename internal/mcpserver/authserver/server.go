@@ -275,12 +275,8 @@ func mac(key []byte, data string) []byte {
 	return m.Sum(nil)
 }
 
-// Issuer is the server's public URL; Path where it is served.
-func (s *Server) Issuer() string { return s.cfg.Issuer }
-func (s *Server) Path() string   { return s.path }
-
-// Grants are the grants it keeps.
-func (s *Server) Grants() *Grants { return s.grants }
+// Path is where the server is served (its issuer URL's path).
+func (s *Server) Path() string { return s.path }
 
 // KeyStore is its signing keys.
 func (s *Server) KeyStore() *KeyStore { return s.keys }

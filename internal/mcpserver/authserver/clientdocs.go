@@ -244,10 +244,8 @@ func NewClientDocuments(cfg DocumentsConfig) (*ClientDocuments, error) {
 		IdleConnTimeout:        30 * time.Second,
 		ForceAttemptHTTP2:      true,
 	}
-	kept, err := lru.New[string, keptDocument](cfg.MaxEntries)
-	if err != nil {
-		return nil, err
-	}
+	// lru.New fails only for a size below one, which the defaults rule out.
+	kept, _ := lru.New[string, keptDocument](cfg.MaxEntries)
 	failures, _ := lru.New[string, keptDocument](cfg.MaxEntries)
 	sites, _ := lru.New[string, *site](4 * cfg.MaxEntries)
 	good, _ := lru.New[string, struct{}](cfg.MaxEntries)

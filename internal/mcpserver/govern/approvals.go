@@ -29,7 +29,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -202,10 +201,6 @@ func (a *Approvals) hold(ctx context.Context, d *tool.Def, c *tool.Call, raw jso
 	id := identityOf(c.Account, c.Client)
 	shown, _ := json.Marshal(redact.Value(args))
 	req := o.Approval
-	count := req.Count
-	if count < 1 {
-		count = 1
-	}
 	ap := &metav1alpha1.Approval{
 		ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name,
 			Labels: map[string]string{metav1alpha1.LabelCallDigest: digest[:63]},
@@ -216,7 +211,7 @@ func (a *Approvals) hold(ctx context.Context, d *tool.Def, c *tool.Call, raw jso
 				Account: id.Account, User: id.User, Groups: id.Groups, TaskID: p.Name},
 			Policy: metav1alpha1.HoldingPolicy{Kind: o.Policy.Kind(), Namespace: o.Policy.Namespace, Name: o.Policy.Name, Rule: o.Rule,
 				Message: cut(o.Message, 1024)},
-			Approvers: metav1alpha1.ApproverSet{Users: req.Users, Groups: req.Groups, Count: count},
+			Approvers: metav1alpha1.ApproverSet{Users: req.Users, Groups: req.Groups, Count: max(req.Count, 1)},
 			ExpiresAt: metav1.NewTime(a.now().Add(policy.Wait(req)).UTC().Truncate(time.Second)),
 		},
 	}
@@ -254,9 +249,14 @@ func (a *Approvals) waiting(ctx context.Context, namespace, digest string) (*met
 	return nil, nil, nil
 }
 
-// where names the policy and rule of an outcome.
+// where names the policy and rule of an outcome; a policy that failed before any
+// of its rules decided is named with its failure in the rule's place.
 func where(o policy.Outcome) string {
-	return fmt.Sprintf("%s %s, rule %s", o.Policy.Kind(), o.Policy.Key(), o.Rule)
+	rule := o.Rule
+	if rule == "" {
+		rule = "(failed: " + o.Err.Error() + ")"
+	}
+	return fmt.Sprintf("%s %s, rule %s", o.Policy.Kind(), o.Policy.Key(), rule)
 }
 
 // heldText is what the caller of a held call is told: what holds it, who may
@@ -306,10 +306,4 @@ func cut(s string, n int) string {
 		return s
 	}
 	return s[:n]
-}
-
-// inputOf is a process's input as JSON.
-func inputOf(v any) *apiextensionsv1.JSON {
-	b, _ := json.Marshal(v)
-	return &apiextensionsv1.JSON{Raw: b}
 }

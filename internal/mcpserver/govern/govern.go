@@ -21,6 +21,7 @@ limitations under the License.
 package govern
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -30,6 +31,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
@@ -148,14 +150,8 @@ func (g *Gate) Read(ctx context.Context, req mcp.Request, method string, snap *c
 	if set.Len() == 0 || acct == nil || cl == nil {
 		return nil
 	}
-	pc := &policy.Call{Tool: method, Canonical: method, Verb: policy.VerbRead, Verbs: []string{policy.VerbRead}, Name: name, Namespace: ns}
-	if pc.Namespace == "" {
-		pc.Namespace = acct.Namespace
-	}
-	pc.Classes = classesOf(cl, snap)
-	if cl != nil {
-		pc.Class = cl.Ident()
-	}
+	pc := &policy.Call{Tool: method, Canonical: method, Verb: policy.VerbRead, Verbs: []string{policy.VerbRead}, Name: name,
+		Namespace: cmp.Or(ns, acct.Namespace), Class: cl.Ident(), Classes: classesOf(cl, snap)}
 	if err := g.namespaceLabels(ctx, set, &lookups{}, pc); err != nil {
 		return err
 	}
@@ -205,14 +201,11 @@ func genericAct(args map[string]any) tool.Act {
 // callOf is a call as the policies see it.
 func (g *Gate) callOf(ctx context.Context, set *policy.Set, seen *lookups, d *tool.Def, c *tool.Call, args map[string]any, a tool.Act) (*policy.Call, error) {
 	pc := &policy.Call{Tool: c.Tool, Canonical: d.Canonical(), Verb: a.Verb, Name: a.Name, Arguments: args, ArgumentsFit: seen.argumentsFit,
-		Attributes: a.Attributes, Confirmed: c.Asking.Confirmed, Namespace: a.Namespace}
+		Attributes: a.Attributes, Confirmed: c.Asking.Confirmed, Namespace: cmp.Or(a.Namespace, c.Account.Namespace)}
 	if pc.Verb == "" {
 		pc.Verb = VerbOf(d)
 	}
 	pc.Verbs = append([]string{pc.Verb}, a.AlsoVerbs...)
-	if pc.Namespace == "" {
-		pc.Namespace = c.Account.Namespace
-	}
 	if a.Class != "" && c.Snap != nil {
 		classes, ok := seen.classes[a.Class]
 		if !ok {
@@ -341,14 +334,10 @@ func (g *Gate) record(ctx context.Context, what string, id *policy.Identity, d *
 		case !o.Enforced:
 			mode = " (audit only)"
 		case approved && o.Holds():
-			tool.NotePolicy(ctx, fmt.Sprintf("%s %s, rule %s: approved", o.Policy.Kind(), o.Policy.Key(), o.Rule))
+			tool.NotePolicy(ctx, where(o)+": approved")
 			continue // counted when it held the call
 		}
-		rule := o.Rule
-		if rule == "" {
-			rule = "(failed: " + o.Err.Error() + ")"
-		}
-		tool.NotePolicy(ctx, fmt.Sprintf("%s %s, rule %s: %s%s", o.Policy.Kind(), o.Policy.Key(), rule, o.Action, mode))
-		g.tally.decided(o, metav1alpha1.PolicyDecision{Time: nowMeta(g.now()), Tool: what, Identity: who, Rule: o.Rule, Action: o.Action})
+		tool.NotePolicy(ctx, where(o)+": "+o.Action+mode)
+		g.tally.decided(o, metav1alpha1.PolicyDecision{Time: metav1.NewTime(g.now().UTC().Truncate(time.Second)), Tool: what, Identity: who, Rule: o.Rule, Action: o.Action})
 	}
 }

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -195,10 +196,8 @@ func (a *Approvals) reconcile(ctx context.Context, key client.ObjectKey, audit f
 		return 0, a.finish(ctx, &ap, metav1alpha1.ApprovalExpired, msg+"; nothing ran", nil, audit)
 	}
 	msg := waitingFor(&ap, approvedBy)
-	if p.Status.StatusMessage != "held for approval "+ap.Name+": "+msg {
-		if err := a.taskMessage(ctx, &p, "held for approval "+ap.Name+": "+msg); err != nil {
-			return 0, err
-		}
+	if err := a.taskMessage(ctx, &p, "held for approval "+ap.Name+": "+msg); err != nil {
+		return 0, err
 	}
 	return ap.Spec.ExpiresAt.Sub(a.now()) + time.Second, a.setStatus(ctx, &ap, metav1alpha1.ApprovalPending, msg, approvedBy, "")
 }
@@ -305,8 +304,7 @@ func (a *Approvals) runApproved(ctx context.Context, ap *metav1alpha1.Approval, 
 	} else if err := a.moveTask(ctx, p, builtin.SucceedCall, "sandbar", msg, resultOf(res)); err != nil {
 		return err
 	}
-	phase := metav1alpha1.ApprovalDone
-	return a.finish(ctx, ap, phase, msg, by, func(o Outcome) {
+	return a.finish(ctx, ap, metav1alpha1.ApprovalDone, msg, by, func(o Outcome) {
 		o.IsError = res.IsError
 		if audit != nil {
 			audit(o)
@@ -358,7 +356,7 @@ func (a *Approvals) moveTask(ctx context.Context, p *metav1alpha1.WorkflowProces
 			return err
 		}
 		if result != nil {
-			fresh.Status.Result = inputOf(json.RawMessage(result))
+			fresh.Status.Result = &apiextensionsv1.JSON{Raw: result}
 		}
 		if err := a.client.Status().Update(ctx, &fresh); err != nil {
 			return err
@@ -368,8 +366,11 @@ func (a *Approvals) moveTask(ctx context.Context, p *metav1alpha1.WorkflowProces
 	})
 }
 
-// taskMessage sets what a waiting task says.
+// taskMessage sets what a waiting task says, when it says something else.
 func (a *Approvals) taskMessage(ctx context.Context, p *metav1alpha1.WorkflowProcess, msg string) error {
+	if p.Status.StatusMessage == msg {
+		return nil
+	}
 	orig := p.DeepCopy()
 	p.Status.StatusMessage = msg
 	return client.IgnoreNotFound(a.client.Status().Patch(ctx, p, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})))

@@ -22,7 +22,6 @@ import (
 	"time"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -84,8 +83,6 @@ func (t *Tally) decided(o policy.Outcome, d metav1alpha1.PolicyDecision) {
 	}
 	c.last = &d
 }
-
-func nowMeta(t time.Time) metav1.Time { return metav1.NewTime(t.UTC().Truncate(time.Second)) }
 
 // take empties the tally and returns what it held.
 func (t *Tally) take() map[policyKey]*counts {

@@ -19,6 +19,7 @@ package process
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,13 +56,7 @@ func (e *events) wait(key string) chan struct{} {
 func (e *events) forget(key string, ch chan struct{}) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	list := e.waiters[key]
-	for i, c := range list {
-		if c == ch {
-			e.waiters[key] = append(list[:i:i], list[i+1:]...)
-			break
-		}
-	}
+	e.waiters[key] = slices.DeleteFunc(e.waiters[key], func(c chan struct{}) bool { return c == ch })
 	if len(e.waiters[key]) == 0 {
 		delete(e.waiters, key)
 	}
@@ -131,7 +126,6 @@ func (s *Service) FollowFor(ctx context.Context, session *mcp.ServerSession, tok
 	if !s.follow(acct) {
 		return false
 	}
-	key := acct.Home() + "/" + id
 	// Not the request's context for a session: the request is answered and its
 	// stream closed long before the process ends, and the notifications go on the
 	// session's standalone stream. The stateless revision has no such stream.
@@ -144,13 +138,7 @@ func (s *Service) FollowFor(ctx context.Context, session *mcp.ServerSession, tok
 		ctx, cancel := context.WithTimeout(parent, min(d, followFor))
 		defer cancel()
 		last := ""
-		for {
-			changed := s.events.wait(key)
-			cur, err := s.Get(ctx, acct, id)
-			if err != nil {
-				s.events.forget(key, changed)
-				return
-			}
+		_, _ = s.watch(ctx, acct, id, func(cur *metav1alpha1.WorkflowProcess) bool {
 			params := &mcp.ProgressNotificationParams{ProgressToken: token, Message: TaskOf(cur).StatusMessage}
 			if pr := cur.Status.Progress; pr != nil {
 				params.Progress, params.Total = float64(pr.Done), float64(pr.Total)
@@ -158,23 +146,11 @@ func (s *Service) FollowFor(ctx context.Context, session *mcp.ServerSession, tok
 			if sent := fmt.Sprintf("%v/%v/%s", params.Progress, params.Total, params.Message); sent != last {
 				last = sent
 				if err := session.NotifyProgress(ctx, params); err != nil {
-					s.events.forget(key, changed)
-					return
+					return false
 				}
 			}
-			if workflow.Terminal(&cur.Status) {
-				s.events.forget(key, changed)
-				return
-			}
-			select {
-			case <-changed:
-			case <-ctx.Done():
-				s.events.forget(key, changed)
-				return
-			case <-time.After(30 * time.Second):
-				s.events.forget(key, changed)
-			}
-		}
+			return !workflow.Terminal(&cur.Status)
+		})
 	})
 	return true
 }

@@ -105,10 +105,7 @@ func accountKey(acct *catalog.Account) string { return acct.Namespace + "/" + ac
 // (with the chunks of a stored one, compressed), or for a running built-in process
 // at least what its result may come to (budgetOf).
 func holds(p *metav1alpha1.WorkflowProcess) int64 {
-	n := int64(0)
-	if p.Spec.Input != nil {
-		n += int64(len(p.Spec.Input.Raw))
-	}
+	n := inputBytes(p)
 	if p.Status.Result != nil {
 		n += int64(len(p.Status.Result.Raw))
 		if st := builtin.StoredOf(p.Status.Result.Raw); st != nil {

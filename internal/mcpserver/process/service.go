@@ -23,6 +23,7 @@ limitations under the License.
 package process
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base32"
@@ -301,12 +302,8 @@ func (s *Service) mine(ctx context.Context, acct *catalog.Account) ([]*metav1alp
 }
 
 func sortOldestFirst(procs []*metav1alpha1.WorkflowProcess) {
-	sort.Slice(procs, func(i, j int) bool {
-		a, b := procs[i].CreationTimestamp, procs[j].CreationTimestamp
-		if !a.Equal(&b) {
-			return a.Before(&b)
-		}
-		return procs[i].Name < procs[j].Name
+	slices.SortFunc(procs, func(a, b *metav1alpha1.WorkflowProcess) int {
+		return cmp.Or(a.CreationTimestamp.Compare(b.CreationTimestamp.Time), strings.Compare(a.Name, b.Name))
 	})
 }
 
@@ -347,9 +344,7 @@ func (s *Service) Select(ctx context.Context, acct *catalog.Account, keep func(*
 		return nil, err
 	}
 	if newestFirst {
-		for i, j := 0, len(all)-1; i < j; i, j = i+1, j-1 {
-			all[i], all[j] = all[j], all[i]
-		}
+		slices.Reverse(all)
 	}
 	var out []*metav1alpha1.WorkflowProcess
 	for _, p := range all {
@@ -459,11 +454,18 @@ func (s *Service) Wait(ctx context.Context, acct *catalog.Account, id string) (*
 		return nil, &TooManyFollowersError{ID: id}
 	}
 	defer s.unfollow(acct)
+	return s.watch(ctx, acct, id, func(p *metav1alpha1.WorkflowProcess) bool { return !workflow.Terminal(&p.Status) })
+}
+
+// watch reads a process of the account, and again each time it changes (or every
+// 30 seconds, should an event be missed), for as long as more answers true of it:
+// the process it read last, or why it could not read it, or ctx's end.
+func (s *Service) watch(ctx context.Context, acct *catalog.Account, id string, more func(*metav1alpha1.WorkflowProcess) bool) (*metav1alpha1.WorkflowProcess, error) {
 	key := acct.Home() + "/" + id
 	for {
 		changed := s.events.wait(key)
 		p, err := s.Get(ctx, acct, id)
-		if err != nil || workflow.Terminal(&p.Status) {
+		if err != nil || !more(p) {
 			s.events.forget(key, changed)
 			return p, err
 		}
@@ -472,7 +474,7 @@ func (s *Service) Wait(ctx context.Context, acct *catalog.Account, id string) (*
 			s.events.forget(key, changed)
 			return nil, ctx.Err()
 		case <-changed:
-		case <-time.After(30 * time.Second): // a safety net, should an event be missed
+		case <-time.After(30 * time.Second):
 			s.events.forget(key, changed)
 		}
 	}

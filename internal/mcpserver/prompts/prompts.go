@@ -118,11 +118,9 @@ func (s *Service) Sync(snap *catalog.Snapshot) {
 			Title:       "Workflow " + name,
 			Description: promptDescription(w),
 		}
+		fp := renderWorkflow(w, snap, s.style, nil)
 		for _, a := range w.Spec.Arguments {
 			p.Arguments = append(p.Arguments, &mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
-		}
-		fp := fmt.Sprintf("%v", renderWorkflow(w, snap, s.style, nil))
-		for _, a := range p.Arguments {
 			fp += "|" + a.Name + a.Description + fmt.Sprint(a.Required)
 		}
 		// Who may use it: clients list again when that changes.
@@ -141,10 +139,8 @@ func (s *Service) Sync(snap *catalog.Snapshot) {
 	for name := range s.prompts {
 		if _, ok := want[name]; !ok {
 			gone = append(gone, name)
+			delete(s.workflow, name)
 		}
-	}
-	for _, name := range gone {
-		delete(s.workflow, name)
 	}
 	if len(gone) > 0 {
 		s.mcp.RemovePrompts(gone...)

@@ -118,15 +118,13 @@ func Digest(acct *catalog.Account, canonical string, args json.RawMessage) strin
 // trusted.
 const admissionWindow = 10 * time.Second
 
-// InForce says whether the admission policy that binds a decision to the person
+// inForce says whether the admission policy that binds a decision to the person
 // who makes it is installed and bound: a ValidatingAdmissionPolicy labelled
 // meta.sandbar.dev/guards=approvals, and a binding of it that denies. Without it,
 // anyone who may patch an Approval could write a decision in another's name, so no
-// call is held and no decision is read.
-func (a *Approvals) InForce(ctx context.Context) (bool, error) { return a.inForce(ctx, false) }
-
-// inForce is InForce, asked of the API server now when fresh (before an approved
-// call runs: an unbinding within the window would otherwise go unseen).
+// call is held and no decision is read. It is asked of the API server now when
+// fresh (before an approved call runs: an unbinding within the window would
+// otherwise go unseen).
 func (a *Approvals) inForce(ctx context.Context, fresh bool) (bool, error) {
 	a.mu.Lock()
 	if !fresh && a.now().Sub(a.checked) < admissionWindow {
@@ -178,7 +176,7 @@ const notInForce = "approvals are off: the admission policy that binds a decisio
 // with the same task. The answer is a domain error that says what waits and how to
 // follow it; a task-augmented call is answered with the task.
 func (a *Approvals) hold(ctx context.Context, d *tool.Def, c *tool.Call, raw json.RawMessage, args map[string]any, o policy.Outcome) error {
-	if ok, err := a.InForce(ctx); err != nil {
+	if ok, err := a.inForce(ctx, false); err != nil {
 		return err
 	} else if !ok {
 		return tool.Fail("forbidden: %s holds this call for a person's approval, but %s", where(o), notInForce)

@@ -25,6 +25,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -125,7 +126,7 @@ func (g *Gate) decide(ctx context.Context, set *policy.Set, pc *policy.Call, id 
 	if len(matched) == 0 {
 		return &policy.Decision{}, nil
 	}
-	if object != nil && usesObject(matched) {
+	if object != nil && slices.ContainsFunc(matched, func(p *policy.Policy) bool { return p.UsesObject }) {
 		obj, err := object(ctx)
 		if err != nil {
 			return nil, err // the tool would meet the same: not found, forbidden
@@ -174,15 +175,6 @@ func (g *Gate) Read(ctx context.Context, req mcp.Request, method string, snap *c
 			"and only a tool call can wait for one: read it with a tool", where(o))}
 	}
 	return nil
-}
-
-func usesObject(ps []*policy.Policy) bool {
-	for _, p := range ps {
-		if p.UsesObject {
-			return true
-		}
-	}
-	return false
 }
 
 // genericAct is what a tool that declares no acts does: its class, namespace and

@@ -170,7 +170,7 @@ func (a *Approvals) reconcile(ctx context.Context, key client.ObjectKey, audit f
 		}
 		return time.Minute, nil
 	}
-	if ok, err := a.InForce(ctx); err != nil {
+	if ok, err := a.inForce(ctx, false); err != nil {
 		return 0, err
 	} else if !ok {
 		return 30 * time.Second, a.setStatus(ctx, &ap, metav1alpha1.ApprovalPending, "no decision is read: "+notInForce, nil, "")

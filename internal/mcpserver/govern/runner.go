@@ -158,7 +158,7 @@ func (a *Approvals) reconcile(ctx context.Context, key client.ObjectKey, audit f
 			}
 			return 0, a.finish(ctx, &ap, phase, p.Status.StatusMessage, ap.Status.ApprovedBy, audit)
 		}
-		return 0, a.finish(ctx, &ap, metav1alpha1.ApprovalWithdrawn, "its task ended before it was approved ("+p.Status.StatusMessage+"): nothing ran", nil, audit)
+		return 0, a.finish(ctx, &ap, metav1alpha1.ApprovalWithdrawn, withdrawn(&p), nil, audit)
 	case ap.Status.Phase == metav1alpha1.ApprovalRunning:
 		c := meta.FindStatusCondition(ap.Status.Conditions, metav1alpha1.ConditionReady)
 		if !a.runsHere(key) && c != nil && a.now().Sub(c.LastTransitionTime.Time) > staleRun {
@@ -286,6 +286,9 @@ func (a *Approvals) runApproved(ctx context.Context, ap *metav1alpha1.Approval, 
 	if err := a.moveTask(ctx, p, builtin.ApproveCall, strings.Join(by, ","), ran, nil); err != nil {
 		return err
 	}
+	if workflow.Terminal(&p.Status) { // its caller cancelled it since it was read
+		return a.finish(ctx, ap, metav1alpha1.ApprovalWithdrawn, withdrawn(p), nil, audit)
+	}
 	res, err := a.run(Approved(ctx, ap.Spec.Call.Digest), acct, in.Tool, args)
 	var msg string
 	switch {
@@ -310,6 +313,11 @@ func (a *Approvals) runApproved(ctx context.Context, ap *metav1alpha1.Approval, 
 			audit(o)
 		}
 	})
+}
+
+// withdrawn is what an Approval says whose task ended before the call ran.
+func withdrawn(p *metav1alpha1.WorkflowProcess) string {
+	return "its task ended before it was approved (" + p.Status.StatusMessage + "): nothing ran"
 }
 
 // resultOf is what a task keeps of a tool's answer: its structured content, or its
@@ -351,7 +359,8 @@ func (a *Approvals) moveTask(ctx context.Context, p *metav1alpha1.WorkflowProces
 		if err := workflow.Transition(w, &fresh.Status, transition, actor, reason, metav1.Now()); err != nil {
 			var we *workflow.Error
 			if errors.As(err, &we) {
-				return nil // it moved meanwhile (cancelled): the next event says
+				*p = fresh // it moved meanwhile (cancelled): the caller sees where it is
+				return nil
 			}
 			return err
 		}

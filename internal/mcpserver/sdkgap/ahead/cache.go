@@ -75,8 +75,6 @@ type ListCache struct {
 	// order has the most recently used answer at its front.
 	order *list.List
 	bytes int
-	// hits and misses count the answers served from the cache and rendered.
-	hits, misses uint64
 }
 
 type key struct {
@@ -118,30 +116,19 @@ func (c *ListCache) clientKey(info *mcp.Implementation) string {
 // called: call it before the served tools change, and the function once they are
 // whole again (the tool table and the SDK's tools both).
 func (c *ListCache) Changing() (done func()) {
-	c.mu.Lock()
-	c.generation++
-	c.clear()
-	c.mu.Unlock()
-	return func() {
-		c.mu.Lock()
-		c.generation++
-		c.clear()
-		c.mu.Unlock()
-	}
+	c.next()
+	return c.next
 }
 
-func (c *ListCache) clear() {
+// next begins or ends a change of the served tools: a generation of its own, with
+// no answer kept.
+func (c *ListCache) next() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.generation++
 	clear(c.entries)
 	c.order.Init()
 	c.bytes = 0
-}
-
-// Stats are the cache's counts: answers held, their bytes, and answers served from
-// the cache and rendered since it was made.
-func (c *ListCache) Stats() (entries, bytes int, hits, misses uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.entries), c.bytes, c.hits, c.misses
 }
 
 // Middleware answers tools/list from the cache, and renders and keeps the answer of
@@ -166,18 +153,9 @@ func (c *ListCache) list(ctx context.Context, method string, req mcp.Request, ne
 	if r, ok := req.(*mcp.ListToolsRequest); ok {
 		k.client = c.clientKey(r.ClientInfo())
 	}
-	c.mu.Lock()
-	k.generation = c.generation
-	if el, ok := c.entries[k]; ok && k.generation%2 == 0 {
-		c.order.MoveToFront(el)
-		c.hits++
-		body := el.Value.(*entry).body
-		c.mu.Unlock()
+	if body := c.lookup(&k); body != nil {
 		return &ListAnswer{body: body, keep: c.keepDirect(k, req)}, nil
 	}
-	c.misses++
-	c.mu.Unlock()
-
 	res, err := next(ctx, method, req)
 	if err != nil || res == nil || len(res.GetMeta()) > 0 {
 		return res, err

@@ -169,7 +169,7 @@ func (c *ListCache) stateless(w http.ResponseWriter, r *http.Request, next http.
 	params := msg.RawParams
 	info := auth.TokenInfoFromContext(r.Context())
 	digest := requestDigest(r, params, caller.Of(&mcp.RequestExtra{TokenInfo: info}))
-	body := c.lookup(key{request: digest})
+	body := c.lookup(&key{request: digest})
 	if body == nil {
 		r.Header.Set(requestHeader, hex.EncodeToString(digest[:]))
 		next.ServeHTTP(w, r)
@@ -225,21 +225,21 @@ func (c *ListCache) session(w http.ResponseWriter, r *http.Request, id string, s
 	if _, ok := p.Meta[mcp.MetaKeyProtocolVersion]; ok {
 		return false // a request of the stateless revision's form: the SDK's to refuse
 	}
-	body := c.lookup(key{account: accountKey(who), revision: init.ProtocolVersion, cursor: p.Cursor, client: c.clientKey(init.ClientInfo)})
+	body := c.lookup(&key{account: accountKey(who), revision: init.ProtocolVersion, cursor: p.Cursor, client: c.clientKey(init.ClientInfo)})
 	return body != nil && answer(w, r, msg.ID, body, p, ss, info, serve)
 }
 
-// lookup is the answer kept under k (whose generation it sets), nil without one.
-func (c *ListCache) lookup(k key) []byte {
+// lookup is the answer kept under k (whose generation it sets to the cache's), nil
+// without one.
+func (c *ListCache) lookup(k *key) []byte {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	k.generation = c.generation
-	el, ok := c.entries[k]
+	el, ok := c.entries[*k]
 	if !ok || k.generation%2 != 0 {
 		return nil
 	}
 	c.order.MoveToFront(el)
-	c.hits++
 	return el.Value.(*entry).body
 }
 
@@ -253,18 +253,24 @@ func answer(w http.ResponseWriter, r *http.Request, id json.RawMessage, body []b
 	if _, err := serve(r.Context(), "tools/list", req); err != nil {
 		return false
 	}
-	head := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), `,"result":`...)
+	respond(w, id, `,"result":`, body)
+	return true
+}
+
+// respond writes the JSON-RPC response of id, its member (`,"result":` or
+// `,"error":`) body, as one JSON body. The body is not copied: it is written from
+// where it is kept.
+func respond(w http.ResponseWriter, id json.RawMessage, member string, body []byte) {
+	head := append(append([]byte(`{"jsonrpc":"2.0","id":`), id...), member...)
 	const tail = "}\n"
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Content-Length", strconv.Itoa(len(head)+len(body)+len(tail)))
 	w.WriteHeader(http.StatusOK)
-	// The answer is not copied: it is written from where it is kept.
 	if _, err := w.Write(head); err == nil {
 		if _, err := w.Write(body); err == nil {
 			_, _ = w.Write([]byte(tail))
 		}
 	}
-	return true
 }
 
 // call is a Method with its handler behind the receiving middleware.
@@ -308,11 +314,7 @@ func (cl call) answer(w http.ResponseWriter, r *http.Request, msg *transport.Mes
 		member = `,"error":`
 		body, _ = json.Marshal(wire)
 	}
-	out := append(append(append(append([]byte(`{"jsonrpc":"2.0","id":`), msg.ID...), member...), body...), "}\n"...)
-	w.Header().Set("Content-Type", "application/json")
-	w.Header().Set("Content-Length", strconv.Itoa(len(out)))
-	w.WriteHeader(http.StatusOK)
-	_, _ = w.Write(out)
+	respond(w, msg.ID, member, body)
 	return true
 }
 

@@ -39,7 +39,8 @@ type entry struct {
 	info tool.Info
 	// fingerprint changes when the tool does: the tool as JSON, when the planner
 	// keeps it (a class's own tool), or the input schema's JSON (an operational
-	// verb's, when every account is served the same); else empty.
+	// verb's, when every account is served the same); else empty, and the sync
+	// takes the tool as JSON.
 	fingerprint string
 }
 

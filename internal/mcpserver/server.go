@@ -115,10 +115,11 @@ type Server struct {
 	// tokens).
 	tokens *seal.Sealer
 
-	// served is what tools/list offers now; fingerprints (touched by the catalog
-	// sync only) tell which tools changed.
-	served       tool.Table
-	fingerprints map[string]string
+	// served is what tools/list offers now, and tools its entries by served name:
+	// their fingerprints tell the catalog sync which tools changed, and their
+	// definitions run the calls an Approval lets run.
+	served tool.Table
+	tools  atomic.Pointer[map[string]entry]
 	// lists are the tools/list answers rendered since the served tools last changed.
 	lists *ahead.ListCache
 	// gate applies the call policies to every tools/call, and client writes what it
@@ -126,9 +127,6 @@ type Server struct {
 	gate      *govern.Gate
 	approvals *govern.Approvals
 	client    client.Client
-	// defs are the served tools' definitions by served name, for the calls an
-	// Approval lets run.
-	defs atomic.Pointer[map[string]*tool.Def]
 }
 
 // New assembles the server. Start it with Start (it is a manager Runnable).
@@ -148,8 +146,9 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 		}
 		opts.OAuth.Issued = as.Tokens()
 	}
-	s := &Server{authServer: as, opts: opts, store: store, informers: cl.Informers, fingerprints: map[string]string{},
+	s := &Server{authServer: as, opts: opts, store: store, informers: cl.Informers,
 		lists: ahead.NewListCache(ahead.MaxEntries, ahead.MaxBytes, tool.ClientOf)}
+	s.tools.Store(&map[string]entry{})
 	var err error
 	var anonymous *catalog.Account
 	if opts.NoAuth {
@@ -574,31 +573,27 @@ func (s *Server) syncTools(snap *catalog.Snapshot) {
 	// kept while the table and the SDK's tools disagree.
 	defer s.lists.Changing()()
 	entries, withheld := s.plan.tools(snap)
-	next := map[string]tool.Info{}
-	fingerprints := map[string]string{}
-	defs := make(map[string]*tool.Def, len(entries))
+	last, next := *s.tools.Load(), make(map[string]entry, len(entries))
+	infos := make(map[string]tool.Info, len(entries))
 	var changed []entry
 	for _, e := range entries {
-		defs[e.tool.Name] = e.def
-		fp := e.fingerprint
-		if fp == "" {
+		if e.fingerprint == "" {
 			b, _ := json.Marshal(e.tool)
-			fp = string(b)
+			e.fingerprint = string(b)
 		}
-		next[e.tool.Name] = e.info
-		fingerprints[e.tool.Name] = fp
-		if s.fingerprints[e.tool.Name] != fp {
+		next[e.tool.Name], infos[e.tool.Name] = e, e.info
+		if last[e.tool.Name].fingerprint != e.fingerprint {
 			changed = append(changed, e)
 		}
 	}
 	// The table first: clients list again when the SDK tells them of a new tool.
-	s.served.Replace(next, withheld)
-	s.defs.Store(&defs)
+	s.served.Replace(infos, withheld)
+	s.tools.Store(&next)
 	for _, c := range changed {
 		s.mcp.AddTool(encodedSchema(c.tool), tool.Handler(c.def, c.tool.Name, s.call(c.tool.Name)))
 	}
 	var gone []string
-	for name := range s.fingerprints {
+	for name := range last {
 		if _, ok := next[name]; !ok {
 			gone = append(gone, name)
 		}
@@ -606,7 +601,6 @@ func (s *Server) syncTools(snap *catalog.Snapshot) {
 	if len(gone) > 0 {
 		s.mcp.RemoveTools(gone...)
 	}
-	s.fingerprints = fingerprints
 }
 
 // encodedSchema is t with its input schema encoded once, as the SDK is given it: on
@@ -631,16 +625,14 @@ func encodedSchema(t *mcp.Tool) *mcp.Tool {
 // lets this call through, and every other policy decides as on any call), with no
 // session to ask a question of: the people who approved it confirmed it.
 func (s *Server) runApproved(ctx context.Context, acct *catalog.Account, name string, args json.RawMessage) (*mcp.CallToolResult, error) {
-	defs := s.defs.Load()
-	info, served := s.served.Lookup(name)
-	if defs == nil || (*defs)[name] == nil || !served {
+	e, served := (*s.tools.Load())[name]
+	if !served {
 		return tool.ErrorResult(fmt.Sprintf("the tool %s is no longer served: nothing ran", name)), nil
 	}
-	if !authorize.MayCall(acct, name, info) {
+	if !authorize.MayCall(acct, name, e.info) {
 		return tool.ErrorResult(fmt.Sprintf("forbidden: the account's permissions no longer let it call %s: nothing ran", name)), nil
 	}
-	d := (*defs)[name]
-	if d.Confirms {
+	if e.def.Confirms {
 		var m map[string]any
 		if json.Unmarshal(args, &m) == nil {
 			if m == nil {
@@ -650,7 +642,7 @@ func (s *Server) runApproved(ctx context.Context, acct *catalog.Account, name st
 			args, _ = json.Marshal(m)
 		}
 	}
-	h := tool.Handler(d, name, func(*mcp.CallToolRequest) (*tool.Call, error) { return s.newCall(name, acct), nil })
+	h := tool.Handler(e.def, name, func(*mcp.CallToolRequest) (*tool.Call, error) { return s.newCall(name, acct), nil })
 	return h(ctx, &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: args}})
 }
 

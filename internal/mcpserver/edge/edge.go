@@ -46,9 +46,8 @@ type Options struct {
 
 // Edge is the mux and its chain.
 type Edge struct {
-	mux *http.ServeMux
-	// chain wraps a transport in metrics, origins and an authentication.
-	chain        func(authenticate func(http.Handler) http.Handler, h http.Handler) http.Handler
+	mux          *http.ServeMux
+	origins      *http.CrossOriginProtection
 	authenticate func(http.Handler) http.Handler
 	// stopping is set once shutdown starts: /readyz fails from then on.
 	stopping atomic.Bool
@@ -62,13 +61,7 @@ func New(opts Options) (*Edge, error) {
 			return nil, fmt.Errorf("--mcp-allowed-origins: %w", err)
 		}
 	}
-	e := &Edge{
-		mux: http.NewServeMux(),
-		chain: func(authenticate func(http.Handler) http.Handler, h http.Handler) http.Handler {
-			return instrument(contain.HTTP(origins.Handler(authenticate(h))))
-		},
-		authenticate: opts.Authenticate,
-	}
+	e := &Edge{mux: http.NewServeMux(), origins: origins, authenticate: opts.Authenticate}
 	e.mux.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = w.Write([]byte("ok")) })
 	e.mux.HandleFunc("/readyz", func(w http.ResponseWriter, _ *http.Request) {
 		if e.stopping.Load() {
@@ -85,15 +78,14 @@ func New(opts Options) (*Edge, error) {
 }
 
 // Handle serves an MCP transport at a path, through the chain.
-func (e *Edge) Handle(pattern string, h http.Handler) {
-	e.mux.Handle(pattern, e.chain(e.authenticate, h))
-}
+func (e *Edge) Handle(pattern string, h http.Handler) { e.HandleWith(pattern, e.authenticate, h) }
 
-// HandleWith serves an MCP transport at a pattern through the chain, with another
-// authentication (OAuth's route). A pattern may name a host ("mcp.example.com/mcp"),
-// which wins over the same path without one.
+// HandleWith serves an MCP transport at a pattern through the chain (metrics, the
+// recovery of a panic, origins), with another authentication (OAuth's route). A
+// pattern may name a host ("mcp.example.com/mcp"), which wins over the same path
+// without one.
 func (e *Edge) HandleWith(pattern string, authenticate func(http.Handler) http.Handler, h http.Handler) {
-	e.mux.Handle(pattern, e.chain(authenticate, h))
+	e.mux.Handle(pattern, instrument(contain.HTTP(e.origins.Handler(authenticate(h)))))
 }
 
 // HandlePublic serves a public document (discovery metadata) at a pattern: counted
@@ -131,12 +123,6 @@ type Timeouts struct {
 var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Read: time.Minute, Idle: 2 * time.Minute,
 	ShutdownDelay: 3 * time.Second, Drain: 10 * time.Second}
 
-// Serve serves a handler on a listener until ctx ends; see [Edge.Serve] for how it
-// stops.
-func Serve(ctx context.Context, ln net.Listener, h http.Handler, t Timeouts) error {
-	return serve(ctx, ln, h, t, func() {})
-}
-
 // Serve serves the edge on a listener until ctx ends. Then /readyz fails at once
 // while requests are still taken for t.ShutdownDelay (a load balancer stops sending
 // them); then the port closes, GET streams end (their clients open them again on
@@ -147,6 +133,7 @@ func (e *Edge) Serve(ctx context.Context, ln net.Listener, t Timeouts) error {
 	return serve(ctx, ln, e.mux, t, func() { e.stopping.Store(true) })
 }
 
+// serve is Edge.Serve for any handler; stopping runs once shutdown starts.
 func serve(ctx context.Context, ln net.Listener, h http.Handler, t Timeouts, stopping func()) error {
 	// Requests live past ctx (keeping its values, the logger): a call in flight when
 	// shutdown starts answers. Streams end when the port closes; anything left past

@@ -43,7 +43,7 @@ func serveTest(t *testing.T, h http.Handler) string {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})
-	go func() { _ = Serve(ctx, ln, h, short); close(done) }()
+	go func() { _ = serve(ctx, ln, h, short, func() {}); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
 	return ln.Addr().String()
 }

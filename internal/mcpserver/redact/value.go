@@ -19,7 +19,9 @@ package redact
 import (
 	"bytes"
 	"encoding/json"
+	"maps"
 	"reflect"
+	"slices"
 )
 
 // maxDepth bounds the walk. A value nested deeper (or a cycle, which JSON cannot
@@ -45,6 +47,8 @@ func value(v any, depth int) (any, bool) {
 	if depth > maxDepth {
 		return nil, true
 	}
+	var out any
+	var changed bool
 	switch x := v.(type) {
 	case nil, bool, float64, int64, int, json.Number:
 		return v, false
@@ -54,45 +58,35 @@ func value(v any, depth int) (any, bool) {
 		}
 		return v, false
 	case map[string]any:
-		if out, changed := jsonMap(x, depth); changed {
-			return out, true
-		}
-		return v, false
+		out, changed = jsonMap(x, depth)
 	case []any:
-		if out, changed := jsonList(x, depth); changed {
-			return out, true
-		}
-		return v, false
+		out, changed = each(x, func(e any) (any, bool) { return value(e, depth+1) })
 	case []map[string]any:
-		var out []map[string]any
-		for i, m := range x {
-			if nm, changed := jsonMap(m, depth+1); changed {
-				if out == nil {
-					out = append([]map[string]any(nil), x...)
-				}
-				out[i] = nm
-			}
-		}
-		if out != nil {
-			return out, true
-		}
-		return v, false
+		out, changed = each(x, func(m map[string]any) (map[string]any, bool) { return jsonMap(m, depth+1) })
 	case map[string]string:
-		if out, changed := stringMap(x); changed {
-			return out, true
-		}
-		return v, false
+		out, changed = eachEntry(x, func(k, e string) (string, string, bool) {
+			nk, ne := String(k), String(e)
+			if secretName(k) && secretish(ne) {
+				ne = Redacted
+			}
+			return nk, ne, nk != k || ne != e
+		})
 	case []string:
-		if out, changed := stringList(x); changed {
-			return out, true
+		out, changed = each(x, func(e string) (string, bool) {
+			r := String(e)
+			return r, r != e
+		})
+	default:
+		r, changed := walk(reflect.ValueOf(v), depth)
+		if !changed {
+			return v, false
 		}
-		return v, false
+		return r.Interface(), true
 	}
-	out, changed := walk(reflect.ValueOf(v), depth)
 	if !changed {
 		return v, false
 	}
-	return out.Interface(), true
+	return out, true
 }
 
 // slot is the value of a secret-named key (secretName) with what looks generated in
@@ -105,29 +99,16 @@ func slot(v any) (any, bool) {
 			return Redacted, true
 		}
 	case []any:
-		var out []any
-		for i, e := range x {
+		if out, ok := each(x, func(e any) (any, bool) {
 			if s, ok := e.(string); ok && secretish(s) {
-				if out == nil {
-					out = append([]any(nil), x...)
-				}
-				out[i] = Redacted
+				return Redacted, true
 			}
-		}
-		if out != nil {
+			return e, false
+		}); ok {
 			return out, true
 		}
 	case []string:
-		var out []string
-		for i, e := range x {
-			if secretish(e) {
-				if out == nil {
-					out = append([]string(nil), x...)
-				}
-				out[i] = Redacted
-			}
-		}
-		if out != nil {
+		if out, ok := each(x, func(e string) (string, bool) { return Redacted, secretish(e) }); ok {
 			return out, true
 		}
 	}
@@ -148,76 +129,44 @@ func slotted(k string, v any, changed bool) (any, bool) {
 }
 
 func jsonMap(m map[string]any, depth int) (map[string]any, bool) {
-	var out map[string]any
-	for k, e := range m {
+	return eachEntry(m, func(k string, e any) (string, any, bool) {
 		nk := String(k)
 		ne, changed := value(e, depth+1)
 		ne, changed = slotted(k, ne, changed)
-		if nk == k && !changed {
-			continue
-		}
-		if out == nil {
-			out = make(map[string]any, len(m))
-			for k2, e2 := range m {
-				out[k2] = e2
+		return nk, ne, changed || nk != k
+	})
+}
+
+// each is l with f applied to each element, l copied on the first change (nil and
+// false when nothing changed).
+func each[E any](l []E, f func(E) (E, bool)) ([]E, bool) {
+	var out []E
+	for i, e := range l {
+		if ne, changed := f(e); changed {
+			if out == nil {
+				out = slices.Clone(l)
 			}
+			out[i] = ne
 		}
-		// Two keys that redact to the same string become one entry (the
-		// credentials in them are gone either way).
-		delete(out, k)
-		out[nk] = ne
 	}
 	return out, out != nil
 }
 
-func jsonList(l []any, depth int) ([]any, bool) {
-	var out []any
-	for i, e := range l {
-		ne, changed := value(e, depth+1)
+// eachEntry is m with f applied to each key and value, m copied on the first change
+// (nil and false when nothing changed). Two keys that redact to the same string
+// become one entry (the credentials in them are gone either way).
+func eachEntry[V any](m map[string]V, f func(k string, e V) (string, V, bool)) (map[string]V, bool) {
+	var out map[string]V
+	for k, e := range m {
+		nk, ne, changed := f(k, e)
 		if !changed {
 			continue
 		}
 		if out == nil {
-			out = append([]any(nil), l...)
-		}
-		out[i] = ne
-	}
-	return out, out != nil
-}
-
-func stringMap(m map[string]string) (map[string]string, bool) {
-	var out map[string]string
-	for k, e := range m {
-		nk, ne := String(k), String(e)
-		if secretName(k) && secretish(ne) {
-			ne = Redacted
-		}
-		if nk == k && ne == e {
-			continue
-		}
-		if out == nil {
-			out = make(map[string]string, len(m))
-			for k2, e2 := range m {
-				out[k2] = e2
-			}
+			out = maps.Clone(m)
 		}
 		delete(out, k)
 		out[nk] = ne
-	}
-	return out, out != nil
-}
-
-func stringList(l []string) ([]string, bool) {
-	var out []string
-	for i, e := range l {
-		ne := String(e)
-		if ne == e {
-			continue
-		}
-		if out == nil {
-			out = append([]string(nil), l...)
-		}
-		out[i] = ne
 	}
 	return out, out != nil
 }

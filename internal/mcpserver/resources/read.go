@@ -39,10 +39,7 @@ import (
 // invalidURI is -32602 for a URI that is not one of Sandbar's, with the URI in the
 // error's data, as a resource that is not found has it.
 func invalidURI(uri string, err error) error {
-	data, merr := json.Marshal(map[string]string{"uri": uri})
-	if merr != nil {
-		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-	}
+	data, _ := json.Marshal(map[string]string{"uri": uri}) // a map of strings always encodes
 	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error(), Data: data}
 }
 

@@ -111,19 +111,18 @@ func (s *Service) Sync(ctx context.Context, snap *catalog.Snapshot) {
 	defer s.mu.Unlock()
 
 	meta := map[string]*mcp.Resource{}
+	add := func(kind, name, title, description string) {
+		uri := MetaURI(kind, name)
+		meta[uri] = &mcp.Resource{URI: uri, Name: name, Title: title, Description: description, MIMEType: mimeJSON}
+	}
 	for _, n := range snap.ClassNames() {
-		c := snap.Classes[n]
-		meta[MetaURI(MetaClass, n)] = &mcp.Resource{URI: MetaURI(MetaClass, n), Name: n, Title: "Class " + c.Ident(),
-			Description: c.Description, MIMEType: mimeJSON}
+		add(MetaClass, n, "Class "+snap.Classes[n].Ident(), snap.Classes[n].Description)
 	}
 	for n, p := range snap.Properties {
-		meta[MetaURI(MetaProperty, n)] = &mcp.Resource{URI: MetaURI(MetaProperty, n), Name: n, Title: "Property " + n,
-			Description: p.Slot.Description, MIMEType: mimeJSON}
+		add(MetaProperty, n, "Property "+n, p.Slot.Description)
 	}
 	for _, n := range snap.WorkflowNames() {
-		w := snap.Workflows[n]
-		meta[MetaURI(MetaWorkflow, n)] = &mcp.Resource{URI: MetaURI(MetaWorkflow, n), Name: n, Title: "Workflow " + n,
-			Description: w.Spec.Description, MIMEType: mimeJSON}
+		add(MetaWorkflow, n, "Workflow "+n, snap.Workflows[n].Spec.Description)
 	}
 	for uri, r := range meta {
 		if old, ok := s.metaResources[uri]; ok && old.Description == r.Description && old.Title == r.Title {

@@ -77,7 +77,7 @@ func (r *ServiceAccountReconciler) Reconcile(ctx context.Context, req ctrl.Reque
 		// The account as its spec says now, against the classes the catalog serves.
 		v := r.ClientLimits.Account(r.Store.Load(), catalog.AccountOf(&sa, r.DefaultServiceAccount))
 		conds := newConditions(sa.Status.Conditions, sa.Generation)
-		conds.set(metav1alpha1.ConditionClientLimits, v.Reason == metav1alpha1.ReasonWithinClientLimits, v.Reason, v.Message)
+		conds.set(metav1alpha1.ConditionClientLimits, v.Reason != metav1alpha1.ReasonTooManyTools, v.Reason, v.Message)
 		sa.Status.Conditions = conds.list
 	}
 	return ctrl.Result{}, patchStatus(ctx, r.Client, r.Recorder, &sa, orig, orig.Status, sa.Status,

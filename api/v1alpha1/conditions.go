@@ -31,7 +31,8 @@ const (
 	ConditionNameConflict = "NameConflict"
 	// ConditionClientLimits is True when what the MCP server serves of the object fits
 	// what MCP clients accept: a Class's own tool (its name with the clients' prefix,
-	// its input schema), an account's number of tools (the most its clients take).
+	// its input schema), an account's number of tools (the most its clients take; its
+	// reason NearToolLimit warns from 80% of them).
 	ConditionClientLimits = "ClientLimits"
 	// ConditionSecretResolved is True when a ServiceAccount's key hash can be read.
 	ConditionSecretResolved = "SecretResolved"
@@ -72,6 +73,9 @@ const (
 	ReasonNameTooLong        = "NameTooLong"
 	ReasonSchemaTooLarge     = "SchemaTooLarge"
 	ReasonTooManyTools       = "TooManyTools"
+	// ReasonNearToolLimit: the account's tools fit its clients, with 80% or more of
+	// the most they take (the condition stays True).
+	ReasonNearToolLimit = "NearToolLimit"
 )
 
 // Labels and annotations set on objects Sandbar generates or reads.

@@ -113,16 +113,18 @@ type ServiceAccountSpec struct {
 	Permissions Permissions `json:"permissions,omitempty"`
 
 	// clients are the MCP clients that use the account. The account is served at most
-	// as many tools as the strictest of them takes (cursor 40, vscode 128, claude-ai
-	// and claude-desktop 256; the others declare no limit): past it, the operational
-	// verbs, which take the class as an argument, instead of one tool per class.
+	// as many tools as the strictest of them takes (windsurf 50, cursor 80,
+	// antigravity 100, vscode 128, claude-ai, claude-desktop and cowork 256; the
+	// others declare no limit): past it, the operational verbs, which take the class
+	// as an argument, instead of one tool per class. From 80% of it, the ClientLimits
+	// condition's reason is NearToolLimit.
 	// When empty, each client gets the limit of the client it says it is (its
 	// clientInfo name), and a client that says none of these the manager's
 	// --default-max-tools (chart value clientLimits.defaultMaxTools).
 	// +optional
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=16
-	// +kubebuilder:validation:items:Enum=claude-ai;claude-desktop;claude-code;codex;cursor;vscode;mcp-inspector
+	// +kubebuilder:validation:items:Enum=antigravity;claude-ai;claude-desktop;claude-code;codex;cowork;cursor;vscode;windsurf;mcp-inspector
 	Clients []string `json:"clients,omitempty"`
 
 	// toolsets are the groups of operational verbs tools/list shows the account,

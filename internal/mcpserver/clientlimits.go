@@ -189,7 +189,8 @@ func (c *ClientCheck) Class(cl *catalog.Class) catalog.Problem {
 }
 
 // Account is the verdict on what an account is served of a snapshot's tools against
-// the most tools its clients take: ReasonWithinClientLimits or ReasonTooManyTools.
+// the most tools its clients take: ReasonWithinClientLimits, ReasonNearToolLimit (it
+// fits, with 80% or more of them) or ReasonTooManyTools.
 func (c *ClientCheck) Account(snap *catalog.Snapshot, acct *catalog.Account) catalog.Problem {
 	entries, withheld := c.plan.tools(snap)
 	table := make(map[string]tool.Info, len(entries))
@@ -198,8 +199,11 @@ func (c *ClientCheck) Account(snap *catalog.Snapshot, acct *catalog.Account) cat
 	}
 	b := authorize.Plan(acct, "", table, len(withheld) > 0, c.plan.opts.DefaultMaxTools)
 	reason := metav1alpha1.ReasonWithinClientLimits
-	if !b.Fits() {
+	switch {
+	case !b.Fits():
 		reason = metav1alpha1.ReasonTooManyTools
+	case b.Near():
+		reason = metav1alpha1.ReasonNearToolLimit
 	}
 	return catalog.Problem{Reason: reason, Message: b.Describe()}
 }

@@ -43,7 +43,8 @@ const (
 )
 
 // Client limits (see package tool): DefaultClientPrefix is Claude Code's for a server
-// named "sandbar"; DefaultMaxTools is Cursor's limit, the strictest of the common clients.
+// named "sandbar"; DefaultMaxTools is below what every known client takes (the
+// strictest, Windsurf, takes 50).
 const (
 	DefaultClientPrefix = tool.DefaultClientPrefix
 	DefaultMaxTools     = 40

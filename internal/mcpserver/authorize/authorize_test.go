@@ -17,6 +17,7 @@ limitations under the License.
 package authorize
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -230,5 +231,34 @@ func TestBudgetFollowsTheClientThatAsks(t *testing.T) {
 	acct.MaxTools = 1
 	if b := g.Budget(acct, "cursor"); !b.Over || b.Client != "spec.maxTools" {
 		t.Errorf("spec.maxTools wins over the client's name: %+v", b)
+	}
+}
+
+// From 80% of the most tools its clients take, an account's budget warns, naming
+// the client; below, and past the limit, it does not.
+func TestBudgetWarnsFromEightyPercentOfTheLimit(t *testing.T) {
+	table := func(n int) map[string]tool.Info {
+		tools := map[string]tool.Info{"sandbar_entity_find": {Canonical: "sandbar.entity.find", ReadOnly: true, Core: true}}
+		for i := range n - 1 {
+			tools[fmt.Sprintf("sandbar_class_zorp_K%d", i)] = tool.Info{Canonical: fmt.Sprintf("sandbar.class.zorp.K%d", i), Class: fmt.Sprintf("zorp.k%d", i)}
+		}
+		return tools
+	}
+	acct := account(metav1alpha1.Permissions{})
+	acct.MaxTools, acct.Clients = 0, []string{"claude-code", "windsurf"}
+	for _, tc := range []struct {
+		tools int
+		near  bool
+		says  string
+	}{
+		{39, false, "the account sees 39 tools; its clients take 50 (Windsurf, in spec.clients)"},
+		{40, true, "the account sees 40 tools, 80% of the 50 its clients take (Windsurf, in spec.clients): near the limit, past which it is served the operational verbs instead of its 39 per-class tools"},
+		{50, true, "the account sees 50 tools, 100% of the 50"},
+		{51, false, "the account would see 51 tools, more than the 50 its clients take (Windsurf, in spec.clients)"},
+	} {
+		b := Plan(acct, "", table(tc.tools), false, 0)
+		if b.Near() != tc.near || !strings.HasPrefix(b.Describe(), tc.says) {
+			t.Errorf("%d tools: near %v, %q; want near %v, %q", tc.tools, b.Near(), b.Describe(), tc.near, tc.says)
+		}
 	}
 }

@@ -139,6 +139,11 @@ func (b Budget) Describe() string {
 	case b.Limit > 0 && b.Served > b.Limit:
 		msg = fmt.Sprintf("the account sees %d tools, more than the %d its clients take (%s): narrow spec.toolsets or spec.permissions.tools",
 			b.Served, b.Limit, b.Client)
+	case b.Near():
+		msg = fmt.Sprintf("the account sees %d tools, %d%% of the %d its clients take (%s): near the limit", b.Served, b.Served*100/b.Limit, b.Limit, b.Client)
+		if b.PerClass > 0 {
+			msg += fmt.Sprintf(", past which it is served the operational verbs instead of its %d per-class tools", b.PerClass)
+		}
 	case b.Limit > 0:
 		msg = fmt.Sprintf("the account sees %d tools; its clients take %d (%s)", b.Served, b.Limit, b.Client)
 	default:
@@ -159,3 +164,7 @@ func (b Budget) Describe() string {
 
 // Fits reports whether the account sees no more tools than its clients take.
 func (b Budget) Fits() bool { return !b.Over && (b.Limit == 0 || b.Served <= b.Limit) }
+
+// Near reports whether the account fits, with 80% or more of the tools its clients
+// take: a warning before the limit cuts its per-class tools.
+func (b Budget) Near() bool { return b.Limit > 0 && b.Fits() && b.Served*5 >= b.Limit*4 }

@@ -43,16 +43,27 @@ const (
 	DefaultClientPrefix = "mcp__sandbar__"
 )
 
-// Clients are the tools each known client takes at most (0: no known limit). The
-// ServiceAccount field spec.clients names them.
-var Clients = map[string]int{
-	"claude-ai":      256, // claude.ai connectors
-	"claude-desktop": 256, // Claude Desktop connectors
-	"claude-code":    0,
-	"codex":          0,
-	"cursor":         40,
-	"vscode":         128,
-	"mcp-inspector":  0,
+// Client is a known MCP client: what people call it, and the most tools it takes
+// of a server (0: no known limit).
+type Client struct {
+	Title string
+	Tools int
+}
+
+// Clients are the known clients, by the name the ServiceAccount field spec.clients
+// gives them, with what each takes as of November 2026 (docs/clients.md says where
+// each is documented).
+var Clients = map[string]Client{
+	"antigravity":    {"Antigravity", 100},
+	"claude-ai":      {"claude.ai", 256},      // its connectors
+	"claude-desktop": {"Claude Desktop", 256}, // its connectors
+	"claude-code":    {"Claude Code", 0},      // it defers tool definitions (tool search) and reads names up front
+	"codex":          {"Codex", 0},
+	"cowork":         {"Claude Cowork", 256}, // it drops the tools past 256 without a word
+	"cursor":         {"Cursor", 80},         // it warns past 80
+	"vscode":         {"VS Code", 128},       // it refuses a server of more
+	"windsurf":       {"Windsurf", 50},
+	"mcp-inspector":  {"MCP Inspector", 0},
 }
 
 // ClientNames are the known clients, sorted.
@@ -102,9 +113,12 @@ func Measure(t *mcp.Tool, prefix string) Fit {
 
 // clientNames are the names known clients give themselves (clientInfo.name, in
 // initialize or, on 2026-07-28, in each request's _meta), lower-cased, by the name
-// spec.clients gives them.
+// spec.clients gives them. Claude Cowork connects through claude.ai's connectors and
+// names itself claude-ai: an account that serves it declares cowork.
 var clientNames = map[string]string{
-	"claude-ai":                     "claude-ai", // claude.ai and Claude Desktop connectors
+	"antigravity":                   "antigravity",
+	"antigravity-client":            "antigravity",
+	"claude-ai":                     "claude-ai", // claude.ai, Claude Desktop and Claude Cowork connectors
 	"claude-desktop":                "claude-desktop",
 	"claude-code":                   "claude-code",
 	"codex":                         "codex",
@@ -115,6 +129,8 @@ var clientNames = map[string]string{
 	"visual studio code":            "vscode",
 	"visual studio code - insiders": "vscode",
 	"visual-studio-code":            "vscode",
+	"windsurf":                      "windsurf",
+	"windsurf-client":               "windsurf",
 	"mcp-inspector":                 "mcp-inspector",
 }
 
@@ -130,22 +146,23 @@ func ClientOf(name string) string {
 // ToolLimit is the most tools an account's clients take: its spec.maxTools, else the
 // strictest limit of the clients it declares, else the limit of the known client the
 // request comes from (client, from ClientOf; "" for none), else def (0: none).
-// source names where the limit comes from ("spec.maxTools", a declared client's
-// name, "<client>, as the client names itself", or "default").
+// source names where the limit comes from ("spec.maxTools", "<client>, in
+// spec.clients", "<client>, as the client names itself", or "default"), the client
+// as people call it.
 func ToolLimit(acct *catalog.Account, client string, def int) (limit int, source string) {
 	switch {
 	case acct != nil && acct.MaxTools > 0:
 		return acct.MaxTools, "spec.maxTools"
 	case acct != nil && len(acct.Clients) > 0:
 		for _, c := range acct.Clients {
-			if n := Clients[c]; n > 0 && (limit == 0 || n < limit) {
-				limit, source = n, c
+			if n := Clients[c].Tools; n > 0 && (limit == 0 || n < limit) {
+				limit, source = n, Clients[c].Title+", in spec.clients"
 			}
 		}
 		return limit, source
 	case client != "":
-		if _, ok := Clients[client]; ok {
-			return Clients[client], client + ", as the client names itself"
+		if c, ok := Clients[client]; ok {
+			return c.Tools, c.Title + ", as the client names itself"
 		}
 	}
 	return def, "default"

@@ -37,17 +37,19 @@ func TestToolLimitIsTheStrictestDeclaredClients(t *testing.T) {
 	}{
 		{&catalog.Account{}, "", 40, "default"},
 		{nil, "", 40, "default"},
-		{&catalog.Account{Clients: []string{"claude-ai", "vscode"}}, "", 128, "vscode"},
-		{&catalog.Account{Clients: []string{"vscode", "cursor", "claude-code"}}, "", 40, "cursor"},
+		{&catalog.Account{Clients: []string{"claude-ai", "vscode"}}, "", 128, "VS Code, in spec.clients"},
+		{&catalog.Account{Clients: []string{"vscode", "cursor", "claude-code"}}, "", 80, "Cursor, in spec.clients"},
+		{&catalog.Account{Clients: []string{"cowork", "windsurf"}}, "", 50, "Windsurf, in spec.clients"},
 		{&catalog.Account{Clients: []string{"claude-code", "codex"}}, "", 0, ""},
 		{&catalog.Account{Clients: []string{"cursor"}, MaxTools: 90}, "", 90, "spec.maxTools"},
 		// An account that declares neither takes the limit of the client that asks.
-		{&catalog.Account{}, "cursor", 40, "cursor, as the client names itself"},
-		{&catalog.Account{}, "claude-code", 0, "claude-code, as the client names itself"},
-		{&catalog.Account{}, "vscode", 128, "vscode, as the client names itself"},
-		{&catalog.Account{}, "claude-ai", 256, "claude-ai, as the client names itself"},
+		{&catalog.Account{}, "cursor", 80, "Cursor, as the client names itself"},
+		{&catalog.Account{}, "claude-code", 0, "Claude Code, as the client names itself"},
+		{&catalog.Account{}, "vscode", 128, "VS Code, as the client names itself"},
+		{&catalog.Account{}, "antigravity", 100, "Antigravity, as the client names itself"},
+		{&catalog.Account{}, "claude-ai", 256, "claude.ai, as the client names itself"},
 		// What the account declares wins over what the client says it is.
-		{&catalog.Account{Clients: []string{"cursor"}}, "claude-code", 40, "cursor"},
+		{&catalog.Account{Clients: []string{"cursor"}}, "claude-code", 80, "Cursor, in spec.clients"},
 		{&catalog.Account{MaxTools: 12}, "claude-code", 12, "spec.maxTools"},
 	} {
 		if limit, client := ToolLimit(tc.acct, tc.caller, 40); limit != tc.limit || client != tc.client {
@@ -62,7 +64,7 @@ func TestClientOfKnowsTheNamesClientsGiveThemselves(t *testing.T) {
 	for name, want := range map[string]string{
 		"claude-code": "claude-code", "claude-ai": "claude-ai", "cursor-vscode": "cursor", "Cursor": "cursor",
 		"Visual Studio Code": "vscode", "Visual Studio Code - Insiders": "vscode", "codex-mcp-client": "codex",
-		"mcp-inspector": "mcp-inspector", " claude-code ": "claude-code",
+		"mcp-inspector": "mcp-inspector", " claude-code ": "claude-code", "windsurf-client": "windsurf", "antigravity-client": "antigravity",
 		"": "", "sandbar-test": "", "claude-code-but-not": "", strings.Repeat("claude-code", 10): "",
 	} {
 		if got := ClientOf(name); got != want {

@@ -90,7 +90,8 @@ func classTools(names []string) []string {
 func TestSampleAccountIsListedTheCoreVerbsAndEveryClassTool(t *testing.T) {
 	g := NewWithT(t)
 	s := startWith(t, mcptest.Config{Account: mcptest.SampleAccount})
-	for _, client := range []string{"claude-code", "claude-ai", "cursor-vscode", "Visual Studio Code", "codex-mcp-client", "mcp-inspector", "some-agent"} {
+	for _, client := range []string{"claude-code", "claude-ai", "cursor-vscode", "Visual Studio Code", "codex-mcp-client", "antigravity-client",
+		"windsurf-client", "mcp-inspector", "some-agent"} {
 		got := listAs(t, s, client)
 		g.Expect(classTools(got.names)).To(ConsistOf("sandbar_class_zorp_SpaceBoot", "sandbar_class_zorp_Wearer",
 			"sandbar_class_zorp_Review", "sandbar_class_order_Order"), client)
@@ -104,19 +105,32 @@ func TestSampleAccountIsListedTheCoreVerbsAndEveryClassTool(t *testing.T) {
 	}
 }
 
-// Past a client's limit the per-class tools give way to the generic create and the
-// create schema; a client with no limit is listed every class's tool. An account's
-// toolsets add the groups it names.
+// Past a client's limit, as the client names itself, the per-class tools give way to
+// the generic create and the create schema, and a per-class tool called anyway says
+// what to call instead; within it, or with no limit, a client is listed every class's
+// tool. An account's toolsets add the groups it names.
 func TestToolsetsAndTheClientsLimitShapeTheList(t *testing.T) {
 	g := NewWithT(t)
-	s := startWith(t, mcptest.Config{Account: mcptest.SampleAccount, Copies: 40})
-	cursor := listAs(t, s, "cursor-vscode")
-	g.Expect(classTools(cursor.names)).To(BeEmpty())
-	g.Expect(cursor.names).To(ContainElements("sandbar_entity_create", "sandbar_entity_schema", "sandbar_entity_find"))
-	g.Expect(len(cursor.names)).To(BeNumerically("<=", 40))
-	claude := listAs(t, s, "claude-code")
-	g.Expect(classTools(claude.names)).To(HaveLen(44))
-	g.Expect(claude.names).NotTo(ContainElement("sandbar_entity_schema"))
+	s := startWith(t, mcptest.Config{Account: mcptest.SampleAccount, Copies: 70}) // 74 classes, 85 tools
+	for client, limit := range map[string]int{"cursor-vscode": 80, "windsurf-client": 50} {
+		over := listAs(t, s, client)
+		g.Expect(classTools(over.names)).To(BeEmpty(), client)
+		g.Expect(over.names).To(ContainElements("sandbar_entity_create", "sandbar_entity_schema", "sandbar_entity_find"), client)
+		g.Expect(len(over.names)).To(BeNumerically("<=", limit), client)
+	}
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cursor-vscode", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: testenv.Bearer{Token: s.Token}}, MaxRetries: -1}, nil)
+	g.Expect(err).NotTo(HaveOccurred())
+	defer func() { _ = cs.Close() }()
+	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sandbar_class_zorp_SpaceBoot", Arguments: map[string]any{"name": "x"}})
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(res.IsError).To(BeTrue())
+	g.Expect(res.Content[0].(*mcp.TextContent).Text).To(ContainSubstring("more than the 80 its clients take (Cursor, as the client names itself)"))
+	for _, client := range []string{"claude-code", "antigravity-client"} {
+		within := listAs(t, s, client)
+		g.Expect(classTools(within.names)).To(HaveLen(74), client)
+		g.Expect(within.names).NotTo(ContainElement("sandbar_entity_schema"), client)
+	}
 
 	s = startWith(t, mcptest.Config{Account: func(spec *metav1alpha1.ServiceAccountSpec) {
 		spec.Toolsets = []string{"core", "project"}

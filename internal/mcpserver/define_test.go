@@ -303,7 +303,7 @@ func TestDefineClassIsNotGrantedByGlobs(t *testing.T) {
 	g.Expect(tools).NotTo(HaveKey(defineProperty))
 	g.Expect(tools[defineClass].Annotations.ReadOnlyHint).To(BeFalse())
 	g.Expect(tools[defineClass].Annotations.IdempotentHint).To(BeTrue())
-	g.Expect(*tools[defineClass].Annotations.DestructiveHint).To(BeFalse())
+	g.Expect(*tools[defineClass].Annotations.DestructiveHint).To(BeTrue(), "it changes what exists")
 }
 
 // An account granted the tools by name, whose Kubernetes identity may read but not

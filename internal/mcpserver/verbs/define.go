@@ -118,13 +118,13 @@ type ConditionView struct {
 
 func (e *Env) defineVerbs() []*tool.Def {
 	return []*tool.Def{
-		tool.Verb(tool.Spec{Group: "schema", Name: "define-class", Title: "Define a class", Idempotent: true, Explicit: true, Waits: defineWait, Confirms: true,
+		tool.Verb(tool.Spec{Group: "schema", Name: "define-class", Title: "Define a class", Destructive: true, Idempotent: true, Explicit: true, Waits: defineWait, Confirms: true,
 			Description: "Create or change a Class of the metamodel: {name, spec: {prefix, kind, description?, abstract?, parents?, slots?: [{property, required?}], instanceAPI?}, dryRun?}. " +
 				"A concrete class becomes an instance API and a create tool; the answer has its Ready condition and the tool's input schema. " +
 				"A change that stored instances may not survive (a slot removed, retyped or newly required) is refused with the list, unless spec.instanceAPI.allowBreakingChanges. " +
 				"dryRun: true validates and previews without writing. Only the account that created a Class may change it; the Properties come first (sandbar_schema_define-property)."},
 			e.defineClass),
-		tool.Verb(tool.Spec{Group: "schema", Name: "define-property", Title: "Define a property", Idempotent: true, Explicit: true, Waits: defineWait, Confirms: true,
+		tool.Verb(tool.Spec{Group: "schema", Name: "define-property", Title: "Define a property", Destructive: true, Idempotent: true, Explicit: true, Waits: defineWait, Confirms: true,
 			Description: "Create or change a Property (a typed slot Classes use): {name, spec: {range, field?, cardinality?, description?, target?, enum?, minimum?, maximum?, pattern?, maxLength?}, dryRun?}. " +
 				"The answer has its Ready condition and the JSON Schema of its values. A change that the instances of a class using it may not survive is refused with the list. " +
 				"dryRun: true validates and previews without writing. Only the account that created a Property may change it, and only while no Class of another account (or an admin's) uses it."},

@@ -132,7 +132,7 @@ func (e *Env) projectVerbs() []*tool.Def {
 				}
 				return e.started(ctx, c, builtin.Export, input, nil)
 			}, tool.OneOf("format", codec.FormatNames()...)).Patch(enum("class", classes(false))),
-		tool.Verb(tool.Spec{Group: "project", Name: "import", Title: "Import instances", LongRunning: true, Confirms: true,
+		tool.Verb(tool.Spec{Group: "project", Name: "import", Title: "Import instances", Destructive: true, LongRunning: true, Confirms: true,
 			Description: "Import a bundle (as sandbar_project_export makes it), creating missing instances and updating changed ones, as a task: {bundle: {format?, items: [{class, name, attributes} or {class, source}]}}. " +
 				"Before it overwrites existing instances with other content it asks the user; a bundle that only creates instances, or changes none, starts at once."},
 			func(ctx context.Context, c *tool.Call, in importArgs) (Started, error) {

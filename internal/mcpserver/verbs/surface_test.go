@@ -28,6 +28,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/mcptest"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
@@ -41,6 +42,21 @@ type surface struct {
 // listAs lists the tools of s as a client that names itself client.
 func listAs(tb testing.TB, s *mcptest.Server, client string) surface {
 	tb.Helper()
+	res := toolsAs(tb, s, client)
+	raw, err := json.Marshal(res)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	out := surface{tokens: len(raw) / 4}
+	for _, t := range res.Tools {
+		out.names = append(out.names, t.Name)
+	}
+	return out
+}
+
+// toolsAs is the tools/list answer of s to a client that names itself client.
+func toolsAs(tb testing.TB, s *mcptest.Server, client string) *mcp.ListToolsResult {
+	tb.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: testenv.Bearer{Token: s.Token}}, MaxRetries: -1},
 		&mcp.ClientSessionOptions{ProtocolVersion: mcptest.SessionRevision})
@@ -52,15 +68,42 @@ func listAs(tb testing.TB, s *mcptest.Server, client string) surface {
 	if err != nil {
 		tb.Fatalf("tools/list as %s: %v", client, err)
 	}
-	raw, err := json.Marshal(res)
-	if err != nil {
-		tb.Fatal(err)
+	return res
+}
+
+// What a connector directory asks of every tool, checked on each one served to an
+// account that may call them all, of the samples and of a metamodel of 100 classes:
+// a title, the four annotations (a read-only tool destroys nothing; exactly the tools
+// that delete, cancel, or replace what exists are destructive; none reaches outside
+// the cluster), and a name of at most 64 characters behind Claude Code's prefix.
+func TestEveryServedToolIsReadyForAConnectorDirectory(t *testing.T) {
+	destructive := []string{"sandbar_entity_update", "sandbar_entity_delete", "sandbar_tasks_cancel", "sandbar_validation_cancel",
+		"sandbar_schema_define-class", "sandbar_schema_define-property", "sandbar_workflow_define", "sandbar_project_import"}
+	for _, copies := range []int{0, 96} {
+		res := toolsAs(t, startWith(t, mcptest.Config{Copies: copies}), "claude-code")
+		var names, gotDestructive []string
+		for _, tl := range res.Tools {
+			names = append(names, tl.Name)
+			a := tl.Annotations
+			switch {
+			case tl.Title == "" || a == nil || a.Title != tl.Title:
+				t.Errorf("%s: title %q, annotations %+v", tl.Name, tl.Title, a)
+			case a.DestructiveHint == nil || a.OpenWorldHint == nil || *a.OpenWorldHint:
+				t.Errorf("%s: destructiveHint and openWorldHint (false) are said: %+v", tl.Name, a)
+			case a.ReadOnlyHint && *a.DestructiveHint:
+				t.Errorf("%s: read-only and destructive", tl.Name)
+			case len(tool.DefaultClientPrefix+tl.Name) > tool.MaxClientName:
+				t.Errorf("%s: %d characters behind %s", tl.Name, len(tool.DefaultClientPrefix+tl.Name), tool.DefaultClientPrefix)
+			}
+			if a != nil && a.DestructiveHint != nil && *a.DestructiveHint {
+				gotDestructive = append(gotDestructive, tl.Name)
+			}
+		}
+		if len(classTools(names)) != 4+copies {
+			t.Errorf("%d classes: %d class tools served", 4+copies, len(classTools(names)))
+		}
+		NewWithT(t).Expect(gotDestructive).To(ConsistOf(destructive), "%d classes", 4+copies)
 	}
-	out := surface{tokens: len(raw) / 4}
-	for _, t := range res.Tools {
-		out.names = append(out.names, t.Name)
-	}
-	return out
 }
 
 func startWith(tb testing.TB, c mcptest.Config) *mcptest.Server {

@@ -94,7 +94,7 @@ func (e *Env) workflowVerbs() []*tool.Def {
 				items, pg, err := page(c, views, in, nil)
 				return WorkflowList{Workflows: items, Page: pg}, err
 			}),
-		tool.Verb(tool.Spec{Group: "workflow", Name: "define", Title: "Define a workflow", Idempotent: true, Explicit: true,
+		tool.Verb(tool.Spec{Group: "workflow", Name: "define", Title: "Define a workflow", Destructive: true, Idempotent: true, Explicit: true,
 			Description: "Create or replace a workflow definition: {name, spec: {initial, states: [{name, terminal?}], transitions: [{name, from: [...], to}], subjectClass?, description?, namespaces?}}. " +
 				"Only the account that created a definition may replace it; spec.namespaces limits which namespaces' accounts may use it (empty: every account)."},
 			e.define),

@@ -286,8 +286,11 @@ func (a *Approvals) runApproved(ctx context.Context, ap *metav1alpha1.Approval, 
 	if err := a.moveTask(ctx, p, builtin.ApproveCall, strings.Join(by, ","), ran, nil); err != nil {
 		return err
 	}
-	if workflow.Terminal(&p.Status) { // its caller cancelled it since it was read
+	switch {
+	case workflow.Terminal(&p.Status): // its caller cancelled it since it was read
 		return a.finish(ctx, ap, metav1alpha1.ApprovalWithdrawn, withdrawn(p), nil, audit)
+	case p.Status.State != builtin.ApprovalRunning:
+		return fail(ran + ", but its task did not move to " + builtin.ApprovalRunning + ": nothing ran")
 	}
 	res, err := a.run(Approved(ctx, ap.Spec.Call.Digest), acct, in.Tool, args)
 	var msg string

@@ -382,7 +382,12 @@ func TestClassNameConflicts(t *testing.T) {
 
 	// When the older Class goes with its instance API, the next one takes the name
 	// over. (A retained CRD keeps its kind: the API server refuses a second one.)
+	// Until the API server has removed the older CRD (it deletes its instances first:
+	// beside other suites, tens of seconds), the API server refuses the kind again.
 	NewWithT(t).Expect(k8s.Delete(context.Background(), first)).To(Succeed())
+	NewWithT(t).Eventually(func() bool {
+		return apierrors.IsNotFound(k8s.Get(context.Background(), client.ObjectKey{Name: "gadgets." + p + ".sandbar.dev"}, &apiextensionsv1.CustomResourceDefinition{}))
+	}).WithTimeout(3*timeout).WithPolling(poll).Should(BeTrue(), "the API server removes the older Class's CRD")
 	waitClassCondition(t, sameIdent.Name, metav1alpha1.ConditionReady, metav1.ConditionTrue, metav1alpha1.ReasonReady)
 }
 

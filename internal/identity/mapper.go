@@ -116,8 +116,12 @@ func (m *Mapper) Resolve(ctx context.Context, gvk schema.GroupVersionKind) error
 
 func (m *Mapper) cached(k mappingKey) *meta.RESTMapping { return (*m.known.Load())[k] }
 
-// find asks the inner mapper and keeps what it finds.
+// find asks the inner mapper and keeps what it finds. A lookup that ended between a
+// caller's look at what is kept and its joining the lookups is not made again.
 func (m *Mapper) find(k mappingKey) (*meta.RESTMapping, error) {
+	if mapping := m.cached(k); mapping != nil {
+		return mapping, nil
+	}
 	var versions []string
 	if k.version != "" {
 		versions = []string{k.version}

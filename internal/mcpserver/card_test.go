@@ -27,6 +27,7 @@ import (
 
 	. "github.com/onsi/gomega"
 
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/card"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
@@ -219,12 +220,49 @@ func TestServerCardNamesOnlyThePublicURL(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("--mcp-public-url must be an origin")))
 }
 
+// browserAccept is what a browser's navigation sends: no event stream, but */*.
+const browserAccept = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+// expectPage checks that a GET on an MCP endpoint is answered with the page that says
+// what it is (never the transport's refusal, a 400 or a 406), with its card's path.
+func expectPage(t *testing.T, url, cardPath string, headers map[string]string) {
+	t.Helper()
+	g := NewWithT(t)
+	resp, body := fetchDoc(t, http.MethodGet, url, headers)
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK), "%v: %s", headers, body)
+	g.Expect(resp.Header.Get("Content-Type")).To(Equal("text/html; charset=utf-8"))
+	g.Expect(resp.Header.Get("Content-Security-Policy")).To(ContainSubstring("default-src 'none'"))
+	g.Expect(string(body)).To(And(ContainSubstring("Model Context Protocol (MCP) endpoint"), ContainSubstring(`href="`+cardPath+`"`)))
+}
+
+// A browser's GET on /mcp (an Accept without text/event-stream, with or without a
+// token) gets a small page that says what the endpoint is and how to connect, as a
+// hosted connector's check of the URL does; a GET that takes an event stream is the
+// transport's, as before: 401 without a token, a session's stream with one.
+func TestABrowserGETOnTheEndpointGetsAPage(t *testing.T) {
+	g := NewWithT(t)
+	_, tok := newAccount(t, unique("browser"), metav1alpha1.Permissions{})
+	for _, accept := range []string{browserAccept, "text/html", "application/json", ""} {
+		expectPage(t, mcpURL, "/mcp/server-card", map[string]string{"Accept": accept})
+		expectPage(t, mcpURL, "/mcp/server-card", map[string]string{"Accept": accept, "Authorization": "Bearer " + tok})
+	}
+	resp, _ := fetchDoc(t, http.MethodGet, mcpURL, map[string]string{"Accept": "text/event-stream"})
+	g.Expect(resp.StatusCode).To(Equal(http.StatusUnauthorized))
+	resp, body := fetchDoc(t, http.MethodGet, mcpURL, map[string]string{"Accept": "text/event-stream", "Authorization": "Bearer " + tok})
+	g.Expect(resp.StatusCode).To(Equal(http.StatusBadRequest))
+	g.Expect(string(body)).To(ContainSubstring("Mcp-Session-Id"))
+	resp, body = fetchDoc(t, http.MethodHead, mcpURL, map[string]string{"Accept": "text/html"})
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	g.Expect(body).To(BeEmpty())
+}
+
 // The OAuth route has its card too, which names the route and its Protected
 // Resource Metadata beside the bearer-token endpoints.
 func TestOAuthRouteCardNamesItsMetadata(t *testing.T) {
 	g := NewWithT(t)
 	s := newOAuthServer(t, oauth.Config{})
 	c, meta, _ := readCard(t, s.oauth+"/server-card")
+	expectPage(t, s.oauth, "/oauth/mcp/server-card", map[string]string{"Accept": browserAccept})
 	same, _, _ := readCard(t, s.mcp+"/server-card")
 	g.Expect(same).To(Equal(c))
 	g.Expect(c.Remotes).To(ContainElement(card.Remote{Type: "streamable-http", URL: s.oauth, SupportedProtocolVersions: c.Remotes[0].SupportedProtocolVersions}))

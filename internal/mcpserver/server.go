@@ -214,12 +214,15 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: opts.Telemetry.Authentication(authn.Middleware), Ready: s.isReady})
+	authenticate := opts.Telemetry.Authentication(authn.Middleware)
+	e, err := edge.New(edge.Options{AllowedOrigins: opts.AllowedOrigins, Authenticate: authenticate, Ready: s.isReady})
 	if err != nil {
 		return nil, err
 	}
 	transport, legacy := s.transports(opts, tel, taskAdapter, receiving)
-	e.Handle(endpointPath, transport)
+	// A browser's GET on the endpoint gets a page that says what it is, not the
+	// transport's refusal (card.Page).
+	e.HandleWith(endpointPath, func(h http.Handler) http.Handler { return card.Page(authenticate(h)) }, transport)
 	e.Handle(legacySSEPath, legacy)
 	var route *card.OAuth
 	if opts.OAuth.Enabled() {
@@ -453,11 +456,12 @@ func serveOAuth(e *edge.Edge, cfg oauth.Config, authn *keys.Authenticator,
 	cfg = o.Config()
 	metadata := auth.ProtectedResourceMetadataHandler(o.Metadata())
 	check := audited(o.Middleware)
-	e.HandleWith(cfg.Path, check, transport)
+	page := func(h http.Handler) http.Handler { return card.Page(check(h)) }
+	e.HandleWith(cfg.Path, page, transport)
 	e.HandleWith(cfg.Path+"/sse", check, legacy)
 	e.HandlePublic(oauth.WellKnownResource+cfg.Path, metadata)
 	if cfg.Host != "" {
-		e.HandleWith(cfg.Host+"/mcp", check, transport)
+		e.HandleWith(cfg.Host+"/mcp", page, transport)
 		e.HandleWith(cfg.Host+legacySSEPath, check, legacy)
 		e.HandlePublic(cfg.Host+oauth.WellKnownResource+"/mcp", metadata)
 		e.HandlePublic(cfg.Host+oauth.WellKnownResource, metadata)

@@ -251,10 +251,10 @@ func TestBudgetWarnsFromEightyPercentOfTheLimit(t *testing.T) {
 		near  bool
 		says  string
 	}{
-		{39, false, "the account sees 39 tools; its clients take 50 (Windsurf, in spec.clients)"},
-		{40, true, "the account sees 40 tools, 80% of the 50 its clients take (Windsurf, in spec.clients): near the limit, past which it is served the operational verbs instead of its 39 per-class tools"},
+		{39, false, "the account sees 39 tools; its clients take 50 (Windsurf, as the account declares)"},
+		{40, true, "the account sees 40 tools, 80% of the 50 its clients take (Windsurf, as the account declares): near the limit, past which it is served the operational verbs instead of its 39 per-class tools"},
 		{50, true, "the account sees 50 tools, 100% of the 50"},
-		{51, false, "the account would see 51 tools, more than the 50 its clients take (Windsurf, in spec.clients)"},
+		{51, false, "the account would see 51 tools, more than the 50 its clients take (Windsurf, as the account declares)"},
 	} {
 		b := Plan(acct, "", table(tc.tools), false, 0)
 		if b.Near() != tc.near || !strings.HasPrefix(b.Describe(), tc.says) {

@@ -91,7 +91,7 @@ func TestOAuthUsersComeWithTheHostedConnectorsToolLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if limit, client := tool.ToolLimit(o.account("oidc:alice", nil), "", 40); limit != 256 || client != "claude-ai" {
+	if limit, client := tool.ToolLimit(o.account("oidc:alice", nil), "", 40); limit != 256 || client != "claude.ai, as the account declares" {
 		t.Errorf("an OAuth user's tool limit is %d (%s), want claude.ai's 256", limit, client)
 	}
 	o, err = NewAuthenticator(Config{IssuerURL: "https://idp.example.com", ResourceURL: "https://sandbar.example.com/oauth/mcp",
@@ -99,7 +99,7 @@ func TestOAuthUsersComeWithTheHostedConnectorsToolLimit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if limit, client := tool.ToolLimit(o.account("oidc:alice", nil), "", 40); limit != 128 || client != "vscode" {
+	if limit, client := tool.ToolLimit(o.account("oidc:alice", nil), "", 40); limit != 128 || client != "VS Code, as the account declares" {
 		t.Errorf("with vscode declared, the limit is %d (%s), want 128 (vscode)", limit, client)
 	}
 }

@@ -146,9 +146,9 @@ func ClientOf(name string) string {
 // ToolLimit is the most tools an account's clients take: its spec.maxTools, else the
 // strictest limit of the clients it declares, else the limit of the known client the
 // request comes from (client, from ClientOf; "" for none), else def (0: none).
-// source names where the limit comes from ("spec.maxTools", "<client>, in
-// spec.clients", "<client>, as the client names itself", or "default"), the client
-// as people call it.
+// source names where the limit comes from ("spec.maxTools", "<client>, as the
+// account declares" (spec.clients, or --oauth-clients for people), "<client>, as the
+// client names itself", or "default"), the client as people call it.
 func ToolLimit(acct *catalog.Account, client string, def int) (limit int, source string) {
 	switch {
 	case acct != nil && acct.MaxTools > 0:
@@ -156,7 +156,7 @@ func ToolLimit(acct *catalog.Account, client string, def int) (limit int, source
 	case acct != nil && len(acct.Clients) > 0:
 		for _, c := range acct.Clients {
 			if n := Clients[c].Tools; n > 0 && (limit == 0 || n < limit) {
-				limit, source = n, Clients[c].Title+", in spec.clients"
+				limit, source = n, Clients[c].Title+", as the account declares"
 			}
 		}
 		return limit, source

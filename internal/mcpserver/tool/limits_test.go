@@ -37,9 +37,9 @@ func TestToolLimitIsTheStrictestDeclaredClients(t *testing.T) {
 	}{
 		{&catalog.Account{}, "", 40, "default"},
 		{nil, "", 40, "default"},
-		{&catalog.Account{Clients: []string{"claude-ai", "vscode"}}, "", 128, "VS Code, in spec.clients"},
-		{&catalog.Account{Clients: []string{"vscode", "cursor", "claude-code"}}, "", 80, "Cursor, in spec.clients"},
-		{&catalog.Account{Clients: []string{"cowork", "windsurf"}}, "", 50, "Windsurf, in spec.clients"},
+		{&catalog.Account{Clients: []string{"claude-ai", "vscode"}}, "", 128, "VS Code, as the account declares"},
+		{&catalog.Account{Clients: []string{"vscode", "cursor", "claude-code"}}, "", 80, "Cursor, as the account declares"},
+		{&catalog.Account{Clients: []string{"cowork", "windsurf"}}, "", 50, "Windsurf, as the account declares"},
 		{&catalog.Account{Clients: []string{"claude-code", "codex"}}, "", 0, ""},
 		{&catalog.Account{Clients: []string{"cursor"}, MaxTools: 90}, "", 90, "spec.maxTools"},
 		// An account that declares neither takes the limit of the client that asks.
@@ -49,7 +49,7 @@ func TestToolLimitIsTheStrictestDeclaredClients(t *testing.T) {
 		{&catalog.Account{}, "antigravity", 100, "Antigravity, as the client names itself"},
 		{&catalog.Account{}, "claude-ai", 256, "claude.ai, as the client names itself"},
 		// What the account declares wins over what the client says it is.
-		{&catalog.Account{Clients: []string{"cursor"}}, "claude-code", 80, "Cursor, in spec.clients"},
+		{&catalog.Account{Clients: []string{"cursor"}}, "claude-code", 80, "Cursor, as the account declares"},
 		{&catalog.Account{MaxTools: 12}, "claude-code", 12, "spec.maxTools"},
 	} {
 		if limit, client := ToolLimit(tc.acct, tc.caller, 40); limit != tc.limit || client != tc.client {

@@ -342,6 +342,12 @@ func TestHelmInstallAndAClientSession(t *testing.T) {
 	run(helm3, "upgrade", release3, chart, "--namespace", namespace3, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1")
 	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace3, Name: release3 + "-admin-key"}, &after3)).To(Succeed())
 	g.Expect(after3.Data["api-key"]).To(Equal(key3.Data["api-key"]), "helm upgrade (Helm 3) keeps the bootstrap key")
+	// A team moving to Helm 4 upgrades the release Helm 3 installed: Helm 4 takes it
+	// over, with its key.
+	run(helm4, "upgrade", release3, chart, "--namespace", namespace3, "--set", "bootstrap.enabled=true", "--set", "replicaCount=1")
+	g.Expect(c.Get(ctx, client.ObjectKey{Namespace: namespace3, Name: release3 + "-admin-key"}, &after3)).To(Succeed())
+	g.Expect(after3.Data["api-key"]).To(Equal(key3.Data["api-key"]), "helm upgrade (Helm 4) of a Helm 3 release keeps the bootstrap key")
+	g.Expect(run(helm4, "history", release3, "--namespace", namespace3)).To(ContainSubstring("deployed"))
 
 	// kubectl sees it.
 	kubectl := filepath.Join(os.Getenv("KUBEBUILDER_ASSETS"), "kubectl")

@@ -83,6 +83,14 @@ func bindAuthServerFlags(fs *flag.FlagSet, c *authserver.Config, f *authServerFl
 		return nil
 	})
 	fs.DurationVar(&c.SessionTTL, "oauth-session-length", authserver.DefaultSessionTTL, "How long a sign-in lasts when the upstream provider gives no refresh token (no offline_access): then its grant's tokens end and the person signs in again, their groups read anew.")
+	fs.Func("oauth-trusted-issuers", "Comma-separated identity providers whose ID-JAGs (Enterprise-Managed Authorization: an organisation's sign-in, as Okta Cross App Access) a client may exchange for a token with the jwt-bearer grant, no consent screen: each an issuer URL, or issuer URL|JWKS URL where its discovery document is not to be read (default: none, the grant is not served).", func(v string) error {
+		c.TrustedIssuers = nil
+		for _, item := range splitList(v) {
+			issuer, jwks, _ := strings.Cut(item, "|")
+			c.TrustedIssuers = append(c.TrustedIssuers, authserver.TrustedIssuer{Issuer: issuer, JWKSURL: jwks})
+		}
+		return nil
+	})
 	fs.Func("oauth-trusted-clients", "Comma-separated client ids (metadata documents' URLs, as https://claude.ai/oauth/mcp-oauth-client-metadata) whose own names the consent page may lead with; others lead with what the server verified (the document's host, or a program on the person's computer).", listFlag(&c.TrustedClients))
 	fs.BoolVar(&c.Registration, "oauth-dynamic-client-registration", false, "Let clients without a client ID metadata document register themselves (RFC 7591) with the authorization server: public clients only, at most 1000, each kept 30 days once it completes a sign-in (10 minutes until then), three at once from one address then one every 20 s, one a second in all.")
 	fs.StringVar(&f.namespace, "oauth-authorization-server-namespace", "", "Namespace of the Secrets of the authorization server's keys and grants (default: the pod's namespace).")

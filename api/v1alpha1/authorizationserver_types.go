@@ -31,7 +31,22 @@ const (
 	ConditionClientDocumentsReady = "ClientDocumentsReady"
 	// ConditionSigningKeysReady is True while a key signs tokens.
 	ConditionSigningKeysReady = "SigningKeysReady"
+	// ConditionTrustedIssuersReady is True while the keys of every identity
+	// provider whose ID-JAGs the server takes are read; absent when it takes none.
+	ConditionTrustedIssuersReady = "TrustedIssuersReady"
 )
+
+// TrustedIssuerStatus is an identity provider whose ID-JAGs (Enterprise-Managed
+// Authorization) the server takes, and whether its keys are read.
+type TrustedIssuerStatus struct {
+	// issuer is the provider's URL.
+	Issuer string `json:"issuer"`
+	// ready is true while its keys are read.
+	Ready bool `json:"ready"`
+	// message says how many keys it has, or why they are not read.
+	// +optional
+	Message string `json:"message,omitempty"`
+}
 
 // AuthorizationServerStatus is what the manager sees of its authorization server.
 type AuthorizationServerStatus struct {
@@ -47,7 +62,13 @@ type AuthorizationServerStatus struct {
 	// grants is how many grants (a person's consent to a client) exist.
 	// +optional
 	Grants int32 `json:"grants"`
-	// conditions: Ready, UpstreamReady, ClientDocumentsReady, SigningKeysReady.
+	// trustedIssuers are the identity providers whose ID-JAGs the server takes.
+	// +optional
+	// +listType=map
+	// +listMapKey=issuer
+	TrustedIssuers []TrustedIssuerStatus `json:"trustedIssuers,omitempty"`
+	// conditions: Ready, UpstreamReady, ClientDocumentsReady, SigningKeysReady,
+	// TrustedIssuersReady.
 	// +optional
 	// +listType=map
 	// +listMapKey=type
@@ -64,6 +85,7 @@ type AuthorizationServerStatus struct {
 // +kubebuilder:printcolumn:name="Issuer",type=string,JSONPath=`.status.issuer`
 // +kubebuilder:printcolumn:name="Upstream",type=string,JSONPath=`.status.conditions[?(@.type=="UpstreamReady")].status`
 // +kubebuilder:printcolumn:name="Documents",type=string,JSONPath=`.status.conditions[?(@.type=="ClientDocumentsReady")].status`
+// +kubebuilder:printcolumn:name="Issuers",type=string,JSONPath=`.status.conditions[?(@.type=="TrustedIssuersReady")].status`
 // +kubebuilder:printcolumn:name="Registration",type=string,JSONPath=`.status.registration`
 // +kubebuilder:printcolumn:name="Grants",type=integer,JSONPath=`.status.grants`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`

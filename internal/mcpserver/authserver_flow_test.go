@@ -689,6 +689,7 @@ func TestTheAuthorizationServerStatusSaysWhatWorks(t *testing.T) {
 		Enabled: true, Issuer: "http://127.0.0.1:1/oauth2", Resource: "http://127.0.0.1:1/oauth/mcp", Mapping: oauth.Config{}.Mapping(),
 		Upstream:  authserver.Upstream{IssuerURL: is.URL(), ClientID: "sandbar", ClientSecret: "upstream-secret"},
 		Namespace: ns, Registration: true, MaxClients: 5,
+		TrustedIssuers: []authserver.TrustedIssuer{{Issuer: is.URL()}, {Issuer: "http://127.0.0.1:1/idp", JWKSURL: "http://127.0.0.1:1/idp/jwks"}},
 	}, managerCluster.Client, managerCluster.APIReader)
 	g.Expect(err).NotTo(HaveOccurred())
 	// The periodic sync reads the ring it made.
@@ -712,6 +713,14 @@ func TestTheAuthorizationServerStatusSaysWhatWorks(t *testing.T) {
 	g.Expect(condition(obj, metav1alpha1.ConditionUpstreamReady).Status).To(Equal(metav1.ConditionTrue))
 	g.Expect(condition(obj, metav1alpha1.ConditionSigningKeysReady).Status).To(Equal(metav1.ConditionTrue))
 	g.Expect(condition(obj, metav1alpha1.ConditionClientDocumentsReady).Status).To(Equal(metav1.ConditionUnknown))
+	// The identity providers whose ID-JAGs it takes: one whose keys are read, one
+	// that does not answer.
+	g.Expect(obj.Status.TrustedIssuers).To(HaveLen(2))
+	g.Expect(obj.Status.TrustedIssuers[0]).To(Equal(metav1alpha1.TrustedIssuerStatus{Issuer: is.URL(), Ready: true, Message: "keys read (1)"}))
+	g.Expect(obj.Status.TrustedIssuers[1].Ready).To(BeFalse())
+	trusted := condition(obj, metav1alpha1.ConditionTrustedIssuersReady)
+	g.Expect(trusted.Status).To(Equal(metav1.ConditionFalse))
+	g.Expect(trusted.Message).To(And(ContainSubstring("http://127.0.0.1:1/idp"), Not(ContainSubstring(is.URL()))))
 
 	// A client whose document is at a private address: the last fetch failed, and why.
 	rec := httptest.NewRecorder()

@@ -247,6 +247,30 @@ func (g *Grants) saveCode(ctx context.Context, code string, req *authRequest) er
 	return nil
 }
 
+// saveAssertion makes the grant of an ID-JAG, named for its issuer and jti and kept
+// until it expires: an ID-JAG presented again finds its grant made, on any
+// replica, and is refused (errReplay).
+func (g *Grants) saveAssertion(ctx context.Context, iss, jti string, req *authRequest, expires time.Time) (*grant, error) {
+	if err := g.makeRoom(ctx, req.User); err != nil {
+		return nil, err
+	}
+	data := grantData{ClientID: req.ClientID, Resource: req.Resource, User: req.User, Groups: req.Groups,
+		Scopes: req.Scopes, AuthTime: req.AuthTime, Expires: expires}
+	raw, err := json.Marshal(data)
+	if err != nil {
+		return nil, err
+	}
+	secret := newSecret(g.ns, grantPrefix+hashOf(iss + "\x00" + jti)[:32], GrantComponent, GrantSecretType, grantDataKey, raw)
+	secret.Labels[LabelGrantUser] = userLabel(req.User)
+	if err := g.c.Create(ctx, secret); err != nil {
+		if apierrors.IsAlreadyExists(err) {
+			return nil, errReplay
+		}
+		return nil, fmt.Errorf("storing the grant: %w", err)
+	}
+	return &grant{secret: secret, Data: data}, nil
+}
+
 // makeRoom deletes the person's expired grants and, past MaxPerUser, the oldest.
 func (g *Grants) makeRoom(ctx context.Context, user string) error {
 	keep, err := liveSecrets(ctx, g.r, g.ns, client.MatchingLabels{LabelComponent: GrantComponent, LabelGrantUser: userLabel(user)}, g.expires, g.delete)

@@ -75,6 +75,9 @@ type Config struct {
 	PendingClientTTL time.Duration
 	// AccessTokenTTL is how long an access token is valid (default 1 h).
 	AccessTokenTTL time.Duration
+	// TrustedIssuers are the identity providers whose ID-JAGs a client may exchange
+	// for a token (Enterprise-Managed Authorization); none: the grant is not served.
+	TrustedIssuers []TrustedIssuer
 	// TrustedClients are client ids (metadata documents' URLs) whose own names the
 	// consent page may lead with; others lead with what the server verified.
 	TrustedClients []string
@@ -139,7 +142,7 @@ func (c Config) Validate() error {
 	if c.Namespace == "" {
 		return errors.New("the authorization server needs a namespace for its keys and grants (--oauth-authorization-server-namespace; in a pod, its own)")
 	}
-	return nil
+	return validTrusted(c.TrustedIssuers)
 }
 
 // OAuth2Only is true of a provider of OAuth 2 only, with a userinfo endpoint.
@@ -166,9 +169,11 @@ type Server struct {
 	seal     *sealer
 	cookies  *httphelper.CookieHandler
 	provider *op.Provider
-	handler  http.Handler
-	c        client.Client
-	r        client.Reader
+	// trusted are the issuers of ID-JAGs, by issuer URL.
+	trusted map[string]*trusted
+	handler http.Handler
+	c       client.Client
+	r       client.Reader
 
 	mu       sync.Mutex
 	upstream rp.RelyingParty
@@ -196,7 +201,7 @@ func New(ctx context.Context, cfg Config, c client.Client, r client.Reader) (*Se
 		cfg.Upstream.HTTPClient = &http.Client{Timeout: 10 * time.Second}
 	}
 	iu, _ := url.Parse(cfg.Issuer)
-	s := &Server{cfg: cfg, path: strings.TrimSuffix(iu.Path, "/"), c: c, r: r}
+	s := &Server{cfg: cfg, path: strings.TrimSuffix(iu.Path, "/"), c: c, r: r, trusted: newTrusted(cfg, cfg.Upstream.HTTPClient)}
 	var err error
 	if s.docs, err = NewClientDocuments(cfg.Documents); err != nil {
 		return nil, err
@@ -336,6 +341,10 @@ func (s *Server) metadata(w http.ResponseWriter, _ *http.Request) {
 	if s.regs != nil {
 		doc["registration_endpoint"] = at("register")
 	}
+	if len(s.trusted) > 0 {
+		doc["grant_types_supported"] = []string{"authorization_code", "refresh_token", GrantTypeJWTBearer}
+		doc["authorization_grant_profiles_supported"] = []string{GrantProfileIDJAG}
+	}
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "public, max-age=300")
 	_ = json.NewEncoder(w).Encode(doc)
@@ -357,6 +366,10 @@ func (s *Server) checkRequest(authorize bool, next http.Handler) http.Handler {
 				writeOAuthError(w, http.StatusBadRequest, "invalid_target", fmt.Sprintf("this server grants tokens for %s only, not for %q", s.cfg.Resource, res))
 				return
 			}
+		}
+		if !authorize && r.Method == http.MethodPost && r.PostForm.Get("grant_type") == GrantTypeJWTBearer && len(s.trusted) > 0 {
+			s.assertionGrant(w, r)
+			return
 		}
 		if authorize && strings.TrimSpace(r.Form.Get("scope")) == "" {
 			r.Form.Set("scope", strings.Join(s.cfg.Scopes, " "))

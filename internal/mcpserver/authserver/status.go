@@ -99,6 +99,8 @@ func (s *Server) observe(ctx context.Context, st *metav1alpha1.AuthorizationServ
 		set(metav1alpha1.ConditionSigningKeysReady, metav1.ConditionFalse, "NoKey", "no key signs now; see the manager's log (Secret "+s.cfg.KeysSecret+")")
 	}
 
+	s.observeTrusted(ctx, st, generation)
+
 	st.Registration = "off"
 	if s.regs != nil {
 		st.Registration = "?/" + fmt.Sprint(s.regs.max)

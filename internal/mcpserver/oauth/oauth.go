@@ -300,35 +300,50 @@ func (o *Authenticator) verifierFor() (*oidc.IDTokenVerifier, error) {
 			ClientID: o.cfg.Audience, SupportedSigningAlgs: []string{oidc.ES256}})
 		return o.verifier, nil
 	}
-	ctx := oidc.ClientContext(context.Background(), o.cfg.HTTPClient)
-	jwks := o.cfg.JWKSURL
-	if jwks == "" {
-		p, err := oidc.NewProvider(ctx, o.cfg.IssuerURL)
-		if err != nil {
-			o.lastErr = fmt.Errorf("discovering the OAuth issuer %s: %w", o.cfg.IssuerURL, err)
-			return nil, o.lastErr
-		}
-		var doc struct {
-			JWKSURL string `json:"jwks_uri"`
-		}
-		if err := p.Claims(&doc); err != nil || doc.JWKSURL == "" {
-			o.lastErr = fmt.Errorf("the discovery document of %s names no jwks_uri", o.cfg.IssuerURL)
-			return nil, o.lastErr
-		}
-		jwks = doc.JWKSURL
+	v, err := NewVerifier(o.cfg.IssuerURL, o.cfg.JWKSURL, o.cfg.Audience, o.cfg.SigningAlgs, o.cfg.HTTPClient)
+	if err != nil {
+		o.lastErr = err
+		return nil, err
 	}
-	base := o.cfg.HTTPClient.Transport
+	o.verifier = v
+	return v, nil
+}
+
+// NewVerifier verifies the JWTs an issuer signs for an audience: with the keys at
+// jwksURL, or at the JWKS its discovery document names (asked now), fetched again
+// at a bounded rate (below).
+func NewVerifier(issuer, jwksURL, audience string, algs []string, hc *http.Client) (*oidc.IDTokenVerifier, error) {
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	if jwksURL == "" {
+		var err error
+		if jwksURL, err = DiscoverJWKS(context.Background(), issuer, hc); err != nil {
+			return nil, err
+		}
+	}
+	base := hc.Transport
 	if base == nil {
 		base = http.DefaultTransport
 	}
-	fetches := &http.Client{Timeout: o.cfg.HTTPClient.Timeout,
-		Transport: limitedFetches{base: base, limiter: rate.NewLimiter(jwksFetchRate, jwksFetchBurst)}}
-	keySet := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), fetches), jwks)
-	o.verifier = oidc.NewVerifier(o.cfg.IssuerURL, keySet, &oidc.Config{
-		ClientID:             o.cfg.Audience,
-		SupportedSigningAlgs: o.cfg.SigningAlgs,
-	})
-	return o.verifier, nil
+	fetches := &http.Client{Timeout: hc.Timeout, Transport: limitedFetches{base: base, limiter: rate.NewLimiter(jwksFetchRate, jwksFetchBurst)}}
+	keySet := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), fetches), jwksURL)
+	return oidc.NewVerifier(issuer, keySet, &oidc.Config{ClientID: audience, SupportedSigningAlgs: algs}), nil
+}
+
+// DiscoverJWKS is the JWKS URL an issuer's discovery document names.
+func DiscoverJWKS(ctx context.Context, issuer string, hc *http.Client) (string, error) {
+	p, err := oidc.NewProvider(oidc.ClientContext(ctx, hc), issuer)
+	if err != nil {
+		return "", fmt.Errorf("discovering the issuer %s: %w", issuer, err)
+	}
+	var doc struct {
+		JWKSURL string `json:"jwks_uri"`
+	}
+	if err := p.Claims(&doc); err != nil || doc.JWKSURL == "" {
+		return "", fmt.Errorf("the discovery document of %s names no jwks_uri", issuer)
+	}
+	return doc.JWKSURL, nil
 }
 
 // The key set fetches the JWKS again whenever a signature does not verify with

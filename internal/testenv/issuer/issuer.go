@@ -145,9 +145,23 @@ func (is *Issuer) Sign(claims map[string]any) string {
 	return SignWith(k.priv, k.id, claims)
 }
 
+// SignTyped signs claims with the newest key (RS256), the header's typ typ (as
+// oauth-id-jag+jwt, for an ID-JAG).
+func (is *Issuer) SignTyped(typ string, claims map[string]any) string {
+	is.mu.Lock()
+	k := is.keys[len(is.keys)-1]
+	is.mu.Unlock()
+	return SignWithTyped(k.priv, k.id, typ, claims)
+}
+
 // SignWith signs claims with any RSA key (RS256) under a key id.
 func SignWith(priv *rsa.PrivateKey, kid string, claims map[string]any) string {
-	input := segment(map[string]any{"alg": "RS256", "typ": "at+jwt", "kid": kid}) + "." + segment(claims)
+	return SignWithTyped(priv, kid, "at+jwt", claims)
+}
+
+// SignWithTyped signs claims with any RSA key (RS256) under a key id, the header's typ typ.
+func SignWithTyped(priv *rsa.PrivateKey, kid, typ string, claims map[string]any) string {
+	input := segment(map[string]any{"alg": "RS256", "typ": typ, "kid": kid}) + "." + segment(claims)
 	sum := sha256.Sum256([]byte(input))
 	sig, err := rsa.SignPKCS1v15(rand.Reader, priv, crypto.SHA256, sum[:])
 	if err != nil {

@@ -89,6 +89,7 @@ type AuthorizationServerStatus struct {
 // +kubebuilder:printcolumn:name="Registration",type=string,JSONPath=`.status.registration`
 // +kubebuilder:printcolumn:name="Grants",type=integer,JSONPath=`.status.grants`
 // +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Trusted",type=string,priority=1,JSONPath=`.status.trustedIssuers[*].issuer`
 // +kubebuilder:printcolumn:name="Message",type=string,priority=1,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type AuthorizationServer struct {

@@ -39,7 +39,7 @@ import (
 // metadata says the grant is served. Refused, each with its reason: a forged
 // ID-JAG, an expired one, one presented again, one for another audience or another
 // resource, one from an issuer the server does not trust, one of another type, and
-// one issued to another client.
+// one issued to another client. The TypeScript SDK's client exchanges one too.
 func TestTheAuthorizationServerExchangesTheIDJAGOfATrustedIssuer(t *testing.T) {
 	g := NewWithT(t)
 	idp, err := issuer.Start()
@@ -82,6 +82,10 @@ func TestTheAuthorizationServerExchangesTheIDJAGOfATrustedIssuer(t *testing.T) {
 	at := claimsOf(t, access)
 	g.Expect(at).To(And(HaveKeyWithValue("sub", "oidc:"+sub), HaveKeyWithValue("aud", ContainElement(s.oauth)), HaveKeyWithValue("client_id", s.clientID)))
 	g.Expect(listTools(t, connect(t, s.oauth, access, nil))).To(HaveKey("sandbar_entity_find"))
+	// The TypeScript SDK's own exchange (exchangeJwtAuthGrant), as a public client.
+	out := runScript(t, "idjag.mjs", "MCP_URL="+s.oauth, "TOKEN_ENDPOINT="+s.asURL+"/token", "CLIENT_ID="+s.clientID,
+		"ASSERTION="+idp.SignTyped("oauth-id-jag+jwt", claims(nil)))
+	g.Expect(string(out)).To(ContainSubstring(`"tokenType":"Bearer"`))
 
 	for _, tc := range []struct {
 		name, assertion, says string

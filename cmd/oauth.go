@@ -83,11 +83,22 @@ func bindAuthServerFlags(fs *flag.FlagSet, c *authserver.Config, f *authServerFl
 		return nil
 	})
 	fs.DurationVar(&c.SessionTTL, "oauth-session-length", authserver.DefaultSessionTTL, "How long a sign-in lasts when the upstream provider gives no refresh token (no offline_access): then its grant's tokens end and the person signs in again, their groups read anew.")
-	fs.Func("oauth-trusted-issuers", "Comma-separated identity providers whose ID-JAGs (Enterprise-Managed Authorization: an organisation's sign-in, as Okta Cross App Access) a client may exchange for a token with the jwt-bearer grant, no consent screen: each an issuer URL, or issuer URL|JWKS URL where its discovery document is not to be read (default: none, the grant is not served).", func(v string) error {
+	fs.Func("oauth-trusted-issuers", "Comma-separated identity providers whose ID-JAGs (Enterprise-Managed Authorization: an organisation's sign-in, as Okta Cross App Access) a client may exchange for a token with the jwt-bearer grant, no consent screen: each an issuer URL, then |jwks=<URL> where its discovery document is not to be read, and |prefix=<p>, the prefix of the user and group names it vouches for, which every provider but the upstream one needs (default: none, the grant is not served).", func(v string) error {
 		c.TrustedIssuers = nil
 		for _, item := range splitList(v) {
-			issuer, jwks, _ := strings.Cut(item, "|")
-			c.TrustedIssuers = append(c.TrustedIssuers, authserver.TrustedIssuer{Issuer: issuer, JWKSURL: jwks})
+			parts := strings.Split(item, "|")
+			t := authserver.TrustedIssuer{Issuer: parts[0]}
+			for _, p := range parts[1:] {
+				switch k, v, _ := strings.Cut(p, "="); k {
+				case "jwks":
+					t.JWKSURL = v
+				case "prefix":
+					t.Prefix = v
+				default:
+					return fmt.Errorf("%q: %q is neither jwks=<URL> nor prefix=<p>", item, p)
+				}
+			}
+			c.TrustedIssuers = append(c.TrustedIssuers, t)
 		}
 		return nil
 	})

@@ -163,9 +163,10 @@ func TestChartServesOAuthOnTheRouteItChooses(t *testing.T) {
 		g.Expect(asRole.Rules).To(Equal([]rbacv1.PolicyRule{{APIGroups: []string{""}, Resources: []string{"secrets"}, Verbs: []string{"get", "list", "create", "update", "delete"}}}))
 		_, args = objects(append(as, "oauth.authorizationServer.dynamicClientRegistration=true", "oauth.authorizationServer.clientDocumentAllowedCIDRs={10.0.0.0/8}")...)
 		g.Expect(oauthFlags(args)).To(ContainElements("--oauth-dynamic-client-registration", "--oauth-client-document-allowed-cidrs=10.0.0.0/8"), helm)
-		_, args = objects(append(as, "oauth.authorizationServer.trustedIssuers[0].issuer=https://acme.okta.com",
-			"oauth.authorizationServer.trustedIssuers[1].issuer=https://idp.example.org", "oauth.authorizationServer.trustedIssuers[1].jwksURL=https://idp.example.org/keys")...)
-		g.Expect(oauthFlags(args)).To(ContainElement("--oauth-trusted-issuers=https://acme.okta.com,https://idp.example.org|https://idp.example.org/keys"), helm)
+		_, args = objects(append(as, "oauth.authorizationServer.trustedIssuers[0].issuer=https://idp.example.com",
+			"oauth.authorizationServer.trustedIssuers[1].issuer=https://acme.okta.com", "oauth.authorizationServer.trustedIssuers[1].prefix=acme:",
+			"oauth.authorizationServer.trustedIssuers[1].jwksURL=https://acme.okta.com/keys")...)
+		g.Expect(oauthFlags(args)).To(ContainElement("--oauth-trusted-issuers=https://idp.example.com,https://acme.okta.com|jwks=https://acme.okta.com/keys|prefix=acme:"), helm)
 		refused, err := render(append(as, "oauth.authorizationServer.trustedIssuers[0].issuer=http://idp.example.org")...)
 		g.Expect(err).To(HaveOccurred(), "%s: a trusted issuer is https", helm)
 		g.Expect(string(refused)).To(ContainSubstring("trustedIssuers"), helm)

@@ -689,7 +689,7 @@ func TestTheAuthorizationServerStatusSaysWhatWorks(t *testing.T) {
 		Enabled: true, Issuer: "http://127.0.0.1:1/oauth2", Resource: "http://127.0.0.1:1/oauth/mcp", Mapping: oauth.Config{}.Mapping(),
 		Upstream:  authserver.Upstream{IssuerURL: is.URL(), ClientID: "sandbar", ClientSecret: "upstream-secret"},
 		Namespace: ns, Registration: true, MaxClients: 5,
-		TrustedIssuers: []authserver.TrustedIssuer{{Issuer: is.URL()}, {Issuer: "http://127.0.0.1:1/idp", JWKSURL: "http://127.0.0.1:1/idp/jwks"}},
+		TrustedIssuers: []authserver.TrustedIssuer{{Issuer: is.URL()}, {Issuer: "http://127.0.0.1:1/idp", JWKSURL: "http://127.0.0.1:1/idp/jwks", Prefix: "lab:"}},
 	}, managerCluster.Client, managerCluster.APIReader)
 	g.Expect(err).NotTo(HaveOccurred())
 	// The periodic sync reads the ring it made.

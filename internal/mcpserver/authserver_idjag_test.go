@@ -33,9 +33,10 @@ import (
 )
 
 // Enterprise-Managed Authorization: a client signed in at its organisation's
-// identity provider (a second test issuer, trusted) exchanges the ID-JAG that
-// provider issued for this server, with the jwt-bearer grant and no browser, for a
-// token that acts as the person, mapped as a sign-in is, and lists its tools. The
+// identity provider (a second test issuer, trusted, with a prefix of its own)
+// exchanges the ID-JAG that provider issued for this server, with the jwt-bearer
+// grant and no browser, for a token that acts as the person, mapped as a sign-in is
+// but with that prefix, and lists its tools. The
 // metadata says the grant is served. Refused, each with its reason: a forged
 // ID-JAG, an expired one, one presented again, one for another audience or another
 // resource, one from an issuer the server does not trust, one of another type, and
@@ -49,7 +50,7 @@ func TestTheAuthorizationServerExchangesTheIDJAGOfATrustedIssuer(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred())
 	t.Cleanup(untrusted.Close)
 	s := newASServer(t, func(o *mcpserver.Options) {
-		o.AuthorizationServer.TrustedIssuers = []authserver.TrustedIssuer{{Issuer: idp.URL()}}
+		o.AuthorizationServer.TrustedIssuers = []authserver.TrustedIssuer{{Issuer: idp.URL(), Prefix: "acme:"}}
 	})
 	status, meta := getJSON(t, s.base+"/.well-known/oauth-authorization-server/oauth2")
 	g.Expect(status).To(Equal(http.StatusOK))
@@ -57,7 +58,7 @@ func TestTheAuthorizationServerExchangesTheIDJAGOfATrustedIssuer(t *testing.T) {
 	g.Expect(meta["authorization_grant_profiles_supported"]).To(Equal([]any{authserver.GrantProfileIDJAG}))
 
 	sub := unique("erin")
-	namespaceFor(t, rbacv1.UserKind, "oidc:"+sub)
+	namespaceFor(t, rbacv1.UserKind, "acme:"+sub)
 	claims := func(change func(map[string]any)) map[string]any {
 		c := idp.Claims(sub, s.asURL)
 		c["exp"] = time.Now().Add(5 * time.Minute).Unix()
@@ -80,7 +81,7 @@ func TestTheAuthorizationServerExchangesTheIDJAGOfATrustedIssuer(t *testing.T) {
 	g.Expect(tokens).NotTo(HaveKey("refresh_token"))
 	access, _ := tokens["access_token"].(string)
 	at := claimsOf(t, access)
-	g.Expect(at).To(And(HaveKeyWithValue("sub", "oidc:"+sub), HaveKeyWithValue("aud", ContainElement(s.oauth)), HaveKeyWithValue("client_id", s.clientID)))
+	g.Expect(at).To(And(HaveKeyWithValue("sub", "acme:"+sub), HaveKeyWithValue("aud", ContainElement(s.oauth)), HaveKeyWithValue("client_id", s.clientID)))
 	g.Expect(listTools(t, connect(t, s.oauth, access, nil))).To(HaveKey("sandbar_entity_find"))
 	// The TypeScript SDK's own exchange (exchangeJwtAuthGrant), as a public client.
 	out := runScript(t, "idjag.mjs", "MCP_URL="+s.oauth, "TOKEN_ENDPOINT="+s.asURL+"/token", "CLIENT_ID="+s.clientID,
@@ -99,6 +100,7 @@ func TestTheAuthorizationServerExchangesTheIDJAGOfATrustedIssuer(t *testing.T) {
 		{"of another type", idp.Sign(claims(nil)), "not oauth-id-jag+jwt"},
 		{"issued to another client", idp.SignTyped("oauth-id-jag+jwt", claims(func(c map[string]any) { c["client_id"] = "https://other.example/client.json" })), "issued to the client"},
 		{"not a JWT", "not-a-jwt", "not a JWT"},
+		{"with a scope that is not a string", idp.SignTyped("oauth-id-jag+jwt", claims(func(c map[string]any) { c["scope"] = []string{"mcp"} })), "scope is not a string"},
 		{"without iat", idp.SignTyped("oauth-id-jag+jwt", claims(func(c map[string]any) { delete(c, "iat") })), "no iat"},
 		{"without jti", idp.SignTyped("oauth-id-jag+jwt", claims(func(c map[string]any) { delete(c, "jti") })), "no jti"},
 		{"valid for longer than an hour", idp.SignTyped("oauth-id-jag+jwt", claims(func(c map[string]any) { c["exp"] = time.Now().Add(2 * time.Hour).Unix() })), "ahead"},

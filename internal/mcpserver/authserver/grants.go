@@ -249,11 +249,10 @@ func (g *Grants) saveCode(ctx context.Context, code string, req *authRequest) er
 
 // saveAssertion makes the grant of an ID-JAG, named for its issuer and jti and kept
 // until it expires: an ID-JAG presented again finds its grant made, on any
-// replica, and is refused (errReplay).
+// replica, and is refused (errReplay). It is not among the person's grants that
+// MaxPerUser bounds (an agent's exchanges would push their sign-ins out, and with
+// them grants whose ID-JAGs could then be presented again): it goes when it expires.
 func (g *Grants) saveAssertion(ctx context.Context, iss, jti string, req *authRequest, expires time.Time) (*grant, error) {
-	if err := g.makeRoom(ctx, req.User); err != nil {
-		return nil, err
-	}
 	data := grantData{ClientID: req.ClientID, Resource: req.Resource, User: req.User, Groups: req.Groups,
 		Scopes: req.Scopes, AuthTime: req.AuthTime, Expires: expires}
 	raw, err := json.Marshal(data)
@@ -261,7 +260,6 @@ func (g *Grants) saveAssertion(ctx context.Context, iss, jti string, req *authRe
 		return nil, err
 	}
 	secret := newSecret(g.ns, grantPrefix+hashOf(iss + "\x00" + jti)[:32], GrantComponent, GrantSecretType, grantDataKey, raw)
-	secret.Labels[LabelGrantUser] = userLabel(req.User)
 	if err := g.c.Create(ctx, secret); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil, errReplay

@@ -36,6 +36,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	ctrl "sigs.k8s.io/controller-runtime"
+
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 )
@@ -59,10 +61,14 @@ const (
 )
 
 // TrustedIssuer is an identity provider whose ID-JAGs the server takes: its issuer
-// URL, and its JWKS (empty: the one its discovery document names).
+// URL, its JWKS (empty: the one its discovery document names), and the prefix of
+// the user and group names it vouches for. The upstream provider's people map as at
+// their sign-in, with its prefixes; another provider needs a prefix of its own, or
+// its administrator could name anyone the upstream provider signs in.
 type TrustedIssuer struct {
 	Issuer  string
 	JWKSURL string
+	Prefix  string
 }
 
 // trusted is a trusted issuer and the verifier of its ID-JAGs, made on first use.
@@ -70,6 +76,8 @@ type trusted struct {
 	cfg      TrustedIssuer
 	audience string
 	hc       *http.Client
+	// mapping is the sign-in's, with the issuer's prefix for another issuer.
+	mapping oauth.Mapping
 
 	mu       sync.Mutex
 	verifier *oidc.IDTokenVerifier
@@ -79,8 +87,11 @@ type trusted struct {
 
 // verifierFor discovers the issuer's keys once (again at most every 5 s while it
 // fails).
+// Requests that come while it is discovered are not queued behind it.
 func (t *trusted) verifierFor() (*oidc.IDTokenVerifier, error) {
-	t.mu.Lock()
+	if !t.mu.TryLock() {
+		return nil, errors.New("the issuer's keys are being read")
+	}
 	defer t.mu.Unlock()
 	if t.verifier != nil {
 		return t.verifier, nil
@@ -88,8 +99,8 @@ func (t *trusted) verifierFor() (*oidc.IDTokenVerifier, error) {
 	if time.Since(t.lastTry) < 5*time.Second {
 		return nil, t.lastErr
 	}
-	t.lastTry = time.Now()
 	t.verifier, t.lastErr = oauth.NewVerifier(t.cfg.Issuer, t.cfg.JWKSURL, t.audience, []string{oidc.RS256, oidc.ES256, oidc.PS256}, t.hc)
+	t.lastTry = time.Now()
 	return t.verifier, t.lastErr
 }
 
@@ -134,7 +145,7 @@ func (s *Server) observeTrusted(ctx context.Context, st *metav1alpha1.Authorizat
 	for _, t := range s.cfg.TrustedIssuers {
 		out := metav1alpha1.TrustedIssuerStatus{Issuer: t.Issuer}
 		if n, err := s.trusted[t.Issuer].probe(ctx); err != nil {
-			out.Message = err.Error()
+			out.Message = fmt.Sprintf("%.1000s", err.Error())
 			down = append(down, t.Issuer)
 		} else {
 			out.Ready, out.Message = true, fmt.Sprintf("keys read (%d)", n)
@@ -149,7 +160,7 @@ func (s *Server) observeTrusted(ctx context.Context, st *metav1alpha1.Authorizat
 		return
 	case len(down) > 0:
 		c.Status, c.Reason = metav1.ConditionFalse, "KeysUnread"
-		c.Message = "the keys of " + strings.Join(down, ", ") + " are not read: their ID-JAGs are refused until they are (see status.trustedIssuers)"
+		c.Message = "the keys of " + strings.Join(down, ", ") + " are not read now (see status.trustedIssuers): their ID-JAGs are refused while no key of theirs is held"
 	}
 	meta.SetStatusCondition(&st.Conditions, c)
 }
@@ -159,8 +170,11 @@ func (s *Server) observeTrusted(ctx context.Context, st *metav1alpha1.Authorizat
 // client that presents it, valid, and never presented before. The person it names
 // is mapped as a sign-in is, and the token is a sign-in's, without a refresh token.
 func (s *Server) assertionGrant(w http.ResponseWriter, r *http.Request) {
+	log := ctrl.LoggerFrom(r.Context()).WithName("oauth2")
 	refuse := func(format string, args ...any) {
-		writeOAuthError(w, http.StatusBadRequest, "invalid_grant", "the assertion is refused: "+fmt.Sprintf(format, args...))
+		reason := fmt.Sprintf(format, args...)
+		log.Info("ID-JAG refused", "reason", reason)
+		writeOAuthError(w, http.StatusBadRequest, "invalid_grant", "the assertion is refused: "+reason)
 	}
 	// What a token request says is in its body, never its URL (RFC 6749 §3.2).
 	raw := r.PostForm.Get("assertion")
@@ -186,7 +200,17 @@ func (s *Server) assertionGrant(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := v.Verify(r.Context(), raw)
 	if err != nil {
-		refuse("%v", err)
+		// go-oidc's own words may carry what the issuer answered: the log has them.
+		log.Info("ID-JAG refused", "issuer", iss, "reason", err.Error())
+		var expired *oidc.TokenExpiredError
+		switch {
+		case errors.As(err, &expired):
+			refuse("it expired at %s", expired.Expiry.UTC().Format(time.RFC3339))
+		case strings.Contains(err.Error(), "audience"):
+			refuse("its audience (aud) is not this server's issuer %s", s.cfg.Issuer)
+		default:
+			refuse("its signature does not verify with the keys of %s", iss)
+		}
 		return
 	}
 	var claims map[string]any
@@ -197,12 +221,21 @@ func (s *Server) assertionGrant(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	client := r.PostForm.Get("client_id")
 	jti := str(claims["jti"])
-	switch {
-	case strings.TrimSuffix(str(claims["resource"]), "/") != strings.TrimSuffix(s.cfg.Resource, "/"):
-		refuse("it is for the resource %q, not %s", str(claims["resource"]), s.cfg.Resource)
+	scope, scoped := claims["scope"].(string)
+	if client == "" {
+		writeOAuthError(w, http.StatusBadRequest, "invalid_request", "client_id is missing: the client that presents the assertion names itself")
 		return
-	case client == "" || str(claims["client_id"]) != client:
-		refuse("it was issued to the client %q, not to %q, which presents it", str(claims["client_id"]), client)
+	}
+	// Without resource, an ID-JAG for this server is for its one resource.
+	switch res, named := claims["resource"]; {
+	case named && (str(res) == "" || strings.TrimSuffix(str(res), "/") != strings.TrimSuffix(s.cfg.Resource, "/")):
+		refuse("it is for the resource %.200q, not %s", fmt.Sprint(res), s.cfg.Resource)
+		return
+	case claims["scope"] != nil && !scoped:
+		refuse("its scope is not a string")
+		return
+	case str(claims["client_id"]) != client:
+		refuse("it was issued to the client %.200q, not to %.200q, which presents it", str(claims["client_id"]), client)
 		return
 	case jti == "":
 		refuse("it has no jti")
@@ -221,11 +254,11 @@ func (s *Server) assertionGrant(w http.ResponseWriter, r *http.Request) {
 		if errors.As(err, &refused) {
 			msg = refused.Error()
 		}
-		writeOAuthError(w, http.StatusUnauthorized, "invalid_client", msg)
+		writeOAuthError(w, http.StatusBadRequest, "invalid_client", msg)
 		return
 	}
 	scopes := s.cfg.Scopes
-	if granted := strings.Fields(str(claims["scope"])); len(granted) > 0 {
+	if granted := strings.Fields(scope); len(granted) > 0 {
 		scopes = slices.DeleteFunc(slices.Clone(scopes), func(sc string) bool { return !slices.Contains(granted, sc) })
 	}
 	if asked := strings.Fields(r.PostForm.Get("scope")); len(asked) > 0 {
@@ -235,7 +268,7 @@ func (s *Server) assertionGrant(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, http.StatusBadRequest, "invalid_scope", "no scope this server grants is both asked for and in the assertion")
 		return
 	}
-	user, groups, err := s.cfg.Mapping.Map(claims)
+	user, groups, err := t.mapping.Map(claims)
 	if err != nil {
 		refuse("it %v", err)
 		return
@@ -255,6 +288,7 @@ func (s *Server) assertionGrant(w http.ResponseWriter, r *http.Request) {
 		writeOAuthError(w, http.StatusInternalServerError, "server_error", "the token could not be made; try again")
 		return
 	}
+	log.Info("ID-JAG exchanged", "issuer", iss, "client", client, "user", user)
 	w.Header().Set("Content-Type", "application/json")
 	w.Header().Set("Cache-Control", "no-store")
 	_ = json.NewEncoder(w).Encode(zoidc.AccessTokenResponse{AccessToken: access, TokenType: zoidc.BearerToken,
@@ -278,8 +312,10 @@ func jwtParts(raw string) (header, payload map[string]any, ok bool) {
 
 func str(v any) string { s, _ := v.(string); return s }
 
-// validTrusted checks the trusted issuers of a configuration.
-func validTrusted(issuers []TrustedIssuer) error {
+// validTrusted checks the trusted issuers of a configuration: https URLs, each
+// named once, and a prefix of its own for each but the upstream provider.
+func validTrusted(c Config) error {
+	issuers := c.TrustedIssuers
 	https := func(v string) bool {
 		u, err := url.Parse(v)
 		return err == nil && u.Host != "" && (u.Scheme == "https" || oauth.LoopbackURL(u))
@@ -292,6 +328,10 @@ func validTrusted(issuers []TrustedIssuer) error {
 		if seen[t.Issuer] {
 			return fmt.Errorf("--oauth-trusted-issuers: %q is named twice", t.Issuer)
 		}
+		upstream := strings.TrimSuffix(t.Issuer, "/") == strings.TrimSuffix(c.Upstream.IssuerURL, "/")
+		if !upstream && (t.Prefix == "" || t.Prefix == "-" || t.Prefix == c.Mapping.UsernamePrefix || t.Prefix == c.Mapping.GroupsPrefix) {
+			return fmt.Errorf("--oauth-trusted-issuers: %q is not the upstream provider, so it needs a prefix of its own for the names it vouches for (prefix=...), other than the sign-in's", t.Issuer)
+		}
 		seen[t.Issuer] = true
 	}
 	return nil
@@ -301,7 +341,11 @@ func validTrusted(issuers []TrustedIssuer) error {
 func newTrusted(cfg Config, hc *http.Client) map[string]*trusted {
 	out := map[string]*trusted{}
 	for _, t := range cfg.TrustedIssuers {
-		out[t.Issuer] = &trusted{cfg: t, audience: cfg.Issuer, hc: hc}
+		m := cfg.Mapping
+		if t.Prefix != "" {
+			m.UsernamePrefix, m.GroupsPrefix = t.Prefix, t.Prefix
+		}
+		out[t.Issuer] = &trusted{cfg: t, audience: cfg.Issuer, hc: hc, mapping: m}
 	}
 	return out
 }

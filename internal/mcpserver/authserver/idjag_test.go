@@ -19,23 +19,31 @@ package authserver
 import (
 	"strings"
 	"testing"
+
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 )
 
 // The identity providers whose ID-JAGs the server takes are https URLs (or
-// loopback ones), each named once: a second would write its status twice.
+// loopback ones), each named once (a second would write its status twice), and each
+// but the upstream provider with a prefix of its own for the names it vouches for.
 func TestTrustedIssuersAreChecked(t *testing.T) {
 	base := Config{Issuer: "https://sandbar.example.com/oauth2", Namespace: "sandbar-system",
-		Upstream: Upstream{IssuerURL: "https://idp.example.com", ClientID: "sandbar", ClientSecret: "s"}}
+		Upstream: Upstream{IssuerURL: "https://idp.example.com", ClientID: "sandbar", ClientSecret: "s"},
+		Mapping:  oauth.Mapping{UsernamePrefix: "oidc:", GroupsPrefix: "oidc:"}}
 	for _, tc := range []struct {
 		issuers []TrustedIssuer
 		refused string
 	}{
 		{nil, ""},
-		{[]TrustedIssuer{{Issuer: "https://acme.okta.com"}, {Issuer: "http://127.0.0.1:8090", JWKSURL: "http://127.0.0.1:8090/keys"}}, ""},
-		{[]TrustedIssuer{{Issuer: "http://acme.okta.com"}}, "not an https URL"},
-		{[]TrustedIssuer{{Issuer: "https://acme.okta.com", JWKSURL: "ftp://acme.okta.com/keys"}}, "not an https URL"},
+		{[]TrustedIssuer{{Issuer: "https://idp.example.com/"}}, ""},
+		{[]TrustedIssuer{{Issuer: "https://acme.okta.com", Prefix: "acme:"}, {Issuer: "http://127.0.0.1:8090", JWKSURL: "http://127.0.0.1:8090/keys", Prefix: "lab:"}}, ""},
+		{[]TrustedIssuer{{Issuer: "https://acme.okta.com"}}, "prefix of its own"},
+		{[]TrustedIssuer{{Issuer: "https://acme.okta.com", Prefix: "oidc:"}}, "prefix of its own"},
+		{[]TrustedIssuer{{Issuer: "https://acme.okta.com", Prefix: oauth.NoPrefix}}, "prefix of its own"},
+		{[]TrustedIssuer{{Issuer: "http://acme.okta.com", Prefix: "acme:"}}, "not an https URL"},
+		{[]TrustedIssuer{{Issuer: "https://acme.okta.com", JWKSURL: "ftp://acme.okta.com/keys", Prefix: "acme:"}}, "not an https URL"},
 		{[]TrustedIssuer{{Issuer: ""}}, "not an https URL"},
-		{[]TrustedIssuer{{Issuer: "https://acme.okta.com"}, {Issuer: "https://acme.okta.com"}}, "named twice"},
+		{[]TrustedIssuer{{Issuer: "https://acme.okta.com", Prefix: "acme:"}, {Issuer: "https://acme.okta.com", Prefix: "acme2:"}}, "named twice"},
 	} {
 		c := base
 		c.TrustedIssuers = tc.issuers

@@ -142,7 +142,7 @@ func (c Config) Validate() error {
 	if c.Namespace == "" {
 		return errors.New("the authorization server needs a namespace for its keys and grants (--oauth-authorization-server-namespace; in a pod, its own)")
 	}
-	return validTrusted(c.TrustedIssuers)
+	return validTrusted(c)
 }
 
 // OAuth2Only is true of a provider of OAuth 2 only, with a userinfo endpoint.

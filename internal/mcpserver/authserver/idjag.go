@@ -249,7 +249,7 @@ func (s *Server) assertionGrant(w http.ResponseWriter, r *http.Request) {
 	}
 	doc, err := s.client(r.Context(), client)
 	if err != nil {
-		msg := "the client " + client + " is not known"
+		msg := fmt.Sprintf("the client %.200q is not known", client)
 		var refused *DocumentError
 		if errors.As(err, &refused) {
 			msg = refused.Error()

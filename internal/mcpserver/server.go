@@ -221,8 +221,8 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	}
 	transport, legacy := s.transports(opts, tel, taskAdapter, receiving)
 	// A browser's GET on the endpoint gets a page that says what it is, not the
-	// transport's refusal (card.Page).
-	e.HandleWith(endpointPath, func(h http.Handler) http.Handler { return card.Page(authenticate(h)) }, transport)
+	// transport's refusal (transport.Page).
+	e.HandleWith(endpointPath, func(h http.Handler) http.Handler { return mcptransport.Page(card.Suffix, authenticate(h)) }, transport)
 	e.Handle(legacySSEPath, legacy)
 	var route *card.OAuth
 	if opts.OAuth.Enabled() {
@@ -456,7 +456,7 @@ func serveOAuth(e *edge.Edge, cfg oauth.Config, authn *keys.Authenticator,
 	cfg = o.Config()
 	metadata := auth.ProtectedResourceMetadataHandler(o.Metadata())
 	check := audited(o.Middleware)
-	page := func(h http.Handler) http.Handler { return card.Page(check(h)) }
+	page := func(h http.Handler) http.Handler { return mcptransport.Page(card.Suffix, check(h)) }
 	e.HandleWith(cfg.Path, page, transport)
 	e.HandleWith(cfg.Path+"/sse", check, legacy)
 	e.HandlePublic(oauth.WellKnownResource+cfg.Path, metadata)

@@ -108,6 +108,13 @@ limitations under the License.
 // such a POST into its JSON-RPC response (transport/json.go). Canary:
 // TestCanarySDKRefusesAPostThatTakesNoStream.
 //
+// # A page for a browser's GET
+//
+// go-sdk v1.8.0's Streamable HTTP handler answers a GET whose Accept names no event
+// stream, or a browser's (*/* but no session), with 400. A browser opening the URL,
+// or a hosted connector's check of it, gets transport.Page's small HTML page instead,
+// before authentication (transport/page.go). Canary: TestCanarySDKRefusesABrowsersGET.
+//
 // # Routing by protocol revision
 //
 // go-sdk v1.8.0 serves the stateless revision (2026-07-28) only on a handler with

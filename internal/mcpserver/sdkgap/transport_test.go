@@ -162,6 +162,22 @@ func TestCanarySDKRefusesAPostThatTakesNoStream(t *testing.T) {
 	}
 }
 
+// A browser's GET: the SDK's handler refuses (400) a GET whose Accept names no event
+// stream, and one that names */* but no session; it serves no page.
+func TestCanarySDKRefusesABrowsersGET(t *testing.T) {
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return newServer(nil) }, nil)
+	for _, accept := range []string{"text/html", "text/html,application/xhtml+xml,*/*;q=0.8"} {
+		req := httptest.NewRequest(http.MethodGet, "/mcp", nil)
+		req.Header.Set("Accept", accept)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != http.StatusBadRequest {
+			caughtUp(t, fmt.Sprintf("answers a GET with Accept %q (%d %s)", accept, rec.Code, rec.Header().Get("Content-Type")),
+				"transport.Page", transportPath+"/page.go")
+		}
+	}
+}
+
 // Routing by revision: the SDK's session handler refuses a request of the stateless
 // revision (400, UnsupportedProtocolVersion), and its stateless handler serves the
 // session-based revisions without a session, so one handler cannot serve both.

@@ -235,16 +235,8 @@ func (g *Grants) saveCode(ctx context.Context, code string, req *authRequest) er
 		data.SessionEnds = req.AuthTime.Add(g.SessionTTL)
 		data.Expires = data.until(data.Expires)
 	}
-	raw, err := json.Marshal(data)
-	if err != nil {
-		return err
-	}
-	secret := newSecret(g.ns, grantName(code), GrantComponent, GrantSecretType, grantDataKey, raw)
-	secret.Labels[LabelGrantUser] = userLabel(req.User)
-	if err := g.c.Create(ctx, secret); err != nil {
-		return fmt.Errorf("storing the grant: %w", err)
-	}
-	return nil
+	_, err := g.create(ctx, grantName(code), data, true)
+	return err
 }
 
 // saveAssertion makes the grant of an ID-JAG, named for its issuer and jti and kept
@@ -255,11 +247,20 @@ func (g *Grants) saveCode(ctx context.Context, code string, req *authRequest) er
 func (g *Grants) saveAssertion(ctx context.Context, iss, jti string, req *authRequest, expires time.Time) (*grant, error) {
 	data := grantData{ClientID: req.ClientID, Resource: req.Resource, User: req.User, Groups: req.Groups,
 		Scopes: req.Scopes, AuthTime: req.AuthTime, Expires: expires}
+	return g.create(ctx, grantPrefix+hashOf(iss + "\x00" + jti)[:32], data, false)
+}
+
+// create stores a new grant under name, among its person's grants (which
+// MaxPerUser bounds) when counted; a grant of that name already there is errReplay.
+func (g *Grants) create(ctx context.Context, name string, data grantData, counted bool) (*grant, error) {
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return nil, err
 	}
-	secret := newSecret(g.ns, grantPrefix+hashOf(iss + "\x00" + jti)[:32], GrantComponent, GrantSecretType, grantDataKey, raw)
+	secret := newSecret(g.ns, name, GrantComponent, GrantSecretType, grantDataKey, raw)
+	if counted {
+		secret.Labels[LabelGrantUser] = userLabel(data.User)
+	}
 	if err := g.c.Create(ctx, secret); err != nil {
 		if apierrors.IsAlreadyExists(err) {
 			return nil, errReplay

@@ -54,8 +54,9 @@ func listAs(tb testing.TB, s *mcptest.Server, client string) surface {
 	return out
 }
 
-// toolsAs is the tools/list answer of s to a client that names itself client.
-func toolsAs(tb testing.TB, s *mcptest.Server, client string) *mcp.ListToolsResult {
+// sessionAs is a session with s of a client that names itself client; the caller
+// closes it.
+func sessionAs(tb testing.TB, s *mcptest.Server, client string) *mcp.ClientSession {
 	tb.Helper()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: client, Version: "1"}, nil).Connect(context.Background(),
 		&mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: testenv.Bearer{Token: s.Token}}, MaxRetries: -1},
@@ -63,6 +64,13 @@ func toolsAs(tb testing.TB, s *mcptest.Server, client string) *mcp.ListToolsResu
 	if err != nil {
 		tb.Fatalf("connecting as %s: %v", client, err)
 	}
+	return cs
+}
+
+// toolsAs is the tools/list answer of s to a client that names itself client.
+func toolsAs(tb testing.TB, s *mcptest.Server, client string) *mcp.ListToolsResult {
+	tb.Helper()
+	cs := sessionAs(tb, s, client)
 	defer func() { _ = cs.Close() }()
 	res, err := cs.ListTools(context.Background(), nil)
 	if err != nil {
@@ -161,9 +169,7 @@ func TestToolsetsAndTheClientsLimitShapeTheList(t *testing.T) {
 		g.Expect(over.names).To(ContainElements("sandbar_entity_create", "sandbar_entity_schema", "sandbar_entity_find"), client)
 		g.Expect(len(over.names)).To(BeNumerically("<=", limit), client)
 	}
-	cs, err := mcp.NewClient(&mcp.Implementation{Name: "cursor-vscode", Version: "1"}, nil).Connect(context.Background(),
-		&mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: &http.Client{Transport: testenv.Bearer{Token: s.Token}}, MaxRetries: -1}, nil)
-	g.Expect(err).NotTo(HaveOccurred())
+	cs := sessionAs(t, s, "cursor-vscode")
 	defer func() { _ = cs.Close() }()
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sandbar_class_zorp_SpaceBoot", Arguments: map[string]any{"name": "x"}})
 	g.Expect(err).NotTo(HaveOccurred())

@@ -287,7 +287,8 @@ func TestExportPastTheStoreCapFailsAndSaysWhy(t *testing.T) {
 		"the export is larger than 8 MiB, the most one process may store (--max-stored-result-bytes); nothing more was stored: " +
 			"export one class at a time, or ask an admin to raise the limit"))
 	g.Expect(resultChunks(t, p.Name)).To(BeEmpty(), "nothing was stored")
-	res := callTool(t, cs, "sandbar_tasks_result", map[string]any{"taskId": p.Name})
+	// The API server has the end; the manager's cache may see it a moment later.
+	res := callTool(t, cs, "sandbar_tasks_result", map[string]any{"taskId": p.Name, "waitSeconds": 10})
 	g.Expect(res.IsError).To(BeTrue())
 	g.Expect(text(res)).To(ContainSubstring("--max-stored-result-bytes"))
 }

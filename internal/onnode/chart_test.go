@@ -418,8 +418,21 @@ func (k *kube) service(t *testing.T) {
 	t.Helper()
 	var svc corev1.Service
 	NewWithT(t).Expect(k.c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: release + "-mcp"}, &svc)).To(Succeed())
-	k.mcpURL = "http://" + net.JoinHostPort(svc.Spec.ClusterIP, fmt.Sprint(svc.Spec.Ports[0].Port)) + "/mcp"
+	addr := net.JoinHostPort(svc.Spec.ClusterIP, fmt.Sprint(svc.Spec.Ports[0].Port))
+	k.mcpURL = "http://" + addr + "/mcp"
 	k.token = k.tokenFromNotes(t)
+	// Ready pods are not yet a reachable Service: kube-proxy writes the new Service's
+	// rules on its next sync, which a busy node takes its time over (a fresh install's
+	// first connection was refused). A client waits for it as a user would retry.
+	NewWithT(t).Eventually(func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		conn, err := cluster.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			_ = conn.Close()
+		}
+		return err
+	}).WithTimeout(time.Minute).WithPolling(200*time.Millisecond).Should(Succeed(), "the Service %s takes connections", addr)
 }
 
 func (k *kube) dial(ctx context.Context, revision string) (*mcp.ClientSession, error) {

@@ -348,6 +348,9 @@ func TestStatelessTaskAsksForTheNextTransition(t *testing.T) {
 	g.Eventually(func() any { return get()["status"] }).WithTimeout(timeout).WithPolling(poll).Should(Equal("input_required"))
 	first, choices := transitionAsked(t, get())
 	g.Expect(choices).To(ConsistOf("confirm", "cancel"))
+	// The question is asked of the workflow's initial state before the controller has
+	// written it into the process: what "moves nothing" compares with is its write.
+	g.Eventually(processState).WithArguments(t, id).WithTimeout(timeout).WithPolling(poll).Should(Equal("pending"), "the controller starts the process")
 	g.Expect(update(first, map[string]any{"action": "decline"}).Error).To(BeNil())
 	g.Expect(processState(t, id)).To(Equal("pending"), "a declined form moves nothing")
 	g.Expect(update(first, accept("confirm")).Error).To(BeNil())
@@ -381,6 +384,7 @@ func TestStatelessTaskAsksForTheNextTransition(t *testing.T) {
 		}
 		return task["status"]
 	}).WithTimeout(timeout).WithPolling(poll).Should(Equal("input_required"))
+	g.Eventually(processState).WithArguments(t, theirs).WithTimeout(timeout).WithPolling(poll).Should(Equal("pending"), "the controller starts the process")
 	res = o.call("tasks/update", theirs, map[string]any{"taskId": theirs, "inputResponses": map[string]any{key: accept("confirm")}})
 	g.Expect(res.Error).NotTo(BeNil())
 	g.Expect(res.Error.Message).To(ContainSubstring("sandbar_workflow_transition"))

@@ -124,8 +124,8 @@ var DefaultTimeouts = Timeouts{ReadHeader: 10 * time.Second, Read: time.Minute, 
 	ShutdownDelay: 3 * time.Second, Drain: 10 * time.Second}
 
 // Serve serves the edge on a listener until ctx ends. Then /readyz fails at once
-// while requests are still taken for t.ShutdownDelay (a load balancer stops sending
-// them); then the port closes, GET streams end (their clients open them again on
+// while requests are still taken for t.ShutdownDelay, each answer closing its
+// connection (a load balancer stops sending them); then the port closes, GET streams end (their clients open them again on
 // another replica) and requests in flight (tool calls) finish, unhurried by the
 // end of ctx, for up to t.Drain. There is no write timeout: responses may be long
 // streams.
@@ -142,8 +142,16 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, t Timeouts, sto
 	defer cut()
 	streams, endStreams := context.WithCancel(base)
 	defer endStreams()
+	// Once shutdown starts, each answer closes its connection: a client that keeps
+	// one alive sends its next request on a new one (which a load balancer sends
+	// elsewhere) rather than on one the port's closing ends as the request arrives,
+	// which a client sees as an EOF and does not send again (a POST).
+	var closing atomic.Bool
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if closing.Load() {
+				w.Header().Set("Connection", "close")
+			}
 			if r.Method == http.MethodGet {
 				sctx, cancel := context.WithCancel(r.Context())
 				defer cancel()
@@ -165,6 +173,7 @@ func serve(ctx context.Context, ln net.Listener, h http.Handler, t Timeouts, sto
 	case <-ctx.Done():
 	}
 	stopping()
+	closing.Store(true)
 	if t.ShutdownDelay > 0 {
 		delay := time.NewTimer(t.ShutdownDelay)
 		select {

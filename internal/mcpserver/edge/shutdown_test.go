@@ -110,6 +110,7 @@ func TestReadinessFailsWhileAStoppingReplicaStillServes(t *testing.T) {
 	answer, _ := io.ReadAll(resp.Body)
 	resp.Body.Close()
 	g.Expect(string(answer)).To(Equal("answered"))
+	g.Expect(resp.Close).To(BeTrue(), "the answer closes its connection: the client's next request comes on a new one")
 	_ = ln.Close()
 	<-done
 }

@@ -44,6 +44,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/card"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/govern"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/instances"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/keys"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/oauth"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
@@ -65,7 +66,7 @@ import (
 // API reader, informer cache and connection.
 func ClusterOf(mgr manager.Manager) Cluster {
 	return Cluster{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Informers: mgr.GetCache(),
-		Connection: identity.ConnectionOf(mgr, nil)}
+		Instances: mgr.GetCache(), Connection: identity.ConnectionOf(mgr, nil)}
 }
 
 // Cluster is how the server reaches the cluster.
@@ -77,6 +78,9 @@ type Cluster struct {
 	APIReader client.Reader
 	// Informers follow instances (resources) and processes (tasks).
 	Informers cache.Informers
+	// Instances is the cache finds read instances from (the manager's); nil: finds
+	// list through the API server.
+	Instances cache.Cache
 	// Connection makes the clients that act as accounts.
 	Connection identity.Connection
 }
@@ -122,6 +126,8 @@ type Server struct {
 	tools  atomic.Pointer[map[string]entry]
 	// lists are the tools/list answers rendered since the served tools last changed.
 	lists *ahead.ListCache
+	// instances serves finds from the cache (nil: from the API server).
+	instances *instances.Cache
 	// gate applies the call policies to every tools/call, and client writes what it
 	// counted into their status.
 	gate      *govern.Gate
@@ -170,7 +176,10 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	s.processes = process.New(store, cl.Client, cl.APIReader, cl.Informers, ids, opts.Limits(), tokens, workflow.NewIssuer(opts.TokenKey))
 	s.approvals = govern.NewApprovals(cl.Client, cl.APIReader, s.processes, store, s.runApproved)
 	s.gate.Approvals(s.approvals)
-	s.verbs = &verbs.Env{Identities: ids, Processes: s.processes, Style: opts.NameStyle, Metamodel: cl.Client, Catalog: store,
+	if cl.Instances != nil {
+		s.instances = instances.New(cl.Instances)
+	}
+	s.verbs = &verbs.Env{Identities: ids, Instances: s.instances, Processes: s.processes, Style: opts.NameStyle, Metamodel: cl.Client, Catalog: store,
 		Served: s.servedVersion.Load}
 	if s.plan, err = newPlanner(opts, s.verbs); err != nil {
 		return nil, err
@@ -508,6 +517,9 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return fmt.Errorf("MCP server: following sessions: %w", err)
 	}
 	contain.Loop(ctx, "catalog-follow", s.follow)
+	if s.instances != nil {
+		contain.Loop(ctx, "instances-evict", s.instances.Run)
+	}
 	contain.Loop(ctx, "policy-counts", func(ctx context.Context) { s.gate.Tally().Run(ctx, s.client) })
 	if err := s.approvals.Run(ctx, s.informers, s.auditApproval); err != nil {
 		return fmt.Errorf("MCP server: following approvals: %w", err)

@@ -21,10 +21,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
-	"math"
 	"reflect"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,8 +35,10 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
+	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/instanceapi"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/instances"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
@@ -347,6 +347,7 @@ func (e *Env) createEntity(ctx context.Context, c *tool.Call, cl *catalog.Class,
 		// What would be stored: the attributes as coerced.
 		return Entity{Class: cl.Ident(), Attributes: spec}, nil
 	}
+	e.Instances.Wrote(u, false)
 	view := EntityView(cl, u)
 	view.Note = toStart(c, cl, u.GetName())
 	return view, nil
@@ -548,6 +549,34 @@ func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (Found, error
 scan:
 	for ; cur.Class < len(q.classes); cur.Class, cur.Continue, cur.After = cur.Class+1, "", "" {
 		k := q.classes[cur.Class]
+		cached, source := e.cached(ctx, c, q, k, serverWhere)
+		instances.Counted(source)
+		if source == instances.Cached {
+			for _, u := range cached {
+				if (cur.After != "" && u.GetName() <= cur.After) || !q.selects(u) {
+					continue
+				}
+				if !matches(u, in.Where) {
+					scanned++
+					cur.After = u.GetName()
+					continue
+				}
+				v, err := q.view(k, u.DeepCopy()) // the cache's own object stays as it is
+				if err != nil {
+					return Found{}, err
+				}
+				n := itemBytes(v)
+				if int64(len(items)) == q.limit || (size+n > byteBudget(c, maxFindBytes) && len(items) > 0) {
+					next = c.Tokens().Seal(findKind, q.scope, *cur)
+					break scan
+				}
+				items = append(items, v)
+				size += n
+				scanned++
+				cur.After = u.GetName()
+			}
+			continue
+		}
 		for {
 			if pages == maxFindPages || (pages > 0 && time.Now().After(stopAt)) {
 				next, bounded = c.Tokens().Seal(findKind, q.scope, *cur), true
@@ -606,13 +635,40 @@ scan:
 	return out, nil
 }
 
+// cached is class k's instances in the query's namespace with the field values
+// (selectable slots, found by index) from the manager's cache, after one check that the caller's identity may list them there (its answer kept
+// for a few seconds), with source instances.Cached; or the reason the query lists
+// them through the API server, as the caller, instead.
+func (e *Env) cached(ctx context.Context, c *tool.Call, q *findQuery, k *catalog.Class, fields map[string]string) ([]*unstructured.Unstructured, string) {
+	switch {
+	case e.Instances == nil:
+		return nil, instances.Off
+	case q.cur.Continue != "":
+		return nil, instances.Continued
+	}
+	err := e.Identities.Can(ctx, c.Account, identity.Access{Verb: "list", Group: k.InstanceAPI.Group,
+		Resource: k.InstanceAPI.Plural, Namespace: q.ns})
+	switch {
+	case apierrors.IsForbidden(err):
+		return nil, instances.Forbidden
+	case err != nil:
+		return nil, instances.Unchecked
+	}
+	return e.Instances.List(ctx, instances.Query{GVK: k.GVK(), Namespace: q.ns, Indexed: instanceapi.SelectableSlots(k), Fields: fields})
+}
+
+// selects says whether an instance has the query's name and labels.
+func (q *findQuery) selects(u *unstructured.Unstructured) bool {
+	return (q.in.Name == "" || u.GetName() == q.in.Name) && (q.sel == nil || q.sel.Matches(labels.Set(u.GetLabels())))
+}
+
 // selectableWhere is the part of a where clause the API server can check, as field
 // selector values: the slots that every class of the query declares selectable, with
 // a value of the slot's own kind. scan is true when a part is left to check here.
 func selectableWhere(classes []*catalog.Class, where map[string]any) (fields map[string]string, scan bool) {
 	fields = map[string]string{}
 	for f, v := range where {
-		sv, ok := fieldValue(v)
+		sv, ok := instances.FieldValue(v)
 		for _, k := range classes {
 			if !ok {
 				break
@@ -626,21 +682,6 @@ func selectableWhere(classes []*catalog.Class, where map[string]any) (fields map
 		fields[f] = sv
 	}
 	return fields, scan
-}
-
-// fieldValue is a where value as the API server writes a selectable field's value.
-func fieldValue(v any) (string, bool) {
-	switch v := v.(type) {
-	case string:
-		return v, true
-	case bool:
-		return strconv.FormatBool(v), true
-	case float64:
-		if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
-			return strconv.FormatInt(int64(v), 10), true
-		}
-	}
-	return "", false
 }
 
 // valueFits says whether a where value has the JSON kind of the slot's stored values.
@@ -766,6 +807,7 @@ func (e *Env) update(ctx context.Context, c *tool.Call, in updateArgs) (Entity, 
 	if err := kc.Patch(ctx, u, client.RawPatch(types.MergePatchType, raw)); err != nil {
 		return Entity{}, apiFailure(c, err, cl, in.Name)
 	}
+	e.Instances.Wrote(u, false)
 	return EntityView(cl, u), nil
 }
 
@@ -808,6 +850,9 @@ func (e *Env) delete(ctx context.Context, c *tool.Call, in deleteArgs) (Deleted,
 	}
 	if err := kc.Delete(ctx, u, opts...); err != nil {
 		return Deleted{}, e.deleteFailure(c, err, cl, ns, in.Name, in.ResourceVersion)
+	}
+	if !in.DryRun {
+		e.Instances.Wrote(u, true)
 	}
 	out := Deleted{Class: cl.Ident(), Namespace: ns, Name: in.Name, UID: string(uid),
 		ResourceVersion: u.GetResourceVersion(), Deleted: !in.DryRun, DryRun: in.DryRun}

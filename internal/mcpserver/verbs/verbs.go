@@ -33,6 +33,7 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/identity"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/instances"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/process"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
@@ -43,6 +44,9 @@ type Env struct {
 	// Identities give the client that acts as the caller's Kubernetes identity: every
 	// read and write of an object goes through it, so RBAC decides.
 	Identities *identity.Identities
+	// Instances serves finds from the manager's informer cache, and is told of the
+	// writes to instances; nil: every find lists through the API server.
+	Instances *instances.Cache
 	// Processes starts and follows WorkflowProcesses.
 	Processes *process.Service
 	// Style spells the tool names the verbs mention.

@@ -26,6 +26,9 @@ awk '
       if ($(i+1) == "throughput-ratio") { tput[name] += $i; pruns[name]++ }
       if ($(i+1) == "ours-calls/s") ocalls[name] += $i
       if ($(i+1) == "bare-calls/s") bcalls[name] += $i
+      # BenchmarkFindAgainstDescribeInTurns: find, against describe as its baseline.
+      if ($(i+1) == "find-calls/s") ocalls[name] += $i
+      if ($(i+1) == "describe-calls/s") bcalls[name] += $i
       if ($(i+1) == "tokens") { tok[name] += $i; tokruns[name]++ }
     }
   }

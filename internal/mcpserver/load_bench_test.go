@@ -23,12 +23,15 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/telemetry"
@@ -251,4 +254,79 @@ func BenchmarkReadCallsUnderLoadInTurns(b *testing.B) {
 	b.ReportMetric(ours, "ours-calls/s")
 	b.ReportMetric(theirs, "bare-calls/s")
 	b.ReportMetric(ours/theirs, "throughput-ratio")
+}
+
+// findBenchInstances is how many SpaceBoots BenchmarkFindAgainstDescribeInTurns
+// finds, each find answering them all: five answer about as many bytes as describe
+// (3,874 against 3,898), so that the ratio compares the reads, not the answers.
+const findBenchInstances = 5
+
+// BenchmarkFindAgainstDescribeInTurns: 50 sessions call sandbar_entity_find of
+// findBenchInstances SpaceBoots and, in turns of loadTurn calls which goes first,
+// sandbar_class_describe, which reads only the catalog. It reports find's throughput
+// against describe's (throughput-ratio) and the lists of SpaceBoots the API server
+// counted per find (api-lists/find; 0 when every find was read from the cache).
+func BenchmarkFindAgainstDescribeInTurns(b *testing.B) {
+	url := loadServer(b)
+	for i := range findBenchInstances {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"name": fmt.Sprintf("Boot %d", i)}}}
+		u.SetAPIVersion("zorp.sandbar.dev/v1")
+		u.SetKind("SpaceBoot")
+		u.SetNamespace("default")
+		u.SetName(fmt.Sprintf("find-bench-%02d", i))
+		u.SetLabels(map[string]string{"bench": "find"})
+		if err := k8s.Create(context.Background(), u); err != nil && !apierrors.IsAlreadyExists(err) {
+			b.Fatal(err)
+		}
+	}
+	find := map[string]any{"class": "zorp/SpaceBoot", "labelSelector": "bench=find", "limit": findBenchInstances}
+	sessions := loadClients(b, url, token, loadSessions)
+	cs := sessions[0]
+	for deadline := time.Now().Add(time.Minute); ; { // until the cache has them all
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sandbar_entity_find", Arguments: find})
+		if err != nil || res.IsError {
+			b.Fatalf("find: %v %v", err, text(res))
+		}
+		if got := res.StructuredContent.(map[string]any)["count"]; got == float64(findBenchInstances) {
+			break
+		} else if time.Now().After(deadline) {
+			b.Fatalf("find answers %v instances a minute after %d were made", got, findBenchInstances)
+		}
+	}
+	arms := [2]struct {
+		name string
+		args map[string]any
+	}{{"sandbar_entity_find", find}, {loadTool, loadArgs}}
+	for _, a := range arms {
+		warmUp(b, sessions, a.name, a.args)
+	}
+	lists := apiRequests(b, "spaceboots", "LIST")
+	var spent [2]time.Duration
+	b.ResetTimer()
+	for done, turn := 0, 0; done < b.N; turn++ {
+		n := min(loadTurn, b.N-done)
+		for i := range 2 {
+			k := (turn + i) % 2
+			elapsed, _ := loadPhase(b, sessions, n, arms[k].name, arms[k].args)
+			spent[k] += elapsed
+		}
+		done += n
+	}
+	b.StopTimer()
+	finds, describes := float64(b.N)/spent[0].Seconds(), float64(b.N)/spent[1].Seconds()
+	b.ReportMetric(finds, "find-calls/s")
+	b.ReportMetric(describes, "describe-calls/s")
+	b.ReportMetric(finds/describes, "throughput-ratio")
+	b.ReportMetric((apiRequests(b, "spaceboots", "LIST")-lists)/float64(b.N), "api-lists/find")
+	for _, a := range arms {
+		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: a.name, Arguments: a.args})
+		if err != nil {
+			b.Fatal(err)
+		}
+		raw, err := json.Marshal(res)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.ReportMetric(float64(len(raw)), strings.TrimPrefix(a.name, "sandbar_")+"-bytes")
+	}
 }

@@ -546,6 +546,36 @@ func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (Found, error
 	items, size, next := []Entity{}, 0, ""
 	pages, scanned, bounded := 0, 0, false
 	cur := &q.cur
+	// take answers instance u of class k if it matches, or says the page is full: the
+	// next call starts at u (reading its list page again, skipping what was answered).
+	// An instance of the cache is copied before it is answered.
+	take := func(k *catalog.Class, u *unstructured.Unstructured, cached bool) (full bool, err error) {
+		if cur.After != "" && u.GetName() <= cur.After {
+			return false, nil
+		}
+		if !matches(u, in.Where) {
+			scanned++
+			cur.After = u.GetName()
+			return false, nil
+		}
+		if cached {
+			u = u.DeepCopy()
+		}
+		v, err := q.view(k, u)
+		if err != nil {
+			return false, err
+		}
+		n := itemBytes(v)
+		if int64(len(items)) == q.limit || (size+n > byteBudget(c, maxFindBytes) && len(items) > 0) {
+			next = c.Tokens().Seal(findKind, q.scope, *cur)
+			return true, nil
+		}
+		items = append(items, v)
+		size += n
+		scanned++
+		cur.After = u.GetName()
+		return false, nil
+	}
 scan:
 	for ; cur.Class < len(q.classes); cur.Class, cur.Continue, cur.After = cur.Class+1, "", "" {
 		k := q.classes[cur.Class]
@@ -553,27 +583,16 @@ scan:
 		instances.Counted(source)
 		if source == instances.Cached {
 			for _, u := range cached {
-				if (cur.After != "" && u.GetName() <= cur.After) || !q.selects(u) {
+				if !q.selects(u) {
 					continue
 				}
-				if !matches(u, in.Where) {
-					scanned++
-					cur.After = u.GetName()
-					continue
-				}
-				v, err := q.view(k, u.DeepCopy()) // the cache's own object stays as it is
+				full, err := take(k, u, true)
 				if err != nil {
 					return Found{}, err
 				}
-				n := itemBytes(v)
-				if int64(len(items)) == q.limit || (size+n > byteBudget(c, maxFindBytes) && len(items) > 0) {
-					next = c.Tokens().Seal(findKind, q.scope, *cur)
+				if full {
 					break scan
 				}
-				items = append(items, v)
-				size += n
-				scanned++
-				cur.After = u.GetName()
 			}
 			continue
 		}
@@ -598,29 +617,13 @@ scan:
 				return Found{}, apiFailure(c, err, k, "")
 			}
 			for i := range list.Items {
-				u := &list.Items[i]
-				if cur.After != "" && u.GetName() <= cur.After {
-					continue
-				}
-				if !matches(u, in.Where) {
-					scanned++
-					cur.After = u.GetName()
-					continue
-				}
-				v, err := q.view(k, u)
+				full, err := take(k, &list.Items[i], false)
 				if err != nil {
 					return Found{}, err
 				}
-				n := itemBytes(v)
-				if int64(len(items)) == q.limit || (size+n > byteBudget(c, maxFindBytes) && len(items) > 0) {
-					// The next call reads this page again and skips what it returned.
-					next = c.Tokens().Seal(findKind, q.scope, *cur)
+				if full {
 					break scan
 				}
-				items = append(items, v)
-				size += n
-				scanned++
-				cur.After = u.GetName()
 			}
 			cur.Continue, cur.After = list.GetContinue(), ""
 			if cur.Continue == "" {
@@ -635,10 +638,11 @@ scan:
 	return out, nil
 }
 
-// cached is class k's instances in the query's namespace with the field values
-// (selectable slots, found by index) from the manager's cache, after one check that the caller's identity may list them there (its answer kept
-// for a few seconds), with source instances.Cached; or the reason the query lists
-// them through the API server, as the caller, instead.
+// cached is class k's instances in the query's namespace that have the field values
+// (of selectable slots, found by index) from the manager's cache, after one check
+// that the caller's identity may list them there (its answer kept for a few
+// seconds), with source instances.Cached; or the reason the query lists them through
+// the API server, as the caller, instead.
 func (e *Env) cached(ctx context.Context, c *tool.Call, q *findQuery, k *catalog.Class, fields map[string]string) ([]*unstructured.Unstructured, string) {
 	switch {
 	case e.Instances == nil:

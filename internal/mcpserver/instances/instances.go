@@ -72,7 +72,7 @@ const (
 
 var lists = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: ListsMetric,
-	Help: "Lists of entity.find and class.instances, by source: cache, or a live List of the API server because the identity's RBAC is not one namespace-and-resource check (forbidden), the cache was behind this replica's write (behind), a live continue token (continue), the check could not be asked (unchecked), the cache could not list (unavailable) or there is no cache (off).",
+	Help: "Lists of entity.find and class.instances, by source: cache, or a live List of the API server because the identity's RBAC is not one namespace-and-resource check (forbidden), the cache was behind this replica's write (behind), a live continue token (continue), the check could not be asked (unchecked), the cache has not listed the class yet (unavailable) or there is no cache (off).",
 }, []string{"source"})
 
 func init() { metrics.Registry.MustRegister(lists) }

@@ -42,6 +42,10 @@ import (
 // Idle is how long a class's informer is kept after its last find.
 const Idle = 10 * time.Minute
 
+// MaxClasses is how many classes' instances the cache holds at once: each is an
+// informer (a watch and a few goroutines) besides its instances.
+const MaxClasses = 100
+
 // syncLimit is how long a class's informer may take to list it before finds stop
 // waiting for it (and start it again after Idle).
 const syncLimit = time.Minute
@@ -66,13 +70,15 @@ const (
 	// Unavailable: the cache has not listed the class (its informer has just
 	// started, or the manager may not watch the class, or its API is not served).
 	Unavailable = "unavailable"
+	// Full: the cache holds MaxClasses classes, each found within the last minute.
+	Full = "full"
 	// Off: the server has no cache of instances.
 	Off = "off"
 )
 
 var lists = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: ListsMetric,
-	Help: "Lists of entity.find and class.instances, by source: cache, or a live List of the API server because the identity's RBAC is not one namespace-and-resource check (forbidden), the cache was behind this replica's write (behind), a live continue token (continue), the check could not be asked (unchecked), the cache has not listed the class yet (unavailable) or there is no cache (off).",
+	Help: "Lists of entity.find and class.instances, by source: cache, or a live List of the API server because the identity's RBAC is not one namespace-and-resource check (forbidden), the cache was behind this replica's write (behind), a live continue token (continue), the check could not be asked (unchecked), the cache has not listed the class yet (unavailable), the cache holds as many classes as it may (full) or there is no cache (off).",
 }, []string{"source"})
 
 func init() { metrics.Registry.MustRegister(lists) }
@@ -164,6 +170,19 @@ func (c *Cache) List(ctx context.Context, q Query) ([]*unstructured.Unstructured
 		c.mu.Unlock()
 		return nil, Unavailable
 	}
+	if _, ok := c.used[gvk]; !ok && len(c.used) >= MaxClasses {
+		// Room for one more: the class found least recently goes, unless every class
+		// held was found within the last minute.
+		lru, at := oldest(c.used)
+		if now.Sub(at) < time.Minute {
+			c.mu.Unlock()
+			return nil, Full
+		}
+		c.forget(lru)
+		c.mu.Unlock()
+		c.stop(ctx, lru)
+		c.mu.Lock()
+	}
 	c.used[gvk] = now
 	w, wrote := c.written[gvk]
 	_, starting := c.started[gvk]
@@ -189,11 +208,10 @@ func (c *Cache) List(ctx context.Context, q Query) ([]*unstructured.Unstructured
 		if !ok {
 			c.started[gvk] = now
 		} else if now.Sub(started) > syncLimit {
-			delete(c.started, gvk)
-			delete(c.indexed, gvk)
+			c.forget(gvk)
 			c.refused[gvk] = now.Add(Idle)
 			c.mu.Unlock()
-			_ = c.cache.RemoveInformer(ctx, obj)
+			c.stop(ctx, gvk)
 			return nil, Unavailable
 		}
 		c.mu.Unlock()
@@ -319,10 +337,7 @@ func (c *Cache) evict(ctx context.Context, cold time.Time) {
 	for gvk, at := range c.used {
 		if at.Before(cold) {
 			gone = append(gone, gvk)
-			delete(c.used, gvk)
-			delete(c.started, gvk)
-			delete(c.written, gvk)
-			delete(c.indexed, gvk)
+			c.forget(gvk)
 		}
 	}
 	for gvk, until := range c.refused {
@@ -332,8 +347,33 @@ func (c *Cache) evict(ctx context.Context, cold time.Time) {
 	}
 	c.mu.Unlock()
 	for _, gvk := range gone {
-		u := &unstructured.Unstructured{}
-		u.SetGroupVersionKind(gvk)
-		_ = c.cache.RemoveInformer(ctx, u)
+		c.stop(ctx, gvk)
 	}
+}
+
+// forget drops what is kept of a class; c.mu is held.
+func (c *Cache) forget(gvk schema.GroupVersionKind) {
+	delete(c.used, gvk)
+	delete(c.started, gvk)
+	delete(c.written, gvk)
+	delete(c.indexed, gvk)
+}
+
+// stop stops a class's informer.
+func (c *Cache) stop(ctx context.Context, gvk schema.GroupVersionKind) {
+	u := &unstructured.Unstructured{}
+	u.SetGroupVersionKind(gvk)
+	_ = c.cache.RemoveInformer(ctx, u)
+}
+
+// oldest is the class found least recently, and when.
+func oldest(used map[schema.GroupVersionKind]time.Time) (schema.GroupVersionKind, time.Time) {
+	var lru schema.GroupVersionKind
+	var at time.Time
+	for gvk, t := range used {
+		if at.IsZero() || t.Before(at) {
+			lru, at = gvk, t
+		}
+	}
+	return lru, at
 }

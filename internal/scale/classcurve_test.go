@@ -50,6 +50,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/controllers"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/instances"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
@@ -119,6 +120,7 @@ func BenchmarkClassCurve(b *testing.B) {
 		c.listAll(b, instances)
 	}
 	c.subscribed(b, last)
+	c.found(b, last)
 	if c.cgroup != nil {
 		peak, kills, err := c.cgroup.stats()
 		if err != nil {
@@ -164,6 +166,9 @@ type sample struct {
 	phase                                  string
 	classes, instances                     int
 	rss, heap, goroutines, apiRSS, watches float64
+	// cachedFinds is how many finds' lists the manager has read from its cache, and
+	// fullFinds how many it listed through the API server as its cache was full.
+	cachedFinds, fullFinds float64
 	// anon is the part of rss that is no file's pages (the binary's code is).
 	anon float64
 	// gomemlimit is the manager's Go memory limit in bytes (math.MaxInt64: none).
@@ -554,6 +559,49 @@ func (c *curve) listAll(b *testing.B, want int) {
 	b.ReportMetric(float64(took.Milliseconds()), "ms-list-all")
 }
 
+// found measures the manager once a session has found the instances of as many
+// classes as the find cache holds (instances.MaxClasses), each read from the cache:
+// what an informer and its instances cost.
+func (c *curve) found(b *testing.B, idle sample) {
+	b.Helper()
+	if c.instancesN == 0 {
+		return
+	}
+	cs := c.session(b, nil)
+	defer cs.Close()
+	n := min(idle.classes, instances.MaxClasses)
+	findAll := func() {
+		for i := range n {
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "sandbar_entity_find",
+				Arguments: map[string]any{"class": "bench/" + classKind(i), "limit": 1}})
+			if err != nil || res.IsError {
+				b.Fatalf("find bench/%s: %v %v", classKind(i), err, res)
+			}
+		}
+	}
+	start := time.Now()
+	findAll() // the first find of a class starts its informer and lists through the API server
+	var cached float64
+	if err := c.wait(2*time.Minute, "every find read from the cache, or refused it", func() (bool, error) {
+		before, err := c.sample()
+		if err != nil {
+			return false, err
+		}
+		findAll()
+		after, err := c.sample()
+		cached = after.cachedFinds - before.cachedFinds
+		return cached+after.fullFinds-before.fullFinds == float64(n), err
+	}); err != nil {
+		b.Fatal(err)
+	}
+	fmt.Printf("classcurve: %d classes found, %.0f of them from the cache (%.0f instances), in %s\n",
+		n, cached, cached*float64(c.instancesN/idle.classes), time.Since(start).Round(time.Millisecond))
+	found := c.measure(b, "found", idle.classes, idle.instances, 0)
+	b.ReportMetric(found.rss-idle.rss, "MiB-rss-found")
+	b.ReportMetric(found.heap-idle.heap, "MiB-heap-found")
+	b.ReportMetric(found.goroutines-idle.goroutines, "goroutines-found")
+}
+
 // subscribed measures the manager while one session subscribes to an instance of
 // one class, and again once it has closed.
 func (c *curve) subscribed(b *testing.B, idle sample) {
@@ -681,6 +729,10 @@ func (c *curve) sample() (sample, error) {
 			s.gomemlimit = v
 		case strings.HasPrefix(name, "sandbar_mcp_instance_watches{"):
 			s.watches += v
+		case name == instances.ListsMetric+`{source="`+instances.Cached+`"}`:
+			s.cachedFinds = v
+		case name == instances.ListsMetric+`{source="`+instances.Full+`"}`:
+			s.fullFinds = v
 		}
 	}
 	return s, sc.Err()

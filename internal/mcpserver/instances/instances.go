@@ -34,6 +34,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
@@ -43,8 +44,13 @@ import (
 const Idle = 10 * time.Minute
 
 // MaxClasses is how many classes' instances the cache holds at once: each is an
-// informer (a watch and a few goroutines) besides its instances.
+// informer (a watch and about nine goroutines) besides its instances.
 const MaxClasses = 100
+
+// MaxInstances bounds the instances the cache holds, as counted when each class's
+// informer first lists it (about 3.7 KiB of heap each, measured with small ones): a
+// class that would take it past the bound is listed through the API server.
+const MaxInstances = 20000
 
 // syncLimit is how long a class's informer may take to list it before finds stop
 // waiting for it (and start it again after Idle).
@@ -70,7 +76,8 @@ const (
 	// Unavailable: the cache has not listed the class (its informer has just
 	// started, or the manager may not watch the class, or its API is not served).
 	Unavailable = "unavailable"
-	// Full: the cache holds MaxClasses classes, each found within the last minute.
+	// Full: the cache holds MaxClasses classes, each found within the last minute,
+	// or the class's instances would take it past MaxInstances.
 	Full = "full"
 	// Off: the server has no cache of instances.
 	Off = "off"
@@ -78,7 +85,7 @@ const (
 
 var lists = prometheus.NewCounterVec(prometheus.CounterOpts{
 	Name: ListsMetric,
-	Help: "Lists of entity.find and class.instances, by source: cache, or a live List of the API server because the identity's RBAC is not one namespace-and-resource check (forbidden), the cache was behind this replica's write (behind), a live continue token (continue), the check could not be asked (unchecked), the cache has not listed the class yet (unavailable), the cache holds as many classes as it may (full) or there is no cache (off).",
+	Help: "Lists of entity.find and class.instances, by source: cache, or a live List of the API server because the identity's RBAC is not one namespace-and-resource check (forbidden), the cache was behind this replica's write (behind), a live continue token (continue), the check could not be asked (unchecked), the cache has not listed the class yet (unavailable), the cache holds as many classes or instances as it may (full) or there is no cache (off).",
 }, []string{"source"})
 
 func init() { metrics.Registry.MustRegister(lists) }
@@ -92,14 +99,25 @@ type Cache struct {
 
 	mu sync.Mutex
 	// used is when each class was last found; started, when an informer that has not
-	// listed its class yet was first asked; refused, until when a class's informer,
-	// which did not list it within syncLimit, is not started again.
+	// listed its class yet was first asked; refused, until when a class is listed
+	// through the API server (its informer did not list it within syncLimit, or it
+	// had too many instances), and why.
 	used    map[schema.GroupVersionKind]time.Time
 	started map[schema.GroupVersionKind]time.Time
-	refused map[schema.GroupVersionKind]time.Time
+	refused map[schema.GroupVersionKind]refusal
 	written map[schema.GroupVersionKind]write
 	// indexed are the slots each class's informer has indexes of.
 	indexed map[schema.GroupVersionKind][]string
+	// counts are the instances of each class when its informer first listed it, and
+	// total their sum.
+	counts map[schema.GroupVersionKind]int
+	total  int
+}
+
+// refusal is until when a class is listed through the API server, and why.
+type refusal struct {
+	until  time.Time
+	source string
 }
 
 // write is the last write this replica made to a class's instances, and when.
@@ -118,8 +136,8 @@ const writeWindow = time.Minute
 // New serves finds from c, the manager's cache.
 func New(c cache.Cache) *Cache {
 	return &Cache{cache: c, used: map[schema.GroupVersionKind]time.Time{}, started: map[schema.GroupVersionKind]time.Time{},
-		refused: map[schema.GroupVersionKind]time.Time{}, written: map[schema.GroupVersionKind]write{},
-		indexed: map[schema.GroupVersionKind][]string{}}
+		refused: map[schema.GroupVersionKind]refusal{}, written: map[schema.GroupVersionKind]write{},
+		indexed: map[schema.GroupVersionKind][]string{}, counts: map[schema.GroupVersionKind]int{}}
 }
 
 // Wrote records a write this replica made: u as the API server answered it
@@ -166,9 +184,9 @@ func (c *Cache) List(ctx context.Context, q Query) ([]*unstructured.Unstructured
 	gvk := q.GVK
 	now := time.Now()
 	c.mu.Lock()
-	if until, ok := c.refused[gvk]; ok && now.Before(until) {
+	if r, ok := c.refused[gvk]; ok && now.Before(r.until) {
 		c.mu.Unlock()
-		return nil, Unavailable
+		return nil, r.source
 	}
 	if _, ok := c.used[gvk]; !ok && len(c.used) >= MaxClasses {
 		// Room for one more: the class found least recently goes, unless every class
@@ -186,6 +204,7 @@ func (c *Cache) List(ctx context.Context, q Query) ([]*unstructured.Unstructured
 	c.used[gvk] = now
 	w, wrote := c.written[gvk]
 	_, starting := c.started[gvk]
+	_, counted := c.counts[gvk]
 	indexed := slices.Equal(c.indexed[gvk], q.Indexed)
 	c.mu.Unlock()
 	obj := &unstructured.Unstructured{}
@@ -209,7 +228,7 @@ func (c *Cache) List(ctx context.Context, q Query) ([]*unstructured.Unstructured
 			c.started[gvk] = now
 		} else if now.Sub(started) > syncLimit {
 			c.forget(gvk)
-			c.refused[gvk] = now.Add(Idle)
+			c.refused[gvk] = refusal{until: now.Add(Idle), source: Unavailable}
 			c.mu.Unlock()
 			c.stop(ctx, gvk)
 			return nil, Unavailable
@@ -221,6 +240,9 @@ func (c *Cache) List(ctx context.Context, q Query) ([]*unstructured.Unstructured
 		c.mu.Lock()
 		delete(c.started, gvk)
 		c.mu.Unlock()
+	}
+	if !counted && !c.count(ctx, gvk, inf, now) {
+		return nil, Full
 	}
 	if wrote && now.Sub(w.at) < writeWindow && !c.seen(ctx, gvk, w, inf) {
 		return nil, Behind
@@ -340,8 +362,8 @@ func (c *Cache) evict(ctx context.Context, cold time.Time) {
 			c.forget(gvk)
 		}
 	}
-	for gvk, until := range c.refused {
-		if until.Before(time.Now()) {
+	for gvk, r := range c.refused {
+		if r.until.Before(time.Now()) {
 			delete(c.refused, gvk)
 		}
 	}
@@ -351,8 +373,36 @@ func (c *Cache) evict(ctx context.Context, cold time.Time) {
 	}
 }
 
+// count counts the instances of a class whose informer has just listed it, and
+// stops the informer if they would take the cache past MaxInstances: then the class
+// is listed through the API server for Idle.
+func (c *Cache) count(ctx context.Context, gvk schema.GroupVersionKind, inf cache.Informer, now time.Time) bool {
+	n := 0
+	if s, ok := inf.(interface{ GetStore() toolscache.Store }); ok && s.GetStore() != nil {
+		n = len(s.GetStore().ListKeys())
+	}
+	c.mu.Lock()
+	if _, ok := c.counts[gvk]; ok {
+		c.mu.Unlock()
+		return true
+	}
+	if c.total+n > MaxInstances {
+		c.forget(gvk)
+		c.refused[gvk] = refusal{until: now.Add(Idle), source: Full}
+		c.mu.Unlock()
+		c.stop(ctx, gvk)
+		return false
+	}
+	c.counts[gvk] = n
+	c.total += n
+	c.mu.Unlock()
+	return true
+}
+
 // forget drops what is kept of a class; c.mu is held.
 func (c *Cache) forget(gvk schema.GroupVersionKind) {
+	c.total -= c.counts[gvk]
+	delete(c.counts, gvk)
 	delete(c.used, gvk)
 	delete(c.started, gvk)
 	delete(c.written, gvk)

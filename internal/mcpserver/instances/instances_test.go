@@ -22,9 +22,32 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 )
+
+// listed is an informer that has listed its class: its store holds n instances.
+type listed struct {
+	*controllertest.FakeInformer
+	store toolscache.Store
+}
+
+func (l listed) GetStore() toolscache.Store { return l.store }
+
+func listedWith(gvk schema.GroupVersionKind, n int) listed {
+	store := toolscache.NewStore(toolscache.MetaNamespaceKeyFunc)
+	for i := range n {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(gvk)
+		u.SetNamespace("default")
+		u.SetName(fmt.Sprintf("i%05d", i))
+		_ = store.Add(u)
+	}
+	return listed{FakeInformer: controllertest.NewFakeInformer(controllertest.Synced), store: store}
+}
 
 func class(i int) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: "zorp.sandbar.dev", Version: "v1", Kind: fmt.Sprintf("Boot%d", i)}
@@ -65,5 +88,32 @@ func TestTheCacheHoldsAtMostMaxClasses(t *testing.T) {
 	}
 	if len(c.used) != MaxClasses || len(informers.InformersByGVK) != MaxClasses {
 		t.Fatalf("%d classes held, %d informers; want %d", len(c.used), len(informers.InformersByGVK), MaxClasses)
+	}
+}
+
+// The cache holds at most MaxInstances instances: a class whose informer lists more
+// than are left is stopped, and found through the API server (full) for Idle; the
+// classes held before stay.
+func TestTheCacheHoldsAtMostMaxInstances(t *testing.T) {
+	ctx := context.Background()
+	small, large := class(0), class(1)
+	informers := &informertest.FakeInformers{InformersByGVK: map[schema.GroupVersionKind]toolscache.SharedIndexInformer{
+		small: listedWith(small, MaxInstances/2),
+		large: listedWith(large, MaxInstances/2+1),
+	}}
+	c := New(informers)
+	if _, source := c.List(ctx, Query{GVK: small, Namespace: "default"}); source != Cached {
+		t.Fatalf("a class of %d instances: %s, want %s", MaxInstances/2, source, Cached)
+	}
+	for range 2 {
+		if _, source := c.List(ctx, Query{GVK: large, Namespace: "default"}); source != Full {
+			t.Fatalf("a class that takes the cache past %d instances: %s, want %s", MaxInstances, source, Full)
+		}
+	}
+	if _, ok := informers.InformersByGVK[large]; ok {
+		t.Fatalf("the class past the bound kept its informer")
+	}
+	if _, source := c.List(ctx, Query{GVK: small, Namespace: "default"}); source != Cached {
+		t.Fatalf("the class held before: %s, want %s", source, Cached)
 	}
 }

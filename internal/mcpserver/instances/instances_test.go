@@ -19,13 +19,17 @@ package instances
 import (
 	"context"
 	"fmt"
+	"sync"
 	"testing"
 	"time"
 
+	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 )
 
@@ -49,6 +53,39 @@ func listedWith(gvk schema.GroupVersionKind, n int) listed {
 	return listed{FakeInformer: controllertest.NewFakeInformer(controllertest.Synced), store: store}
 }
 
+// fake is controller-runtime's fake informers, safe for the concurrent use the
+// cache makes of them (a class's informer is stopped in a goroutine of its own).
+type fake struct {
+	mu sync.Mutex
+	*informertest.FakeInformers
+}
+
+func (f *fake) GetInformer(ctx context.Context, obj client.Object, opts ...cache.InformerGetOption) (cache.Informer, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.FakeInformers.GetInformer(ctx, obj, opts...)
+}
+
+func (f *fake) RemoveInformer(ctx context.Context, obj client.Object) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.FakeInformers.RemoveInformer(ctx, obj)
+}
+
+// has says whether the class has an informer.
+func (f *fake) has(gvk schema.GroupVersionKind) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	_, ok := f.InformersByGVK[gvk]
+	return ok
+}
+
+func (f *fake) informers() int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.InformersByGVK)
+}
+
 func class(i int) schema.GroupVersionKind {
 	return schema.GroupVersionKind{Group: "zorp.sandbar.dev", Version: "v1", Kind: fmt.Sprintf("Boot%d", i)}
 }
@@ -58,8 +95,9 @@ func class(i int) schema.GroupVersionKind {
 // minute, and takes the place of the class found least recently once that one has
 // been idle for a minute, whose informer stops.
 func TestTheCacheHoldsAtMostMaxClasses(t *testing.T) {
+	g := NewWithT(t)
 	ctx := context.Background()
-	informers := &informertest.FakeInformers{}
+	informers := &fake{FakeInformers: &informertest.FakeInformers{}}
 	c := New(informers)
 	for i := range MaxClasses {
 		if _, source := c.List(ctx, Query{GVK: class(i), Namespace: "default"}); source != Cached {
@@ -70,7 +108,7 @@ func TestTheCacheHoldsAtMostMaxClasses(t *testing.T) {
 	if _, source := c.List(ctx, Query{GVK: extra, Namespace: "default"}); source != Full {
 		t.Fatalf("one class past %d, each found just now: %s, want %s", MaxClasses, source, Full)
 	}
-	if _, ok := informers.InformersByGVK[extra]; ok {
+	if informers.has(extra) {
 		t.Fatalf("the class past the bound got an informer")
 	}
 
@@ -83,24 +121,26 @@ func TestTheCacheHoldsAtMostMaxClasses(t *testing.T) {
 	if _, source := c.List(ctx, Query{GVK: extra, Namespace: "default"}); source != Cached {
 		t.Fatalf("one class past %d, the others idle for two minutes: %s, want %s", MaxClasses, source, Cached)
 	}
-	if _, ok := informers.InformersByGVK[class(7)]; ok {
-		t.Fatalf("the class found least recently still has its informer")
-	}
-	if len(c.used) != MaxClasses || len(informers.InformersByGVK) != MaxClasses {
-		t.Fatalf("%d classes held, %d informers; want %d", len(c.used), len(informers.InformersByGVK), MaxClasses)
-	}
+	g.Eventually(informers.has).WithArguments(class(7)).WithTimeout(10*time.Second).WithPolling(time.Millisecond).Should(BeFalse(),
+		"the class found least recently loses its informer")
+	c.mu.Lock()
+	held := len(c.used)
+	c.mu.Unlock()
+	g.Expect(held).To(Equal(MaxClasses))
+	g.Expect(informers.informers()).To(Equal(MaxClasses))
 }
 
 // The cache holds at most MaxInstances instances: a class whose informer lists more
 // than are left is stopped, and found through the API server (full) for Idle; the
 // classes held before stay.
 func TestTheCacheHoldsAtMostMaxInstances(t *testing.T) {
+	g := NewWithT(t)
 	ctx := context.Background()
 	small, large := class(0), class(1)
-	informers := &informertest.FakeInformers{InformersByGVK: map[schema.GroupVersionKind]toolscache.SharedIndexInformer{
+	informers := &fake{FakeInformers: &informertest.FakeInformers{InformersByGVK: map[schema.GroupVersionKind]toolscache.SharedIndexInformer{
 		small: listedWith(small, MaxInstances/2),
 		large: listedWith(large, MaxInstances/2+1),
-	}}
+	}}}
 	c := New(informers)
 	if _, source := c.List(ctx, Query{GVK: small, Namespace: "default"}); source != Cached {
 		t.Fatalf("a class of %d instances: %s, want %s", MaxInstances/2, source, Cached)
@@ -110,9 +150,8 @@ func TestTheCacheHoldsAtMostMaxInstances(t *testing.T) {
 			t.Fatalf("a class that takes the cache past %d instances: %s, want %s", MaxInstances, source, Full)
 		}
 	}
-	if _, ok := informers.InformersByGVK[large]; ok {
-		t.Fatalf("the class past the bound kept its informer")
-	}
+	g.Eventually(informers.has).WithArguments(large).WithTimeout(10*time.Second).WithPolling(time.Millisecond).Should(BeFalse(),
+		"the class past the bound loses its informer")
 	if _, source := c.List(ctx, Query{GVK: small, Namespace: "default"}); source != Cached {
 		t.Fatalf("the class held before: %s, want %s", source, Cached)
 	}

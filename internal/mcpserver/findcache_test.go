@@ -17,7 +17,10 @@ limitations under the License.
 package mcpserver_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"testing"
 	"time"
 
@@ -26,10 +29,13 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	rbacv1 "k8s.io/api/rbac/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/instances"
 )
 
@@ -106,4 +112,68 @@ func TestACachedFindIsRefusedOnceItsRoleBindingIsRemoved(t *testing.T) {
 		HavePrefix("forbidden: "), ContainSubstring(`User "system:serviceaccount:`+ns+`:agent" cannot list resource "spaceboots"`)),
 		"a removed RoleBinding stops cached finds within the check's lifetime (%s)", verdictTTL)
 	t.Logf("finds were refused %s after the RoleBinding was removed", time.Since(removed).Round(100*time.Millisecond))
+}
+
+// A continue token of a page read from the cache may be handed to a replica that
+// lists the class through the API server (it has not cached it yet): the live pages
+// go on after the last instance answered, and no instance is answered twice.
+func TestAPageReadFromTheCacheIsContinuedByALiveList(t *testing.T) {
+	g := NewWithT(t)
+	ctx := context.Background()
+	key := bytes.Repeat([]byte("k"), 32)
+	cachedURL := serve(t, mcpserver.Options{TokenKey: key})
+	live := managerCluster
+	live.Instances = nil
+	liveURL, err := startServerWith(ctx, store, mcpserver.Options{TokenKey: key}, live)
+	g.Expect(err).NotTo(HaveOccurred())
+
+	id := rand.String(6)
+	var want []string
+	for i := range 45 {
+		u := &unstructured.Unstructured{Object: map[string]any{"spec": map[string]any{"name": "Paged"}}}
+		u.SetAPIVersion("zorp.sandbar.dev/v1")
+		u.SetKind("SpaceBoot")
+		u.SetNamespace("default")
+		u.SetName(fmt.Sprintf("paged-%s-%02d", id, i))
+		u.SetLabels(map[string]string{"paged": id})
+		g.Expect(k8s.Create(ctx, u)).To(Succeed())
+		t.Cleanup(func() { _ = k8s.Delete(context.Background(), u) })
+		want = append(want, u.GetName())
+	}
+	type page struct {
+		Items []struct {
+			Name string `json:"name"`
+		} `json:"items"`
+		Continue string `json:"continue"`
+	}
+	find := func(cs *mcp.ClientSession, limit int, cont string) page {
+		args := map[string]any{"class": "zorp/SpaceBoot", "labelSelector": "paged=" + id, "limit": limit}
+		if cont != "" {
+			args["continue"] = cont
+		}
+		res := callTool(t, cs, "sandbar_entity_find", args)
+		g.Expect(res.IsError).To(BeFalse(), text(res))
+		var p page
+		g.Expect(json.Unmarshal([]byte(text(res)), &p)).To(Succeed())
+		return p
+	}
+	cachedCS, liveCS := connect(t, cachedURL, token, nil), connect(t, liveURL, token, nil)
+	g.Eventually(func() int { return len(find(cachedCS, 100, "").Items) }).WithTimeout(timeout).WithPolling(poll).Should(Equal(45),
+		"the cache has every instance")
+	before := findLists(t, instances.Cached)
+	first := find(cachedCS, 30, "")
+	g.Expect(findLists(t, instances.Cached)).To(Equal(before+1), "the first page was read from the cache")
+	g.Expect(first.Items).To(HaveLen(30))
+	var got []string
+	for _, it := range first.Items {
+		got = append(got, it.Name)
+	}
+	for cont := first.Continue; cont != ""; {
+		p := find(liveCS, 10, cont)
+		for _, it := range p.Items {
+			got = append(got, it.Name)
+		}
+		cont = p.Continue
+	}
+	g.Expect(got).To(Equal(want), "every instance once, in name order")
 }

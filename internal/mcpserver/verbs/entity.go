@@ -418,8 +418,9 @@ func (e *Env) createEntities(ctx context.Context, c *tool.Call, in entitiesArgs)
 }
 
 // findCursor is the continue token of entity.find: which class of the query, which
-// API page of it comes next, and the last instance already returned from that page
-// (pages list instances in name order).
+// API page of it comes next (none for a page read from the cache), and the last
+// instance already answered; instances are read in name order, from the cache or
+// the API server, and the next call skips those up to it.
 type findCursor struct {
 	Class    int    `json:"c"`
 	Continue string `json:"k,omitempty"`
@@ -525,10 +526,11 @@ func (q *findQuery) view(k *catalog.Class, u *unstructured.Unstructured) (Entity
 }
 
 // find answers a page of the instances of a class and its concrete subclasses that
-// match. The API server filters by the slots every class of the query declares as
-// selectable fields; the rest of a where clause is checked here: it reads large
-// pages and goes on until something matches, the list ends, or the bounds (pages,
-// time) are reached, and says how far it scanned.
+// match. Each class is read from the manager's cache (cached), whose indexes select
+// by the slots every class of the query declares as selectable fields, or else listed
+// through the API server, which filters by them. The rest of a where clause is
+// checked here: a live list reads large pages and goes on until something matches,
+// the list ends, or the bounds (pages, time) are reached, and says how far it scanned.
 func (e *Env) find(ctx context.Context, c *tool.Call, in findArgs) (Found, error) {
 	q, err := e.findQueryOf(c, in)
 	if err != nil {
@@ -625,7 +627,9 @@ scan:
 					break scan
 				}
 			}
-			cur.Continue, cur.After = list.GetContinue(), ""
+			// After stays: a token of a cached page may name an instance past this
+			// page, and the names of later pages all sort after this one's.
+			cur.Continue = list.GetContinue()
 			if cur.Continue == "" {
 				break
 			}

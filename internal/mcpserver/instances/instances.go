@@ -105,7 +105,7 @@ type Cache struct {
 	used    map[schema.GroupVersionKind]time.Time
 	started map[schema.GroupVersionKind]time.Time
 	refused map[schema.GroupVersionKind]refusal
-	written map[schema.GroupVersionKind]write
+	written map[schema.GroupVersionKind]writes
 	// indexed are the slots each class's informer has indexes of.
 	indexed map[schema.GroupVersionKind][]string
 	// counts are the instances of each class when its informer first listed it, and
@@ -122,7 +122,7 @@ type refusal struct {
 	source string
 }
 
-// write is the last write this replica made to a class's instances, and when.
+// write is a write this replica made to an instance of a class, and when.
 type write struct {
 	key     client.ObjectKey
 	version uint64
@@ -138,7 +138,7 @@ const writeWindow = time.Minute
 // New serves finds from c, the manager's cache.
 func New(c cache.Cache) *Cache {
 	return &Cache{cache: c, used: map[schema.GroupVersionKind]time.Time{}, started: map[schema.GroupVersionKind]time.Time{},
-		refused: map[schema.GroupVersionKind]refusal{}, written: map[schema.GroupVersionKind]write{},
+		refused: map[schema.GroupVersionKind]refusal{}, written: map[schema.GroupVersionKind]writes{},
 		indexed: map[schema.GroupVersionKind][]string{}, counts: map[schema.GroupVersionKind]int{},
 		lives: map[schema.GroupVersionKind]*sync.RWMutex{}}
 }
@@ -156,12 +156,33 @@ func (c *Cache) Wrote(u *unstructured.Unstructured, deleted bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	gvk := u.GroupVersionKind()
-	// A delete is the newest write whatever version the object had: a cache that
-	// has seen the object gone has seen every write before the delete.
-	if w, ok := c.written[gvk]; ok && w.version > v && !deleted {
-		return
+	w := write{key: client.ObjectKeyFromObject(u), version: v, deleted: deleted, at: time.Now()}
+	ws := c.written[gvk]
+	switch {
+	case deleted:
+		// The version a deleted object had says nothing of the delete's: the last
+		// delete is kept apart from the newest create or update.
+		ws.delete = w
+	case v >= ws.change.version:
+		ws.change = w
 	}
-	c.written[gvk] = write{key: client.ObjectKeyFromObject(u), version: v, deleted: deleted, at: time.Now()}
+	c.written[gvk] = ws
+}
+
+// writes are the newest create or update this replica made to a class's instances,
+// and its last delete (either may be the zero write: none).
+type writes struct {
+	change, delete write
+}
+
+// behind says whether the cache has yet to see one of ws made within writeWindow.
+func (c *Cache) behind(ctx context.Context, gvk schema.GroupVersionKind, ws writes, inf cache.Informer, now time.Time) bool {
+	for _, w := range []write{ws.change, ws.delete} {
+		if !w.at.IsZero() && now.Sub(w.at) < writeWindow && !c.seen(ctx, gvk, w, inf) {
+			return true
+		}
+	}
+	return false
 }
 
 // Query is what a find lists of one class.
@@ -206,11 +227,13 @@ func (c *Cache) List(ctx context.Context, q Query) ([]*unstructured.Unstructured
 			c.mu.Unlock()
 			return nil, Full
 		}
-		c.forget(lru)
+		// Its place now; the rest of what is kept of it goes with its informer, once
+		// no find reads it (unless a find takes it up again first).
+		delete(c.used, lru)
 		go c.stop(context.WithoutCancel(ctx), lru, now)
 	}
 	c.used[gvk] = now
-	w, wrote := c.written[gvk]
+	ws := c.written[gvk]
 	_, starting := c.started[gvk]
 	_, counted := c.counts[gvk]
 	indexed := slices.Equal(c.indexed[gvk], q.Indexed)
@@ -252,7 +275,7 @@ func (c *Cache) List(ctx context.Context, q Query) ([]*unstructured.Unstructured
 	if !counted && !c.count(ctx, gvk, inf, now) {
 		return nil, Full
 	}
-	if wrote && now.Sub(w.at) < writeWindow && !c.seen(ctx, gvk, w, inf) {
+	if c.behind(ctx, gvk, ws, inf, now) {
 		return nil, Behind
 	}
 	list := &unstructured.UnstructuredList{}

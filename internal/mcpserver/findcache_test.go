@@ -32,7 +32,6 @@ import (
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
@@ -46,22 +45,7 @@ const verdictTTL = 5 * time.Second
 
 // findLists is the manager's count of finds' lists from source.
 func findLists(t testing.TB, source string) float64 {
-	t.Helper()
-	families, err := metrics.Registry.Gather()
-	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	for _, f := range families {
-		if f.GetName() != instances.ListsMetric {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			for _, l := range m.GetLabel() {
-				if l.GetName() == "source" && l.GetValue() == source {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	return 0
+	return counter(t, instances.ListsMetric, "source", source)
 }
 
 // A find of an identity that may list a class in a namespace is read from the

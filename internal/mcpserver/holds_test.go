@@ -199,16 +199,22 @@ func expectRefusedAt(g Gomega, o opened, limit string, max int) {
 // holdRefusals is the count of refusals at a limit, in the registry the manager's
 // metrics endpoint serves.
 func holdRefusals(t *testing.T, limit string) float64 {
+	return counter(t, "sandbar_mcp_hold_refusals_total", "limit", limit)
+}
+
+// counter is the value of a counter with a label's value, in the registry the
+// manager's metrics endpoint serves (0: not counted yet).
+func counter(t testing.TB, name, label, value string) float64 {
 	t.Helper()
 	families, err := metrics.Registry.Gather()
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
 	for _, f := range families {
-		if f.GetName() != "sandbar_mcp_hold_refusals_total" {
+		if f.GetName() != name {
 			continue
 		}
 		for _, m := range f.GetMetric() {
 			for _, l := range m.GetLabel() {
-				if l.GetName() == "limit" && l.GetValue() == limit {
+				if l.GetName() == label && l.GetValue() == value {
 					return m.GetCounter().GetValue()
 				}
 			}

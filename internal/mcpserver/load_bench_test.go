@@ -238,22 +238,31 @@ func BenchmarkReadCallsUnderLoadInTurns(b *testing.B) {
 	for _, sessions := range arms {
 		warmUp(b, sessions, loadTool, loadArgs)
 	}
-	var spent [2]time.Duration
 	b.ResetTimer()
-	for done, turn := 0, 0; done < b.N; turn++ {
-		n := min(loadTurn, b.N-done)
-		for i := range 2 {
-			k := (turn + i) % 2
-			elapsed, _ := loadPhase(b, arms[k], n, loadTool, loadArgs)
-			spent[k] += elapsed
-		}
-		done += n
-	}
+	spent := inTurns(b, func(k, n int) time.Duration {
+		elapsed, _ := loadPhase(b, arms[k], n, loadTool, loadArgs)
+		return elapsed
+	})
 	b.StopTimer()
 	ours, theirs := float64(b.N)/spent[0].Seconds(), float64(b.N)/spent[1].Seconds()
 	b.ReportMetric(ours, "ours-calls/s")
 	b.ReportMetric(theirs, "bare-calls/s")
 	b.ReportMetric(ours/theirs, "throughput-ratio")
+}
+
+// inTurns runs two arms until each has made b.N calls, loadTurn calls a turn, in
+// turns which goes first, and gives the time each arm took; phase(k, n) makes n
+// calls of arm k.
+func inTurns(b *testing.B, phase func(k, n int) time.Duration) (spent [2]time.Duration) {
+	for done, turn := 0, 0; done < b.N; turn++ {
+		n := min(loadTurn, b.N-done)
+		for i := range 2 {
+			k := (turn + i) % 2
+			spent[k] += phase(k, n)
+		}
+		done += n
+	}
+	return spent
 }
 
 // findBenchInstances is how many SpaceBoots BenchmarkFindAgainstDescribeInTurns
@@ -301,17 +310,11 @@ func BenchmarkFindAgainstDescribeInTurns(b *testing.B) {
 		warmUp(b, sessions, a.name, a.args)
 	}
 	lists := apiRequests(b, "spaceboots", "LIST")
-	var spent [2]time.Duration
 	b.ResetTimer()
-	for done, turn := 0, 0; done < b.N; turn++ {
-		n := min(loadTurn, b.N-done)
-		for i := range 2 {
-			k := (turn + i) % 2
-			elapsed, _ := loadPhase(b, sessions, n, arms[k].name, arms[k].args)
-			spent[k] += elapsed
-		}
-		done += n
-	}
+	spent := inTurns(b, func(k, n int) time.Duration {
+		elapsed, _ := loadPhase(b, sessions, n, arms[k].name, arms[k].args)
+		return elapsed
+	})
 	b.StopTimer()
 	finds, describes := float64(b.N)/spent[0].Seconds(), float64(b.N)/spent[1].Seconds()
 	b.ReportMetric(finds, "find-calls/s")

@@ -201,11 +201,12 @@ type Query struct {
 // of their names, as the cache has them, with source Cached; they are the cache's
 // own, not to be changed. Otherwise it lists nothing and says why the caller lists
 // through the API server instead: the cache has not seen the last write this
-// replica made to the class (Behind), or it has not listed the class yet
-// (Unavailable). A find never waits for a class's first listing: the first one
-// starts the informer, and finds are read from it once it has listed the class. An
-// informer that has not listed its class within syncLimit (the manager may not
-// watch it) is stopped, and not started again for Idle.
+// replica made to the class (Behind), it has not listed the class yet
+// (Unavailable), or it holds as many classes or instances as it may (Full). A find
+// never waits for a class's first listing: the first one starts the informer, and
+// finds are read from it once it has listed the class. An informer that has not
+// listed its class within syncLimit (the manager may not watch it) is stopped, and
+// not started again for Idle.
 func (c *Cache) List(ctx context.Context, q Query) ([]*unstructured.Unstructured, string) {
 	gvk := q.GVK
 	// The class's informer is not stopped while a find reads it (stop), so what this

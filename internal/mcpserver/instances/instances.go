@@ -34,6 +34,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -372,16 +373,7 @@ func (c *Cache) seen(ctx context.Context, gvk schema.GroupVersionKind, w write, 
 // Run stops the informers of the classes no find has read for Idle, until ctx
 // ends.
 func (c *Cache) Run(ctx context.Context) {
-	tick := time.NewTicker(Idle / 4)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		c.evict(ctx, time.Now().Add(-Idle))
-	}
+	wait.UntilWithContext(ctx, func(ctx context.Context) { c.evict(ctx, time.Now().Add(-Idle)) }, Idle/4)
 }
 
 // evict stops the informers of the classes last found before cold.

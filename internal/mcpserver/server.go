@@ -704,6 +704,6 @@ func (s *Server) call(name string) func(*mcp.CallToolRequest) (*tool.Call, error
 // policies.
 func (s *Server) newCall(name string, acct *catalog.Account) *tool.Call {
 	return &tool.Call{Tool: name, Snap: s.store.Load(), Account: acct, Deadline: s.opts.callTimeout(), Style: s.opts.NameStyle,
-		Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String}, Sealer: s.tokens,
+		Bounds: tool.Bounds{Bytes: s.opts.MaxResultBytes, Items: s.opts.MaxResultItems, Scrub: redact.String, Vouch: redact.Vouch}, Sealer: s.tokens,
 		Gate: s.gate.Check}
 }

@@ -473,6 +473,24 @@ func (s *Set) SelectsNamespaces() bool {
 	return false
 }
 
+// MayMatch says whether a policy of the set may govern a call of a tool (its name
+// as served, and its canonical name) whose verb is verb ("": any verb, as when the
+// call's arguments say its verbs): a call that none may match need not be read
+// further.
+func (s *Set) MayMatch(tool, canonical, verb string) bool {
+	for _, p := range s.policies {
+		m := p.Spec.Match
+		if len(m.Tools) > 0 && !slices.ContainsFunc(m.Tools, func(g string) bool { return glob(g, tool) || glob(g, canonical) }) {
+			continue
+		}
+		if verb != "" && len(m.Verbs) > 0 && !slices.Contains(m.Verbs, verb) {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
 // Matching are the policies that govern a call.
 func (s *Set) Matching(c *Call, id *Identity) []*Policy {
 	if s == nil {

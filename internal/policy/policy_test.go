@@ -123,6 +123,7 @@ func TestMatchAndDecide(t *testing.T) {
 		{"a big order is denied, on its superclass's policy", Compile("", "limit", 1, limit), order, agent, true, "over-limit", []string{"Deny"}},
 		{"a small one passes", Compile("", "limit", 1, limit), &small, agent, true, "", nil},
 		{"a delete does not match a create policy", Compile("", "limit", 1, limit), del, agent, false, "", nil},
+		{"nor may a read", Compile("", "limit", 1, limit), &Call{Tool: "sandbar_class_describe", Canonical: "sandbar.class.describe", Verb: VerbRead}, agent, false, "", nil},
 		{"no delete in prod", Compile("", "prod", 1, prod), del, agent, true, "no-prod-delete", []string{"Deny"}},
 		{"a create in prod passes the delete policy", Compile("", "prod", 1, prod), order, agent, false, "", nil},
 		{"audit enforcement records and lets it run", Compile("", "limit", 1, func() metav1alpha1.CallPolicySpec {
@@ -164,6 +165,12 @@ func TestMatchAndDecide(t *testing.T) {
 			m := set.Matching(tc.call, tc.id)
 			if (len(m) == 1) != tc.matches {
 				t.Fatalf("matched %d policies, want match %v", len(m), tc.matches)
+			}
+			// The gate reads no further a call that MayMatch rules out.
+			if may := set.MayMatch(tc.call.Tool, tc.call.Canonical, tc.call.Verb); tc.matches && !may {
+				t.Fatalf("MayMatch rules out a call the policy matches")
+			} else if !set.MayMatch(tc.call.Tool, tc.call.Canonical, "") && len(tc.policy.Spec.Match.Tools) == 0 {
+				t.Fatalf("MayMatch rules out a call of any verb, which no tools match narrows")
 			}
 			d := Decide(m, tc.call, tc.id, req)
 			var actions []string

@@ -75,6 +75,11 @@ func (g *Gate) Check(ctx context.Context, d *tool.Def, c *tool.Call, raw json.Ra
 	if set.Len() == 0 || c.Account == nil {
 		return nil
 	}
+	// A tool whose verb is its own (it declares no acts) and that no policy's tools
+	// or verbs name is not read further: most reads.
+	if !d.DeclaresActs() && !set.MayMatch(c.Tool, d.Canonical(), VerbOf(d)) {
+		return nil
+	}
 	var args map[string]any
 	if len(raw) > 0 && json.Unmarshal(raw, &args) != nil {
 		return nil // not an object: the tool refuses it before it does anything

@@ -26,17 +26,36 @@ import (
 
 // Middleware scrubs the answer to every request, its result or its error; install it
 // as the outermost receiving middleware, so that it sees what the others return too.
+// A result vouched for (Vouch) is sent as it is.
 func Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		res, err := next(ctx, method, req)
+		v := &vouched{}
+		res, err := next(context.WithValue(ctx, vouchedKey{}, v), method, req)
 		if err != nil {
 			return res, Error(err)
 		}
-		if res == nil {
+		if res == nil || res == v.res {
 			return res, nil
 		}
 		out, _ := Value(res).(mcp.Result)
 		return out, nil
+	}
+}
+
+// vouched is the result a request's handler vouched for.
+type vouched struct{ res mcp.Result }
+
+type vouchedKey struct{}
+
+// Vouch tells Middleware that res, the result it is about to get for the request of
+// ctx, holds nothing String would change: every string in it was checked where the
+// result was made (tool.Render checks its text and its JSON once, and a verb may send
+// what it rendered many times). Middleware then sends res without walking it again.
+// A result changed after Vouch must not have been vouched for; a result other than
+// res is walked as any.
+func Vouch(ctx context.Context, res mcp.Result) {
+	if v, ok := ctx.Value(vouchedKey{}).(*vouched); ok {
+		v.res = res
 	}
 }
 

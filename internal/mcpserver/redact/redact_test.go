@@ -17,6 +17,7 @@ limitations under the License.
 package redact
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -222,6 +223,43 @@ func TestRequestRedactsTheParamsOfWhatTheServerSends(t *testing.T) {
 	if request(same) != mcp.Request(same) {
 		t.Errorf("a request with nothing to redact is replaced")
 	}
+}
+
+// A result its handler vouched for is sent as it is, unwalked (a promise that
+// nothing in it is secret: here one that is broken, to show it is kept); any other
+// is redacted, even when its handler vouched for another.
+func TestMiddlewareWalksAnythingButTheResultVouchedFor(t *testing.T) {
+	vouched := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the key is " + tok}}}
+	secret := &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "the key is " + tok}}}
+	for _, tc := range []struct {
+		name          string
+		vouch, answer *mcp.CallToolResult
+		sentAsItIs    bool
+	}{
+		{"vouched for", vouched, vouched, true},
+		{"another vouched for", vouched, secret, false},
+		{"nothing vouched for", nil, secret, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := Middleware(func(ctx context.Context, _ string, _ mcp.Request) (mcp.Result, error) {
+				if tc.vouch != nil {
+					Vouch(ctx, tc.vouch)
+				}
+				return tc.answer, nil
+			})
+			res, err := h(context.Background(), "tools/call", &mcp.ServerRequest[*mcp.CallToolParamsRaw]{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if (res == mcp.Result(tc.answer)) != tc.sentAsItIs {
+				t.Errorf("sent as it is: %v, want %v", res == mcp.Result(tc.answer), tc.sentAsItIs)
+			}
+			if !tc.sentAsItIs {
+				leaks(t, res)
+			}
+		})
+	}
+	Vouch(context.Background(), vouched) // outside the middleware: nothing to tell
 }
 
 func BenchmarkValueToolList(b *testing.B) {

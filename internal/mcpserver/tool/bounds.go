@@ -18,6 +18,7 @@ package tool
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -43,6 +44,9 @@ type Bounds struct {
 	// Scrub, when set, redacts a result's text before it is cut, so that no
 	// credential is split across two parts where redaction would miss both halves.
 	Scrub func(string) string
+	// Vouch, when set, is told of a result that Scrub left as it was where it was
+	// made, and that went out uncut (redact.Vouch), so that it is not scanned again.
+	Vouch func(context.Context, mcp.Result)
 }
 
 // Default bounds: 64 KiB of JSON is about 22,000 tokens, within Claude Code's default

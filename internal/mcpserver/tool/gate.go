@@ -58,6 +58,10 @@ func (d *Def) WithActs(a Acts) *Def {
 	return d
 }
 
+// DeclaresActs says whether the tool declares its acts (ActsOf): then its call's
+// verbs are in its arguments.
+func (d *Def) DeclaresActs() bool { return d.acts != nil }
+
 // ActsOf is what a call of the tool does, as its declaration says, or nil and false
 // for a tool that declares nothing (the gate reads its arguments itself).
 func (d *Def) ActsOf(c *Call, args map[string]any) ([]Act, bool, error) {

@@ -119,7 +119,10 @@ func handle(ctx context.Context, d *Def, name string, call func(*mcp.CallToolReq
 func answer(ctx context.Context, d *Def, name string, c *Call, args json.RawMessage, w *window, out any, err error) (*mcp.CallToolResult, error) {
 	var res *mcp.CallToolResult
 	if err == nil {
-		res, err = bound(jsonResult(out, c.Bounds.Scrub), d, c, args, w)
+		made, clean := jsonResult(out, c.Bounds.Scrub)
+		if res, err = bound(made, d, c, args, w); err == nil && clean && res == made && c.Bounds.Vouch != nil {
+			c.Bounds.Vouch(ctx, res)
+		}
 	}
 	var de *DomainError
 	var rpc *jsonrpc.Error
@@ -182,18 +185,23 @@ func ErrorResult(msg string) *mcp.CallToolResult {
 }
 
 // JSONResult is a result whose text is v as indented JSON, and v as structured content.
-func JSONResult(v any) *mcp.CallToolResult { return jsonResult(v, nil) }
+func JSONResult(v any) *mcp.CallToolResult {
+	res, _ := jsonResult(v, nil)
+	return res
+}
 
 // jsonResult is JSONResult, which encodes v once (a Rendered value, or a Kept
-// answer's, is not encoded again): see Render.
-func jsonResult(v any, scrub func(string) string) *mcp.CallToolResult {
-	switch r := v.(type) {
-	case *Rendered:
-		return r.Result()
-	case interface{ rendered() *Rendered }:
-		return r.rendered().Result()
+// answer's, is not encoded again): see Render. clean: scrub left its text and
+// its structured content as they were.
+func jsonResult(v any, scrub func(string) string) (res *mcp.CallToolResult, clean bool) {
+	r, ok := v.(*Rendered)
+	if k, kept := v.(interface{ rendered() *Rendered }); kept {
+		r, ok = k.rendered(), true
 	}
-	return Render(v, scrub).Result()
+	if !ok {
+		r = Render(v, scrub)
+	}
+	return r.Result(), r.clean
 }
 
 // Rendered is a tool's answer encoded as its result, ready to be answered many
@@ -207,13 +215,17 @@ type Rendered struct {
 	raw json.RawMessage
 	// failed: v was not JSON.
 	failed bool
+	// clean: the scrub Render was given left raw and text as they were.
+	clean bool
 }
 
 // Render encodes v once: the result's text is that JSON indented. When scrub finds
 // nothing in the JSON and it holds no escape but \" and \\ (see plainEscapes), the
 // structured content is that JSON itself: the SDK sends those bytes rather than
 // encoding v a second time, and redaction scans one text rather than walking every
-// string of v. The bytes sent are the same either way. A verb that keeps what
+// string of v. The bytes sent are the same either way. When scrub leaves the
+// indented text as it is too, the result is clean: nothing in it is redacted, and
+// it need not be scanned again each time it is sent (Bounds.Vouch). A verb that keeps what
 // Render made must render with the scrub of the calls it answers (Call.Bounds.Scrub).
 func Render(v any, scrub func(string) string) *Rendered {
 	compact, err := marshal(v)
@@ -229,6 +241,7 @@ func Render(v any, scrub func(string) string) *Rendered {
 	if scrub != nil && plainEscapes(compact) {
 		if s := string(compact); scrub(s) == s {
 			r.raw = json.RawMessage(compact)
+			r.clean = scrub(r.text) == r.text
 		}
 	}
 	return r

@@ -33,9 +33,9 @@ func TestEncodedOnceResultSendsTheSameBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res := jsonResult(value, scrub)
-	if _, ok := res.StructuredContent.(json.RawMessage); !ok {
-		t.Fatalf("a clean result keeps its value: %T", res.StructuredContent)
+	res, clean := jsonResult(value, scrub)
+	if _, ok := res.StructuredContent.(json.RawMessage); !ok || !clean {
+		t.Fatalf("a clean result keeps its value: %T, clean %v", res.StructuredContent, clean)
 	}
 	got, err := json.Marshal(res)
 	if err != nil {
@@ -52,9 +52,12 @@ func TestEncodedOnceResultSendsTheSameBytes(t *testing.T) {
 		"a \\u escape":        map[string]any{"note": "a\u2028b"},
 		"a control character": map[string]any{"note": "a\x01b"},
 	} {
-		res := jsonResult(v, scrub)
+		res, clean := jsonResult(v, scrub)
 		if _, ok := res.StructuredContent.(map[string]any); !ok {
 			t.Errorf("a result with %s is encoded once (%T): redaction would not walk its value", name, res.StructuredContent)
+		}
+		if clean {
+			t.Errorf("a result with %s is vouched for: redaction would not scan it", name)
 		}
 	}
 	// A quote or a backslash is escaped with a character no credential has, and <, >
@@ -64,15 +67,15 @@ func TestEncodedOnceResultSendsTheSameBytes(t *testing.T) {
 		"a backslash": map[string]any{"path": `C:\dir`, "both": `\"`},
 		"<, > and &":  map[string]any{"note": `say <b> & "hi"`},
 	} {
-		res := jsonResult(v, scrub)
+		res, clean := jsonResult(v, scrub)
 		raw, ok := res.StructuredContent.(json.RawMessage)
 		want, _ := marshal(v)
-		if !ok || string(raw) != string(want) {
+		if !ok || !clean || string(raw) != string(want) {
 			t.Errorf("a clean result with %s: structured content %T %s, want its JSON %s", name, res.StructuredContent, raw, want)
 		}
 	}
-	res = jsonResult(value, nil)
-	if _, ok := res.StructuredContent.(map[string]any); !ok {
+	res, clean = jsonResult(value, nil)
+	if _, ok := res.StructuredContent.(map[string]any); !ok || clean {
 		t.Errorf("without a scrub a result is encoded once (%T)", res.StructuredContent)
 	}
 }

@@ -57,8 +57,10 @@ func (r *CatalogReconciler) Reconcile(ctx context.Context, _ ctrl.Request) (ctrl
 		workflows  metav1alpha1.WorkflowDefinitionList
 		accounts   metav1alpha1.ServiceAccountList
 	}
+	// The cache's own objects, not copies: the build only reads them (a copy of
+	// every Class on every change was most of a burst's reconciles).
 	for _, l := range []client.ObjectList{&in.classes, &in.properties, &in.workflows, &in.accounts} {
-		if err := r.List(ctx, l); err != nil {
+		if err := r.List(ctx, l, client.UnsafeDisableDeepCopy); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

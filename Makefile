@@ -150,6 +150,12 @@ test-cluster: helm helm4 envtest-assets node-assets ## Install the chart as a us
 	$(TEST_ENV) NODE_ASSETS="$(NODE_ASSETS)" SANDBAR_IMAGE="$(IMAGE_DIR)/sandbar-$(subst /,-,$(HOST_PLATFORM)).tar" \
 		go test $(GO_TEST_FLAGS) $(RUN_FLAGS) -v $(addprefix ./,$(CLUSTER_PACKAGES))
 
+.PHONY: bench-cluster
+bench-cluster: helm helm4 envtest-assets node-assets ## The capacity model's check (not in make test; root): the chart on a one-node cluster at one replica and at two, 50 clients of each kind of read; what a call costs the managers and the API server (docs/performance.md, "Capacity").
+	$(MAKE) --no-print-directory image-layout IMAGE_PLATFORMS=$(HOST_PLATFORM)
+	$(TEST_ENV) NODE_ASSETS="$(NODE_ASSETS)" SANDBAR_IMAGE="$(IMAGE_DIR)/sandbar-$(subst /,-,$(HOST_PLATFORM)).tar" \
+		go test -run '^$$' -bench CapacityOnANode -benchtime 1x -timeout 30m ./internal/onnode/ | tee $(LOCALBIN)/bench-cluster.txt
+
 .PHONY: test-mcp
 test-mcp: envtest-assets ts-client chromium ## Run the MCP server's control-plane suite (internal/mcpserver) as MCP_SHARDS (2) processes side by side.
 	$(MAKE) --no-print-directory -j $(MCP_SHARDS) --output-sync=target $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS)))

@@ -17,14 +17,11 @@ limitations under the License.
 package mcpserver_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net/url"
-	"os"
-	"path/filepath"
-	"strconv"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +33,7 @@ import (
 
 	"github.com/sandbar-dev/sandbar/internal/identity"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
 // What the create benchmarks share. The suite's manager reaches the API server
@@ -391,29 +389,7 @@ func apiServerCPU() time.Duration {
 	if err != nil {
 		return 0
 	}
-	procs, _ := os.ReadDir("/proc")
-	for _, p := range procs {
-		cmd, err := os.ReadFile(filepath.Join("/proc", p.Name(), "cmdline"))
-		if err != nil || !bytes.Contains(cmd, []byte("kube-apiserver")) ||
-			!bytes.Contains(cmd, []byte("--secure-port="+u.Port()+"\x00")) {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join("/proc", p.Name(), "stat"))
-		if err != nil {
-			return 0
-		}
-		// utime and stime are the 14th and 15th fields, in clock ticks (100 a second
-		// on Linux); the command name before them may hold spaces, so count from ")".
-		fields := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
-		if len(fields) < 13 {
-			return 0
-		}
-		utime, err1 := strconv.ParseInt(fields[11], 10, 64)
-		stime, err2 := strconv.ParseInt(fields[12], 10, 64)
-		if err1 != nil || err2 != nil {
-			return 0
-		}
-		return time.Duration(utime+stime) * 10 * time.Millisecond
-	}
-	return 0
+	return testenv.CPU(testenv.Processes(func(args []string) bool {
+		return strings.HasSuffix(args[0], "kube-apiserver") && slices.Contains(args, "--secure-port="+u.Port())
+	}))
 }

@@ -275,7 +275,7 @@ type kube struct {
 	token  string
 }
 
-func newKube(t *testing.T) *kube {
+func newKube(t testing.TB) *kube {
 	scheme := runtime.NewScheme()
 	g := NewWithT(t)
 	g.Expect(clientgoscheme.AddToScheme(scheme)).To(Succeed())
@@ -287,7 +287,7 @@ func newKube(t *testing.T) *kube {
 }
 
 // namespace makes the release's namespace, enforcing Pod Security "restricted".
-func (k *kube) namespace(t *testing.T) {
+func (k *kube) namespace(t testing.TB) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespace, Labels: map[string]string{
 		"pod-security.kubernetes.io/enforce": "restricted", "pod-security.kubernetes.io/enforce-version": "latest"}}}
 	NewWithT(t).Expect(k.c.Create(context.Background(), ns)).To(Succeed())
@@ -298,7 +298,7 @@ func (k *kube) env() []string {
 		"PATH="+os.Getenv("KUBEBUILDER_ASSETS")+string(os.PathListSeparator)+os.Getenv("PATH"))
 }
 
-func (k *kube) helm(t *testing.T, helm string, args ...string) string {
+func (k *kube) helm(t testing.TB, helm string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command(helm, args...)
 	cmd.Env = k.env()
@@ -316,7 +316,7 @@ func (k *kube) kubectlErr(args ...string) (string, error) {
 	return string(out), err
 }
 
-func (k *kube) kubectl(t *testing.T, args ...string) string {
+func (k *kube) kubectl(t testing.TB, args ...string) string {
 	t.Helper()
 	out, err := k.kubectlErr(args...)
 	if err != nil {
@@ -334,7 +334,7 @@ func (k *kube) describe() string {
 }
 
 // readyPods are the manager's pods that are Ready and not being deleted.
-func (k *kube) readyPods(t *testing.T) []corev1.Pod {
+func (k *kube) readyPods(t testing.TB) []corev1.Pod {
 	var pods corev1.PodList
 	NewWithT(t).Expect(k.c.List(context.Background(), &pods, client.InNamespace(namespace),
 		client.MatchingLabels{"app.kubernetes.io/name": "sandbar"})).To(Succeed())
@@ -354,7 +354,7 @@ func (k *kube) readyPods(t *testing.T) []corev1.Pod {
 
 // readyReplicas waits for the Deployment to have n replicas, all Ready and of its
 // latest revision, and returns their pods.
-func (k *kube) readyReplicas(t *testing.T, n int) []corev1.Pod {
+func (k *kube) readyReplicas(t testing.TB, n int) []corev1.Pod {
 	t.Helper()
 	g := NewWithT(t)
 	g.Eventually(func() error {
@@ -375,7 +375,7 @@ func (k *kube) readyReplicas(t *testing.T, n int) []corev1.Pod {
 }
 
 // leader is the pod that holds the leader election lease.
-func (k *kube) leader(t *testing.T) string {
+func (k *kube) leader(t testing.TB) string {
 	var lease coordinationv1.Lease
 	if err := k.c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: leaseName}, &lease); err != nil || lease.Spec.HolderIdentity == nil {
 		return ""
@@ -384,7 +384,7 @@ func (k *kube) leader(t *testing.T) string {
 	return pod
 }
 
-func (k *kube) classReady(t *testing.T, name string) {
+func (k *kube) classReady(t testing.TB, name string) {
 	t.Helper()
 	NewWithT(t).Eventually(func() bool {
 		var c metav1alpha1.Class
@@ -395,7 +395,7 @@ func (k *kube) classReady(t *testing.T, name string) {
 
 // tokenFromNotes runs the command the release's NOTES give for the bootstrap
 // account's token, and returns the token.
-func (k *kube) tokenFromNotes(t *testing.T) string {
+func (k *kube) tokenFromNotes(t testing.TB) string {
 	t.Helper()
 	notes := k.helm(t, os.Getenv("HELM4"), "get", "notes", release, "--namespace", namespace)
 	line := regexp.MustCompile(`(?m)^\s*(export SANDBAR_TOKEN=.*)$`).FindStringSubmatch(notes)
@@ -414,7 +414,7 @@ func (k *kube) tokenFromNotes(t *testing.T) string {
 // service points the MCP clients at the release's Service: its cluster IP, reached in
 // the cluster's network namespace, and the bootstrap account's token as the NOTES
 // say to read it.
-func (k *kube) service(t *testing.T) {
+func (k *kube) service(t testing.TB) {
 	t.Helper()
 	var svc corev1.Service
 	NewWithT(t).Expect(k.c.Get(context.Background(), client.ObjectKey{Namespace: namespace, Name: release + "-mcp"}, &svc)).To(Succeed())
@@ -442,7 +442,7 @@ func (k *kube) dial(ctx context.Context, revision string) (*mcp.ClientSession, e
 		&mcp.StreamableClientTransport{Endpoint: k.mcpURL, HTTPClient: hc}, &mcp.ClientSessionOptions{ProtocolVersion: revision})
 }
 
-func (k *kube) connect(t *testing.T, revision string) *mcp.ClientSession {
+func (k *kube) connect(t testing.TB, revision string) *mcp.ClientSession {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -451,7 +451,7 @@ func (k *kube) connect(t *testing.T, revision string) *mcp.ClientSession {
 	return cs
 }
 
-func (k *kube) listTools(t *testing.T, revision string) []string {
+func (k *kube) listTools(t testing.TB, revision string) []string {
 	t.Helper()
 	cs := k.connect(t, revision)
 	defer cs.Close()
@@ -464,7 +464,7 @@ func (k *kube) listTools(t *testing.T, revision string) []string {
 	return names
 }
 
-func (k *kube) callTool(t *testing.T, name string, args map[string]any) *mcp.CallToolResult {
+func (k *kube) callTool(t testing.TB, name string, args map[string]any) *mcp.CallToolResult {
 	t.Helper()
 	cs := k.connect(t, "2025-11-25")
 	defer cs.Close()

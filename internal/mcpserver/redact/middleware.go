@@ -19,6 +19,7 @@ package redact
 import (
 	"context"
 	"reflect"
+	"sync/atomic"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -34,7 +35,10 @@ func Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if err != nil {
 			return res, Error(err)
 		}
-		if res == nil || res == v.res {
+		if res == nil {
+			return res, nil
+		}
+		if r, ok := res.(*mcp.CallToolResult); ok && r == v.res.Load() {
 			return res, nil
 		}
 		out, _ := Value(res).(mcp.Result)
@@ -42,8 +46,11 @@ func Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
-// vouched is the result a request's handler vouched for.
-type vouched struct{ res mcp.Result }
+// vouched is the result a request's handler vouched for (atomic: nothing stops a
+// handler from vouching on a goroutine of its own).
+type vouched struct {
+	res atomic.Pointer[mcp.CallToolResult]
+}
 
 type vouchedKey struct{}
 
@@ -53,9 +60,9 @@ type vouchedKey struct{}
 // what it rendered many times). Middleware then sends res without walking it again.
 // A result changed after Vouch must not have been vouched for; a result other than
 // res is walked as any.
-func Vouch(ctx context.Context, res mcp.Result) {
+func Vouch(ctx context.Context, res *mcp.CallToolResult) {
 	if v, ok := ctx.Value(vouchedKey{}).(*vouched); ok {
-		v.res = res
+		v.res.Store(res)
 	}
 }
 

@@ -46,7 +46,7 @@ type Bounds struct {
 	Scrub func(string) string
 	// Vouch, when set, is told of a result that Scrub left as it was where it was
 	// made, and that went out uncut (redact.Vouch), so that it is not scanned again.
-	Vouch func(context.Context, mcp.Result)
+	Vouch func(context.Context, *mcp.CallToolResult)
 }
 
 // Default bounds: 64 KiB of JSON is about 22,000 tokens, within Claude Code's default

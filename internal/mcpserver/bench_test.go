@@ -620,25 +620,13 @@ func reportPercentiles(b *testing.B, lat []time.Duration) {
 
 // apiWrites is the API server's count of writes to WorkflowProcesses so far.
 func apiWrites(b *testing.B) float64 {
-	raw, err := kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	n, err := testenv.APIRequests(context.Background(), kube.Discovery().RESTClient(), func(labels string) bool {
+		return strings.Contains(labels, `resource="workflowprocesses"`) && testenv.Write(labels)
+	})
 	if err != nil {
 		b.Fatal(err)
 	}
-	total := 0.0
-	for _, line := range strings.Split(string(raw), "\n") {
-		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="workflowprocesses"`) {
-			continue
-		}
-		for _, verb := range []string{`verb="POST"`, `verb="PUT"`, `verb="PATCH"`, `verb="DELETE"`} {
-			if strings.Contains(line, verb) {
-				var v float64
-				if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v); err == nil {
-					total += v
-				}
-			}
-		}
-	}
-	return total
+	return n
 }
 
 // BenchmarkAccountCheck1000Classes is the check a ServiceAccount's status reports

@@ -39,6 +39,7 @@ import (
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/apikey"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
 // maxReviews is the most SubjectAccessReviews one MCP request may ask
@@ -56,20 +57,11 @@ func reviewsAsked(t testing.TB) float64 { return apiRequests(t, "subjectaccessre
 // apiRequests is the API server's count of the requests of a verb on a resource so far.
 func apiRequests(t testing.TB, resource, verb string) float64 {
 	t.Helper()
-	raw, err := kube.Discovery().RESTClient().Get().AbsPath("/metrics").DoRaw(context.Background())
+	n, err := testenv.APIRequests(context.Background(), kube.Discovery().RESTClient(), func(labels string) bool {
+		return strings.Contains(labels, `resource="`+resource+`"`) && strings.Contains(labels, `verb="`+verb+`"`)
+	})
 	NewWithT(t).Expect(err).NotTo(HaveOccurred())
-	total := 0.0
-	for _, line := range strings.Split(string(raw), "\n") {
-		if !strings.HasPrefix(line, "apiserver_request_total{") || !strings.Contains(line, `resource="`+resource+`"`) ||
-			!strings.Contains(line, `verb="`+verb+`"`) {
-			continue
-		}
-		var v float64
-		if _, err := fmt.Sscan(line[strings.LastIndex(line, " ")+1:], &v); err == nil {
-			total += v
-		}
-	}
-	return total
+	return n
 }
 
 // perRequest reads the manager's histogram of reviews per request for an MCP method:

@@ -18,11 +18,15 @@ package testenv
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"k8s.io/client-go/rest"
 )
 
 // Process is what /proc says of one process: its CPU time (user and system) and its
@@ -84,4 +88,45 @@ func CPU(ps []Process) time.Duration {
 		sum += p.CPU
 	}
 	return sum
+}
+
+// APIRequests is how many requests an API server has answered, by its own count
+// (apiserver_request_total, read from its /metrics through rc), of those whose labels
+// (the text between the braces: verb="POST",resource="classes",...) match accepts;
+// every request when match is nil.
+func APIRequests(ctx context.Context, rc rest.Interface, match func(labels string) bool) (float64, error) {
+	raw, err := rc.Get().AbsPath("/metrics").DoRaw(ctx)
+	if err != nil {
+		return 0, err
+	}
+	total, seen := 0.0, false
+	for _, line := range strings.Split(string(raw), "\n") {
+		labels, ok := strings.CutPrefix(line, "apiserver_request_total{")
+		if !ok {
+			continue
+		}
+		seen = true
+		end := strings.LastIndexByte(labels, '}')
+		if end < 0 || (match != nil && !match(labels[:end])) {
+			continue
+		}
+		if v, err := strconv.ParseFloat(strings.TrimSpace(labels[end+1:]), 64); err == nil {
+			total += v
+		}
+	}
+	if !seen { // not 0: a count that cannot be read must not pass for none
+		return 0, errors.New("the API server's /metrics has no apiserver_request_total")
+	}
+	return total, nil
+}
+
+// Write says whether apiserver_request_total labels are a write's: a create, an
+// update, a patch or a delete.
+func Write(labels string) bool {
+	for _, verb := range []string{`verb="POST"`, `verb="PUT"`, `verb="PATCH"`, `verb="DELETE"`} {
+		if strings.Contains(labels, verb) {
+			return true
+		}
+	}
+	return false
 }

@@ -62,7 +62,7 @@ func BenchmarkCapacityOnANode(b *testing.B) {
 	k := newKube(b)
 	k.namespace(b)
 	k.helm(b, os.Getenv("HELM4"), "install", release, chart(), "--namespace", namespace,
-		"--set", "image.repository="+repository(), "--set", "image.tag="+tag(), "--set", "image.pullPolicy=Never",
+		"--set", "image.repository="+repository(), "--set-string", "image.tag="+tag(), "--set", "image.pullPolicy=Never",
 		"--set", "bootstrap.enabled=true", "--set", "replicaCount=1",
 		// The clients are one account: its rate limit is not what is measured.
 		"--set", "mcp.rateLimit=1000000", "--set", "mcp.rateBurst=1000000", "--wait", "--timeout", "4m")

@@ -81,7 +81,7 @@ func TestTheChartOnANode(t *testing.T) {
 func installs(t *testing.T, k *kube) {
 	g := NewWithT(t)
 	k.helm(t, os.Getenv("HELM4"), "install", release, chart(), "--namespace", namespace,
-		"--set", "image.repository="+repository(), "--set", "image.tag="+tag(), "--set", "image.pullPolicy=Never",
+		"--set", "image.repository="+repository(), "--set-string", "image.tag="+tag(), "--set", "image.pullPolicy=Never",
 		"--set", "bootstrap.enabled=true", "--wait", "--timeout", "4m")
 	pods := k.readyReplicas(t, 2)
 	for _, p := range pods {
@@ -255,7 +255,7 @@ func reinstalls(t *testing.T, k *kube) {
 	g.Expect(kept.GetUID()).To(Equal(boot.GetUID()))
 
 	k.helm(t, os.Getenv("HELM"), "install", release, chart(), "--namespace", namespace,
-		"--set", "image.repository="+repository(), "--set", "image.tag="+tag(), "--set", "image.pullPolicy=Never",
+		"--set", "image.repository="+repository(), "--set-string", "image.tag="+tag(), "--set", "image.pullPolicy=Never",
 		"--set", "bootstrap.enabled=true", "--wait", "--timeout", "4m")
 	k.readyReplicas(t, 2)
 	k.classReady(t, "zorp.spaceboot")

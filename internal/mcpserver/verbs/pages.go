@@ -59,10 +59,62 @@ func byteBudget(c *tool.Call, fallback int) int {
 	return fallback
 }
 
-// itemBytes is an item's size as it appears in a result's text (indented JSON).
+// itemBytes is an item's size as it appears in a result's text (indented JSON):
+// the length json.MarshalIndent(v, "    ", "  ") gives, plus 6, counted on the compact
+// JSON rather than indented again (a find sizes every item it answers).
 func itemBytes(v any) int {
-	b, _ := json.MarshalIndent(v, "    ", "  ")
-	return len(b) + 6
+	b, _ := json.Marshal(v)
+	return indentedLen(b, len("    "), len("  ")) + 6
+}
+
+// indentedLen is the length of what json.Indent makes of compact JSON (as
+// json.Marshal writes it) with a prefix and an indent of those lengths: each element
+// of a non-empty object or array on a line of its own, a space after each colon.
+func indentedLen(compact []byte, prefix, indent int) int {
+	n, depth := 0, 0
+	opened, inString, escaped := false, false, false
+	for _, c := range compact {
+		if inString {
+			n++
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+			continue
+		}
+		if opened && c != '}' && c != ']' { // the first element of an object or array
+			opened = false
+			depth++
+			n += 1 + prefix + indent*depth
+		}
+		switch c {
+		case '"':
+			inString = true
+			n++
+		case '{', '[':
+			opened = true // {} and [] stay on their line
+			n++
+		case ',':
+			n += 2 + prefix + indent*depth
+		case ':':
+			n += 2
+		case '}', ']':
+			if opened {
+				opened = false
+			} else {
+				depth--
+				n += 1 + prefix + indent*depth
+			}
+			n++
+		default:
+			n++
+		}
+	}
+	return n
 }
 
 // Page is what a listing verb's answer says of its page besides the items: how

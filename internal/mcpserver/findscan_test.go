@@ -22,12 +22,27 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"k8s.io/apimachinery/pkg/util/version"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
+
+// findSeeing calls sandbar_entity_find until its answer names want: instances the
+// test made with its own client show in a cached find once the manager's watch
+// brings them (a watch delivers in order, so the instances made before want are
+// there too).
+func findSeeing(t *testing.T, cs *mcp.ClientSession, args map[string]any, want string) *mcp.CallToolResult {
+	t.Helper()
+	var res *mcp.CallToolResult
+	NewWithT(t).Eventually(func() string {
+		res = callTool(t, cs, "sandbar_entity_find", args)
+		return text(res)
+	}).WithTimeout(timeout).WithPolling(poll).Should(ContainSubstring(want))
+	return res
+}
 
 // A find whose where clause matches nothing in the first pages of the list scans
 // on instead of answering with an empty page and a continue token, and says how
@@ -43,8 +58,7 @@ func TestFindScansPastNonMatchingInstances(t *testing.T) {
 	newBoot(t, "default", needle, map[string]any{"name": "Needle-" + id, "price": 2.5})
 
 	cs := connect(t, mcpURL, token, nil)
-	res := callTool(t, cs, "sandbar_entity_find", map[string]any{
-		"class": "zorp/SpaceBoot", "where": map[string]any{"price": 2.5}, "limit": 1})
+	res := findSeeing(t, cs, map[string]any{"class": "zorp/SpaceBoot", "where": map[string]any{"price": 2.5}, "limit": 1}, needle)
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 	var out struct {
 		Items []struct {
@@ -94,7 +108,7 @@ func TestFindFiltersSelectableSlotsAtTheAPIServer(t *testing.T) {
 		{"name": "Needle-" + id},
 		{"name": "Needle-" + id, "tentacleCount": 7, "vacuumRated": true},
 	} {
-		res := callTool(t, cs, "sandbar_entity_find", map[string]any{"class": "zorp/SpaceBoot", "where": where})
+		res := findSeeing(t, cs, map[string]any{"class": "zorp/SpaceBoot", "where": where}, needle)
 		g.Expect(res.IsError).To(BeFalse(), text(res))
 		var out struct {
 			Items []struct {

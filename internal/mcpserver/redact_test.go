@@ -60,7 +60,7 @@ func TestCredentialsAreRedacted(t *testing.T) {
 	t.Cleanup(func() { _ = k8s.Delete(context.Background(), order) })
 
 	cs := connect(t, mcpURL, token, nil)
-	res := callTool(t, cs, "sandbar_entity_find", map[string]any{"class": "order/Order", "name": "leaky"})
+	res := findSeeing(t, cs, map[string]any{"class": "order/Order", "name": "leaky"}, "ORD-42")
 	g.Expect(res.IsError).To(BeFalse(), text(res))
 	out := text(res)
 	g.Expect(out).To(ContainSubstring("ORD-42"))

@@ -25,7 +25,6 @@ import (
 	"net/http"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,40 +123,13 @@ func warmUp(b *testing.B, sessions []*mcp.ClientSession, name string, args map[s
 // latency of each call.
 func loadPhase(b *testing.B, sessions []*mcp.ClientSession, n int, name string, args map[string]any) (time.Duration, []time.Duration) {
 	b.Helper()
-	var next atomic.Int64
-	lat := make([][]time.Duration, len(sessions))
-	errs := make(chan error, len(sessions))
-	var wg sync.WaitGroup
-	start := time.Now()
-	for i, cs := range sessions {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for next.Add(1) <= int64(n) {
-				t := time.Now()
-				res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
-				if err == nil && res.IsError {
-					err = fmt.Errorf("%s: %s", name, text(res))
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-				lat[i] = append(lat[i], time.Since(t))
-			}
-		}()
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	close(errs)
-	if err := <-errs; err != nil {
+	elapsed, lat, err := testenv.Calls(sessions, n, func() *mcp.CallToolParams {
+		return &mcp.CallToolParams{Name: name, Arguments: args}
+	}, nil)
+	if err != nil {
 		b.Fatal(err)
 	}
-	var all []time.Duration
-	for _, l := range lat {
-		all = append(all, l...)
-	}
-	return elapsed, all
+	return elapsed, lat
 }
 
 // loadResult is the result of the load benchmarks' read call, as a client gets it
@@ -245,10 +217,17 @@ func BenchmarkReadCallsUnderLoadInTurns(b *testing.B) {
 		return elapsed
 	})
 	b.StopTimer()
-	ours, theirs := float64(b.N)/spent[0].Seconds(), float64(b.N)/spent[1].Seconds()
-	b.ReportMetric(ours, "ours-calls/s")
-	b.ReportMetric(theirs, "bare-calls/s")
-	b.ReportMetric(ours/theirs, "throughput-ratio")
+	reportTurns(b, spent, "ours", "bare")
+}
+
+// reportTurns reports each arm's calls/s over its turns (<first>-calls/s and
+// <second>-calls/s, of b.N calls in the time inTurns gave) and the first's against
+// the second's (throughput-ratio).
+func reportTurns(b *testing.B, spent [2]time.Duration, first, second string) {
+	a, c := float64(b.N)/spent[0].Seconds(), float64(b.N)/spent[1].Seconds()
+	b.ReportMetric(a, first+"-calls/s")
+	b.ReportMetric(c, second+"-calls/s")
+	b.ReportMetric(a/c, "throughput-ratio")
 }
 
 // inTurns runs two arms until each has made b.N calls, loadTurn calls a turn, in
@@ -317,10 +296,7 @@ func BenchmarkFindAgainstDescribeInTurns(b *testing.B) {
 		return elapsed
 	})
 	b.StopTimer()
-	finds, describes := float64(b.N)/spent[0].Seconds(), float64(b.N)/spent[1].Seconds()
-	b.ReportMetric(finds, "find-calls/s")
-	b.ReportMetric(describes, "describe-calls/s")
-	b.ReportMetric(finds/describes, "throughput-ratio")
+	reportTurns(b, spent, "find", "describe")
 	b.ReportMetric((apiRequests(b, "spaceboots", "LIST")-lists)/float64(b.N), "api-lists/find")
 	for _, a := range arms {
 		res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: a.name, Arguments: a.args})

@@ -24,8 +24,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,46 +138,19 @@ func capacityClients(b *testing.B, k *kube) []*mcp.ClientSession {
 // warm-up calls, and a find that answers fewer SpaceBoots than there are is not yet a
 // failure (a replica's informer is syncing).
 func capacityPhase(b *testing.B, clients []*mcp.ClientSession, n int, call func() *mcp.CallToolParams, warm bool) time.Duration {
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, len(clients))
-	start := time.Now()
-	for _, cs := range clients {
-		wg.Go(func() {
-			for next.Add(1) <= int64(n) {
-				res, err := cs.CallTool(context.Background(), call())
-				if err == nil && res.IsError {
-					err = fmt.Errorf("%s: %s", call().Name, text(res))
-				}
-				if err == nil && !warm && call().Name == "sandbar_entity_find" {
-					if got, _ := res.StructuredContent.(map[string]any)["count"].(float64); got != capacityInstances {
-						err = fmt.Errorf("a find answered %v SpaceBoots of %d", got, capacityInstances)
-					}
-				}
-				if err != nil {
-					errs <- err
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	elapsed := time.Since(start)
-	close(errs)
-	if err := <-errs; err != nil {
+	elapsed, _, err := testenv.Calls(clients, n, call, func(res *mcp.CallToolResult) error {
+		if warm || call().Name != "sandbar_entity_find" {
+			return nil
+		}
+		if got, _ := res.StructuredContent.(map[string]any)["count"].(float64); got != capacityInstances {
+			return fmt.Errorf("a find answered %v SpaceBoots of %d", got, capacityInstances)
+		}
+		return nil
+	})
+	if err != nil {
 		b.Fatal(err)
 	}
 	return elapsed
-}
-
-func text(res *mcp.CallToolResult) string {
-	var out []string
-	for _, c := range res.Content {
-		if t, ok := c.(*mcp.TextContent); ok {
-			out = append(out, t.Text)
-		}
-	}
-	return strings.Join(out, " ")
 }
 
 // managerProcesses are the manager processes of the release's pods, as the node's

@@ -27,6 +27,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -59,7 +60,7 @@ func tokenOrHint(token string) string {
 	return token
 }
 
-// banner is what make dev prints once the control plane is up: the kubeconfig, the
+// banner is what make dev prints once the manager serves MCP (its /readyz): the kubeconfig, the
 // kubectl to use, the MCP URL, the sample account's token, the .mcp.json's path and
 // content.
 const banner = `
@@ -171,9 +172,9 @@ func run() error {
 	}
 
 	kubectl := filepath.Join(*assets, "kubectl")
-	fmt.Printf(banner, kubeconfig, kubectl, mcpURL, tokenOrHint(token), mcpFile, mcpJSON)
-
-	return runManager(ctx, *manager, *mcpAddr, kubeconfig)
+	return runManager(ctx, *manager, *mcpAddr, kubeconfig, func() {
+		fmt.Printf(banner, kubeconfig, kubectl, mcpURL, tokenOrHint(token), mcpFile, mcpJSON)
+	})
 }
 
 // writeKubeconfig writes a kubeconfig of a system:masters user of env into dir: its
@@ -219,7 +220,7 @@ func writeMCPJSON(root, url string) ([]byte, string, error) {
 
 // runManager runs the manager against kubeconfig, serving MCP at mcpAddr, until ctx
 // ends (then it stops it: SIGTERM, and after 15 s SIGKILL) or the manager stops.
-func runManager(ctx context.Context, manager, mcpAddr, kubeconfig string) error {
+func runManager(ctx context.Context, manager, mcpAddr, kubeconfig string, ready func()) error {
 	// The key that seals the cursors and continue tokens the server hands clients,
 	// as the chart keeps one in a Secret for its replicas.
 	tokenKey := filepath.Join(filepath.Dir(kubeconfig), "token-key")
@@ -241,6 +242,23 @@ func runManager(ctx context.Context, manager, mcpAddr, kubeconfig string) error 
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
+	// The banner once the server is ready (its catalog built, the sample account's
+	// key checked), so that a client started from it is answered, not refused.
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	for waiting := true; waiting; {
+		select {
+		case err := <-exited:
+			return fmt.Errorf("the manager stopped: %v", err)
+		case <-ctx.Done():
+			waiting = false
+		case <-poll.C:
+			if serving("http://" + mcpAddr + "/readyz") {
+				ready()
+				waiting = false
+			}
+		}
+	}
 	select {
 	case err := <-exited:
 		return fmt.Errorf("the manager stopped: %v", err)
@@ -258,4 +276,15 @@ func runManager(ctx context.Context, manager, mcpAddr, kubeconfig string) error 
 		fmt.Println(">> the manager did not stop in 15 s and was killed:", <-exited)
 	}
 	return nil
+}
+
+// serving says whether url answers 200 OK within a second.
+func serving(url string) bool {
+	c := &http.Client{Timeout: time.Second}
+	resp, err := c.Get(url)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }

@@ -191,6 +191,7 @@ type settings struct {
 	otlpEndpoint  string
 	auditLog      string
 	auditArgs     bool
+	views         bool
 	zap           zap.Options
 }
 
@@ -209,6 +210,7 @@ func bindFlags(fs *flag.FlagSet) *settings {
 	fs.DurationVar(&s.lease.retryPeriod, "leader-elect-retry-period", 2*time.Second, "How often replicas try to take or renew the lease.")
 	fs.StringVar(&s.mcpOpts.BindAddress, "mcp-bind-address", ":8080", "Address of the MCP server (/mcp, /healthz, /readyz).")
 	fs.StringVar(&s.mcpOpts.ToolSurface, "tool-surface", mcpserver.SurfaceBoth, "Tools to serve: operational (verbs with the class as argument), per-class (one create tool per class) or both.")
+	fs.BoolVar(&s.views, "mcp-views", true, "Serve MCP Apps views (extension io.modelcontextprotocol/ui): each class's form and table and the workflows' board, which clients that render MCP Apps show with the class and workflow tools; false: no tool names a view.")
 	fs.StringVar(&s.nameStyle, "tool-name-style", string(mcpserver.StyleUnderscore), "Tool names: underscore (sandbar_entity_create; accepted by every client) or dotted (sandbar.entity.create).")
 	fs.StringVar(&s.mcpOpts.ClientPrefix, "client-tool-prefix", mcpserver.DefaultClientPrefix, "What MCP clients put before a tool's name (Claude Code: mcp__<server>__); a per-class tool whose name with it exceeds 64 characters is not served, and its Class says so.")
 	fs.IntVar(&s.mcpOpts.DefaultMaxTools, "default-max-tools", mcpserver.DefaultMaxTools, "Most tools an MCP ServiceAccount that declares no spec.clients is served before it gets the operational verbs instead of per-class tools (0: no limit; 40 is below what every known client takes).")
@@ -253,6 +255,7 @@ func bindFlags(fs *flag.FlagSet) *settings {
 // complete checks the flags and derives from them what the MCP server's options
 // take from other flags; an error is a usage error.
 func (s *settings) complete(log logr.Logger) error {
+	s.mcpOpts.NoViews = !s.views
 	if err := s.lease.validate(); err != nil {
 		return err
 	}

@@ -226,6 +226,14 @@ func TestNewClassAppearsAsToolWithListChanged(t *testing.T) {
 		Should(HaveKey("sandbar_class_zorp_Hat"))
 	g.Eventually(changed.Load).WithTimeout(timeout).WithPolling(poll).Should(BeNumerically(">=", 1),
 		"notifications/tools/list_changed arrived")
+	// Its view is there with its tool, generated from the class: no restart, no build.
+	view, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "ui://sandbar/class/zorp/Hat"})
+	g.Expect(err).NotTo(HaveOccurred())
+	m := modelOf(t, view.Contents[0].Text)
+	g.Expect(m.Fields).To(HaveLen(1))
+	g.Expect(m.Fields[0].Field).To(Equal("brim"))
+	g.Expect(m.Fields[0].Range).To(Equal("number"))
+	g.Expect(m.Fields[0].Required).To(BeTrue())
 
 	g.Expect(k8s.Delete(context.Background(), hat)).To(Succeed())
 	g.Eventually(func() map[string]*mcp.Tool { return listTools(t, cs) }).WithTimeout(timeout).WithPolling(poll).

@@ -206,6 +206,16 @@ func BenchmarkToolsList1000ClassesBaseline(b *testing.B) {
 	l.run(b)
 }
 
+// BenchmarkToolsList1000ClassesBaselineWithoutViews lists the same 1,000 classes'
+// tools from the same server without its MCP Apps views (--mcp-views=false): no tool
+// carries _meta.ui. Against it, BenchmarkToolsList1000Classes says what the views'
+// fields cost a list.
+func BenchmarkToolsList1000ClassesBaselineWithoutViews(b *testing.B) {
+	url := syntheticServerWith(b, mcpserver.Options{NoViews: true})
+	l := newRawLister(b, url, token)
+	l.run(b)
+}
+
 // BenchmarkToolsList1000ClassesFloor lists the same 1,000 tools from a bare go-sdk
 // server that answers each page of tools/list with JSON it rendered once: what the
 // SDK's transport alone costs to send the list (reading the request, encoding the
@@ -326,7 +336,13 @@ func (l *rawLister) post(b *testing.B, msg map[string]any) []byte {
 // ends, once every tool is listed.
 func syntheticServer(b *testing.B) string {
 	b.Helper()
-	url := serveSynthetic(b)
+	return syntheticServerWith(b, mcpserver.Options{})
+}
+
+// syntheticServerWith is syntheticServer with options; its tool surface is per-class.
+func syntheticServerWith(b *testing.B, opts mcpserver.Options) string {
+	b.Helper()
+	url := serveSyntheticWith(b, opts)
 	waitTools(b, benchSession(b, url, token), 1000)
 	return url
 }
@@ -335,9 +351,15 @@ func syntheticServer(b *testing.B) string {
 // classes left running would weigh on the benchmarks after it.
 func serveSynthetic(b *testing.B) string {
 	b.Helper()
+	return serveSyntheticWith(b, mcpserver.Options{})
+}
+
+func serveSyntheticWith(b *testing.B, opts mcpserver.Options) string {
+	b.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	b.Cleanup(cancel)
-	url, err := startServerIn(ctx, syntheticCatalog(), mcpserver.Options{ToolSurface: mcpserver.SurfacePerClass})
+	opts.ToolSurface = mcpserver.SurfacePerClass
+	url, err := startServerIn(ctx, syntheticCatalog(), opts)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -668,4 +690,41 @@ func accountCheck(b *testing.B, grow bool) {
 			b.Fatal("no verdict")
 		}
 	}
+}
+
+// BenchmarkReadClassView reads SpaceBoot's view (resources/read of
+// ui://sandbar/class/zorp/SpaceBoot), which the server makes once per class change
+// and then answers from memory; it reports the view's bytes, which are at most
+// 200 KiB. The baseline reads the same class's metamodel object
+// (mcp://sandbar/meta/Class/zorp.spaceboot), a JSON document made on each read.
+func BenchmarkReadClassView(b *testing.B) {
+	benchRead(b, "ui://sandbar/class/zorp/SpaceBoot")
+}
+
+func BenchmarkReadClassViewBaseline(b *testing.B) {
+	benchRead(b, "mcp://sandbar/meta/Class/zorp.spaceboot")
+}
+
+func benchRead(b *testing.B, uri string) {
+	cs := benchSession(b, mcpURL, token)
+	// The suite's classes are served once their CRDs are established.
+	for deadline := time.Now().Add(time.Minute); ; {
+		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			b.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	var size int
+	for b.Loop() {
+		res, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
+		if err != nil {
+			b.Fatal(err)
+		}
+		size = len(res.Contents[0].Text)
+	}
+	b.ReportMetric(float64(size), "bytes/read")
 }

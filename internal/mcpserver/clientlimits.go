@@ -19,6 +19,7 @@ package mcpserver
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 
@@ -26,7 +27,9 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/apps"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/resources"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
@@ -90,6 +93,9 @@ func (p *planner) entry(d *tool.Def, snap *catalog.Snapshot) entry {
 	if b, ok := t.InputSchema.(json.RawMessage); ok {
 		fingerprint = string(b)
 	}
+	if !p.opts.NoViews && slices.Contains(resources.BoardTools, d.Canonical()) {
+		t.Meta = mcp.Meta{"ui": map[string]any{"resourceUri": apps.BoardURI}}
+	}
 	info := tool.Info{Canonical: d.Canonical(), ReadOnly: d.ReadOnly, LongRunning: d.LongRunning, Explicit: d.Explicit,
 		Core: d.Core, InPlaceOfClasses: d.InPlaceOfClasses}
 	if d.PerAccount() {
@@ -103,6 +109,11 @@ func (p *planner) entry(d *tool.Def, snap *catalog.Snapshot) entry {
 func (p *planner) classTool(c *catalog.Class, snap *catalog.Snapshot) (entry, tool.Fit) {
 	e := p.entry(p.verbs.ClassTool(c), snap)
 	e.info.Class = c.Ident()
+	// Clients that render MCP Apps show the class's form and table with its tool; the
+	// rest see the tool as it is.
+	if !p.opts.NoViews {
+		e.tool.Meta = mcp.Meta{"ui": map[string]any{"resourceUri": apps.ClassURI(c.Prefix, c.Kind)}}
+	}
 	return e, tool.Measure(e.tool, p.opts.ClientPrefix)
 }
 

@@ -19,6 +19,7 @@ package mcpserver
 import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/apps"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/card"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/edge"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/sdkgap/tasks"
@@ -31,10 +32,14 @@ import (
 // origin), like the Protected Resource Metadata. The card names the endpoints at
 // the configured public URL, or at the host a request came to without one.
 func serveCards(e *edge.Edge, opts Options, route *card.OAuth) error {
+	extensions := []string{tasks.Extension}
+	if !opts.NoViews {
+		extensions = append(extensions, apps.Extension)
+	}
 	docs, err := card.New(card.Config{
 		Version: opts.Version, PublicURL: opts.PublicURL, Endpoint: endpointPath, LegacySSE: legacySSEPath,
 		Versions: mcp.SupportedProtocolVersions(), Stateless: mcptransport.Stateless,
-		Bearer: !opts.NoAuth, Extensions: []string{tasks.Extension}, OAuth: route,
+		Bearer: !opts.NoAuth, Extensions: extensions, OAuth: route,
 	})
 	if err != nil {
 		return err

@@ -101,6 +101,10 @@ type Options struct {
 	// AccountsCheckWait is the most /readyz waits, once the catalog's first build is
 	// served, for the leader to check the accounts it has not checked yet (0: 30 s).
 	AccountsCheckWait time.Duration
+	// NoViews serves no MCP Apps views (package apps): no tool carries _meta.ui, no
+	// ui:// resource is served, and the server declares no io.modelcontextprotocol/ui
+	// extension.
+	NoViews bool
 	// Version is the build's version, shown in serverInfo.
 	Version string
 	// NoAuth serves every request as an account of NoAuthNamespace allowed every tool,

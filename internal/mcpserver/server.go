@@ -38,6 +38,7 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/contain"
 	"github.com/sandbar-dev/sandbar/internal/identity"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/apps"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/authserver"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
@@ -191,6 +192,7 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 	s.sessions = sessions.NewRegistry(store, cl.Client, anonymous)
 	s.resources = resources.New(s.mcp, store, ids, guard, s.sessions, cl.Informers, cl.APIReader, s.prompts.Workflow, tokens)
 	s.resources.Reads = s.gate.Read
+	s.resources.NameStyle, s.resources.NoViews = opts.NameStyle, opts.NoViews
 	if s.requests, err = telemetry.NewRequestLog(opts.RequestLog); err != nil {
 		return nil, err
 	}
@@ -255,9 +257,15 @@ func New(opts Options, store *catalog.Store, cl Cluster) (*Server, error) {
 // newSDKServer is the go-sdk server with the capabilities served; its handlers reach
 // the resources service, made once it is.
 func (s *Server) newSDKServer(opts Options) *mcp.Server {
+	var extensions map[string]any
+	if !opts.NoViews {
+		// The class and workflow tools' views (package apps), for clients that render them.
+		extensions = map[string]any{apps.Extension: map[string]any{"mimeTypes": []string{apps.MIMEType}}}
+	}
 	return mcp.NewServer(&mcp.Implementation{Name: "sandbar", Title: "Sandbar", Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: opts.NameStyle.Spell(instructions),
 		Capabilities: &mcp.ServerCapabilities{
+			Extensions: extensions,
 			//nolint:staticcheck // logging is deprecated in 2026-07-28 only; the revisions served here have it
 			Logging:     &mcp.LoggingCapabilities{},
 			Tools:       &mcp.ToolCapabilities{ListChanged: true},

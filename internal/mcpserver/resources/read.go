@@ -31,8 +31,10 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/identity"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/apps"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/caller"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/verbs"
 )
 
@@ -133,6 +135,111 @@ func (s *Service) readMeta(_ context.Context, req *mcp.ReadResourceRequest) (*mc
 		return nil, mcp.ResourceNotFoundError(uri)
 	}
 	return jsonContents(uri, v)
+}
+
+// BoardTools are the tools (canonical names) whose calls clients that render MCP Apps
+// show with the workflows' board.
+var BoardTools = []string{
+	tool.CanonicalVerb("workflow", "start-process"),
+	tool.CanonicalVerb("workflow", "active-processes"),
+	tool.CanonicalVerb("workflow", "transition"),
+	tool.CanonicalVerb("workflow", "process-state"),
+}
+
+// readApp answers an MCP Apps view (package apps) to a caller that may read the
+// metamodel, which a view shows, or that is served a tool that names the view. A
+// class's view is made once per class as synced and kept until the class changes;
+// the board once per snapshot.
+func (s *Service) readApp(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	acct := caller.Of(req.GetExtra())
+	ref, err := parseForCaller(uri, acct)
+	if err != nil {
+		return nil, err
+	}
+	if !s.mayReadApp(acct, ref) {
+		return nil, s.guard.Refusal("reading the metamodel", authorize.MetamodelVerb)
+	}
+	snap := s.store.Load()
+	var page []byte
+	switch ref.App {
+	case AppClass:
+		cl := snap.FindClass(ref.Prefix + "/" + ref.Kind)
+		if cl == nil || !cl.Servable() {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		page, err = s.classApp(snap, cl)
+	case AppBoard:
+		if len(snap.Workflows) == 0 {
+			return nil, mcp.ResourceNotFoundError(uri)
+		}
+		page, err = s.boardApp(snap)
+	default:
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{{URI: uri, MIMEType: appMIME, Text: string(page), Meta: appMeta}}}, nil
+}
+
+// mayReadApp: the metamodel's readers may read every view; others the views of the
+// tools they are served.
+func (s *Service) mayReadApp(acct *catalog.Account, ref ResourceRef) bool {
+	if s.guard.May(acct, authorize.MetamodelVerb) {
+		return true
+	}
+	switch ref.App {
+	case AppClass:
+		return s.guard.May(acct, tool.CanonicalClassTool(ref.Prefix, ref.Kind))
+	case AppBoard:
+		return slices.ContainsFunc(BoardTools, func(t string) bool { return s.guard.May(acct, t) })
+	}
+	return false
+}
+
+func (s *Service) classApp(snap *catalog.Snapshot, cl *catalog.Class) ([]byte, error) {
+	s.mu.Lock()
+	page, ok := s.apps[cl]
+	s.mu.Unlock()
+	if ok {
+		return page, nil
+	}
+	page, err := apps.Class(snap, cl, apps.Tools{
+		Create: tool.Encode(s.NameStyle, tool.CanonicalClassTool(cl.Prefix, cl.Kind)),
+		Find:   tool.Encode(s.NameStyle, tool.CanonicalVerb("entity", "find")),
+		Update: tool.Encode(s.NameStyle, tool.CanonicalVerb("entity", "update")),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	if snap == s.store.Load() { // Sync keeps the current snapshot's classes' only
+		s.apps[cl] = page
+	}
+	s.mu.Unlock()
+	return page, nil
+}
+
+func (s *Service) boardApp(snap *catalog.Snapshot) ([]byte, error) {
+	s.mu.Lock()
+	page, of := s.board, s.boardOf
+	s.mu.Unlock()
+	if of == snap {
+		return page, nil
+	}
+	page, err := apps.Board(snap, apps.BoardTools{
+		Active:     tool.Encode(s.NameStyle, tool.CanonicalVerb("workflow", "active-processes")),
+		Transition: tool.Encode(s.NameStyle, tool.CanonicalVerb("workflow", "transition")),
+		History:    tool.Encode(s.NameStyle, tool.CanonicalVerb("workflow", "process-history")),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.board, s.boardOf = page, snap
+	s.mu.Unlock()
+	return page, nil
 }
 
 func jsonContents(uri string, v any) (*mcp.ReadResourceResult, error) {

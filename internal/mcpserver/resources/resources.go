@@ -37,12 +37,20 @@ import (
 	"github.com/sandbar-dev/sandbar/internal/catalog"
 	"github.com/sandbar-dev/sandbar/internal/codec"
 	"github.com/sandbar-dev/sandbar/internal/identity"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/apps"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/authorize"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/seal"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver/sessions"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/tool"
 )
 
 const mimeJSON = "application/json"
+
+// appMIME is an MCP Apps view's MIME type; appMeta what a view asks of its host: no
+// origin for anything (the empty CSP lists none) and a border.
+const appMIME = apps.MIMEType
+
+var appMeta = mcp.Meta{"ui": map[string]any{"csp": map[string]any{}, "prefersBorder": true}}
 
 // instanceWatch follows the instances of one class through a metadata-only informer
 // (names and versions, not contents), to tell subscribers when one changes. A class
@@ -79,12 +87,22 @@ type Service struct {
 	promptWorkflow func(prompt string) string
 	// tokens seal the cursors of resources/list.
 	tokens *seal.Sealer
+	// NameStyle spells the names of the tools a view calls; NoViews serves none.
+	NameStyle tool.NameStyle
+	NoViews   bool
 	// Reads applies the call policies to the instances a request reads, lists or
 	// completes (nil: none): a read of the instances of cl in ns (name: one of them).
 	Reads func(ctx context.Context, req mcp.Request, method string, snap *catalog.Snapshot, cl *catalog.Class, ns, name string) error
 
 	mu            sync.Mutex
 	metaResources map[string]*mcp.Resource
+	// apps are the class views (package apps) made for the classes of the snapshot
+	// last synced; a class that changes is a new *catalog.Class, and its view is made
+	// again.
+	apps map[*catalog.Class][]byte
+	// board is the board made for boardOf, a snapshot.
+	board   []byte
+	boardOf *catalog.Snapshot
 	// templates is the MIME type of each served class's template, by class ident.
 	templates map[string]string
 	// watches are the watched classes, by ident; subs the instance URIs each session
@@ -124,11 +142,35 @@ func (s *Service) Sync(ctx context.Context, snap *catalog.Snapshot) {
 	for _, n := range snap.WorkflowNames() {
 		add(MetaWorkflow, n, "Workflow "+n, snap.Workflows[n].Spec.Description)
 	}
+	made := map[*catalog.Class][]byte{}
+	for _, n := range snap.ClassNames() {
+		c := snap.Classes[n]
+		if s.NoViews || !c.Servable() {
+			continue
+		}
+		uri := ResourceRef{App: AppClass, Prefix: c.Prefix, Kind: c.Kind}.String()
+		meta[uri] = &mcp.Resource{URI: uri, Name: c.Ident() + " view", Title: c.Ident(),
+			Description: "A form to create or edit a " + c.Ident() + " and a table of its instances, for clients that show MCP Apps.",
+			MIMEType:    appMIME, Meta: appMeta}
+		if v, ok := s.apps[c]; ok {
+			made[c] = v
+		}
+	}
+	s.apps = made
+	if !s.NoViews && len(snap.Workflows) > 0 {
+		meta[apps.BoardURI] = &mcp.Resource{URI: apps.BoardURI, Name: "workflows view", Title: "Workflows",
+			Description: "A board of your processes of each workflow, in columns by state, for clients that show MCP Apps.",
+			MIMEType:    appMIME, Meta: appMeta}
+	}
 	for uri, r := range meta {
 		if old, ok := s.metaResources[uri]; ok && old.Description == r.Description && old.Title == r.Title {
 			continue
 		}
-		s.mcp.AddResource(r, s.readMeta)
+		read := s.readMeta
+		if r.MIMEType == appMIME {
+			read = s.readApp
+		}
+		s.mcp.AddResource(r, read)
 	}
 	var gone []string
 	for uri := range s.metaResources {

@@ -22,6 +22,7 @@ import (
 	"strings"
 
 	"github.com/sandbar-dev/sandbar/internal/codec"
+	"github.com/sandbar-dev/sandbar/internal/mcpserver/apps"
 )
 
 // Resource URIs. Every instance and every metamodel object has one:
@@ -47,8 +48,11 @@ const (
 type ResourceRef struct {
 	// MetaKind is set for metamodel objects: Class, Property or WorkflowDefinition.
 	MetaKind string
-	// Prefix and Kind name an instance's class.
+	// Prefix and Kind name an instance's class, or a view's.
 	Prefix, Kind string
+	// App is set for an MCP Apps view (package apps): AppClass
+	// (ui://sandbar/class/<prefix>/<Kind>) or AppBoard (apps.BoardURI).
+	App string
 	// Namespace is set for instances.
 	Namespace string
 	Name      string
@@ -57,10 +61,25 @@ type ResourceRef struct {
 }
 
 // IsInstance reports whether the URI names an instance.
-func (r ResourceRef) IsInstance() bool { return r.MetaKind == "" }
+func (r ResourceRef) IsInstance() bool { return r.MetaKind == "" && !r.IsApp() }
+
+// The kinds of MCP Apps view.
+const (
+	AppClass = "class"
+	AppBoard = "board"
+)
+
+// IsApp reports whether the URI is an MCP Apps view's (package apps).
+func (r ResourceRef) IsApp() bool { return r.App != "" }
 
 // String formats the URI.
 func (r ResourceRef) String() string {
+	switch r.App {
+	case AppClass:
+		return apps.ClassURI(r.Prefix, r.Kind)
+	case AppBoard:
+		return apps.BoardURI
+	}
 	if r.IsInstance() {
 		u := uriBase + r.Prefix + "/" + r.Kind + "/" + r.Namespace + "/" + r.Name
 		if r.Format != "" {
@@ -86,8 +105,19 @@ var (
 	nameRE      = regexp.MustCompile(`^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$`)
 )
 
-// ParseURI reads a resource URI, refusing anything that is not one of the two shapes.
+// ParseURI reads a resource URI, refusing anything that is not an instance's, a
+// metamodel object's or a view's.
 func ParseURI(uri string) (ResourceRef, error) {
+	if apps.IsURI(uri) {
+		if uri == apps.BoardURI {
+			return ResourceRef{App: AppBoard}, nil
+		}
+		prefix, kind, ok := apps.ParseClassURI(uri)
+		if !ok || !prefixRE.MatchString(prefix) || !kindRE.MatchString(kind) {
+			return ResourceRef{}, fmt.Errorf("%q: want %s or %s", uri, apps.ClassURI("<prefix>", "<Kind>"), apps.BoardURI)
+		}
+		return ResourceRef{App: AppClass, Prefix: prefix, Kind: kind}, nil
+	}
 	rest, ok := strings.CutPrefix(uri, uriBase)
 	if !ok {
 		return ResourceRef{}, fmt.Errorf("%q is not a Sandbar resource URI (they start with %s)", uri, uriBase)
@@ -126,5 +156,6 @@ func ParseURI(uri string) (ResourceRef, error) {
 		}
 		return ResourceRef{Prefix: parts[0], Kind: parts[1], Namespace: parts[2], Name: parts[3], Format: format}, nil
 	}
-	return ResourceRef{}, fmt.Errorf("%q: want %s<prefix>/<Kind>/<namespace>/<name> or %smeta/<kind>/<name>", uri, uriBase, uriBase)
+	return ResourceRef{}, fmt.Errorf("%q: want %s<prefix>/<Kind>/<namespace>/<name>, %smeta/<kind>/<name>, %s or %s", uri, uriBase, uriBase,
+		apps.ClassURI("<prefix>", "<Kind>"), apps.BoardURI)
 }

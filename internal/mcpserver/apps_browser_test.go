@@ -43,8 +43,8 @@ const envScreenshots = "SANDBAR_SCREENSHOTS"
 // MCP Apps: the form shows the server's refusal of a tentacle count on that field,
 // in the server's words; the form then creates the SpaceBoot, which the API
 // server has; the table lists it, its row opens it in the form, a Review's reference
-// to a SpaceBoot offers it, and an Order's number is checked against its pattern as
-// it is typed.
+// to a SpaceBoot offers it, an Order's number is checked against its pattern as it is
+// typed, and its time placed is picked with the browser's date and time picker.
 func TestTheClassViewCreatesAndListsInChromium(t *testing.T) {
 	g := NewWithT(t)
 	// (The suite's classes may still be on their way at its start.)
@@ -108,6 +108,7 @@ func TestTheClassViewCreatesAndListsInChromium(t *testing.T) {
 	view(`d.getElementById("tab-form").click(); return ""`)
 	g.Expect(view(typeNumber("12"))).To(Equal("must match ^ORD-[0-9]+$"))
 	g.Expect(view(typeNumber("ORD-12"))).To(BeEmpty())
+	g.Expect(view(`return d.getElementById("f-placedAt").type`)).To(Equal("datetime-local"), "a date-time is picked as one")
 }
 
 // A person moves an Order's process across the workflows' board in Chromium: the

@@ -254,7 +254,8 @@
       if (f.range === "integer" || f.range === "number") {
         Object.assign(attrs, { type: "number", min: f.minimum, max: f.maximum, step: f.range === "integer" ? "1" : "any" });
       } else if (f.range === "date-time") {
-        Object.assign(attrs, { type: "text", placeholder: "2026-11-29 or 2026-11-29T10:00:00Z", pattern: "\\d{4}-\\d{2}-\\d{2}([T ].*)?" });
+        // The person's local time; saved as RFC 3339 in UTC.
+        Object.assign(attrs, { type: "datetime-local", step: "1", value: value === undefined ? "" : localTime(value) });
       } else {
         Object.assign(attrs, { maxlength: f.maxLength });
       }
@@ -301,7 +302,16 @@
       var wrap = e.parentNode;
       if (msg) { wrap.classList.add("invalid"); } else { wrap.classList.remove("invalid"); }
     }
-    function coerce(f, raw) {
+    // localTime is a date and time as a datetime-local field shows it, in the
+    // person's time zone; a value that is no date is left as it is.
+    function localTime(v) {
+      var d = new Date(v);
+      if (isNaN(d.getTime())) { return String(v); }
+      var two = function (n) { return (n < 10 ? "0" : "") + n; };
+      return d.getFullYear() + "-" + two(d.getMonth() + 1) + "-" + two(d.getDate()) + "T" + two(d.getHours()) + ":" +
+        two(d.getMinutes()) + ":" + two(d.getSeconds());
+    }
+    function coerce(f, raw, local) {
       if (!f) { return raw; }
       if (f.range === "json") { return raw.trim() === "" ? undefined : JSON.parse(raw); }
       if (f.many) {
@@ -311,6 +321,7 @@
       if (raw === "") { return undefined; }
       if (f.range === "integer" || f.range === "number") { var n = Number(raw); return isNaN(n) ? raw : n; }
       if (f.range === "boolean") { return raw === "true"; }
+      if (f.range === "date-time" && local) { var d = new Date(raw); return isNaN(d.getTime()) ? raw : d.toISOString(); }
       return raw;
     }
     function submit(form) {
@@ -324,7 +335,7 @@
         fieldError(f.field, "");
         var c = document.getElementById("f-" + f.field);
         var v;
-        try { v = coerce(f, c.value); } catch (e) { fieldError(f.field, "not JSON: " + e.message); bad = true; return; }
+        try { v = coerce(f, c.value, c.type === "datetime-local"); } catch (e) { fieldError(f.field, "not JSON: " + e.message); bad = true; return; }
         if (f.pattern && !f.many && !checkPattern(f, c)) { bad = true; }
         if (f.required && v === undefined) { fieldError(f.field, "required"); bad = true; }
         if (v !== undefined) { attrs[f.field] = v; } else if (item && item.attributes && item.attributes[f.field] !== undefined) { attrs[f.field] = null; }

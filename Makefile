@@ -36,6 +36,8 @@ NODE_ASSETS ?= $(LOCALBIN)/node/$(KUBERNETES_VERSION)
 CHROMIUM ?= $(LOCALBIN)/chromium-$(firstword $(subst -, ,$(CHROMIUM_VERSION)))/chromium
 # TS_CLIENT: the TypeScript MCP SDK client of internal/mcpserver/typescript_test.go.
 TS_CLIENT ?= hack/ts-client
+# INSPECTOR: MCP Inspector (npm), whose CLI checks the tools' MCP Apps views.
+INSPECTOR ?= hack/inspector
 # CONFORMANCE: the official MCP conformance suite and the Node.js 22 it needs.
 CONFORMANCE ?= hack/conformance
 
@@ -116,7 +118,7 @@ TEST_RUN_FLAGS = -vet=off -ldflags=-w
 .PHONY: test
 test: ## Run every test (with the race detector): lint, unit, envtest, MCP clients (Go, TypeScript), end-to-end with Helm 3 and 4, conformance; then REPEAT_PACKAGES twice beside the chart on a one-node cluster.
 	@# Two at a time: while one builds, the other downloads or links.
-	$(MAKE) --no-print-directory -j 2 --output-sync=target lint controller-gen helm helm4 envtest-assets node-assets ts-client conformance chromium
+	$(MAKE) --no-print-directory -j 2 --output-sync=target lint controller-gen helm helm4 envtest-assets node-assets ts-client inspector conformance chromium
 	$(MAKE) --no-print-directory test-compile
 	$(MAKE) --no-print-directory -j $$(( $(MCP_SHARDS) + 1 )) --output-sync=target test-packages $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS))) \
 		RUN_FLAGS="$(TEST_RUN_FLAGS)"
@@ -157,14 +159,14 @@ bench-cluster: helm helm4 envtest-assets node-assets ## The capacity model's che
 		go test -run '^$$' -bench CapacityOnANode -benchtime 1x -timeout 30m ./internal/onnode/ | tee $(LOCALBIN)/bench-cluster.txt
 
 .PHONY: test-mcp
-test-mcp: envtest-assets ts-client chromium ## Run the MCP server's control-plane suite (internal/mcpserver) as MCP_SHARDS (2) processes side by side.
+test-mcp: envtest-assets ts-client inspector chromium ## Run the MCP server's control-plane suite (internal/mcpserver) as MCP_SHARDS (2) processes side by side.
 	$(MAKE) --no-print-directory -j $(MCP_SHARDS) --output-sync=target $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS)))
 
 test-mcp-shard-%:
 	$(TEST_ENV) go test $(GO_TEST_FLAGS) $(RUN_FLAGS) -run "$$(hack/test-shard.sh internal/mcpserver $* $(MCP_SHARDS))" ./internal/mcpserver/
 
 .PHONY: test-repeat-mcp
-test-repeat-mcp: envtest-assets ts-client chromium ## Run the MCP server's control-plane suite twice in each shard's process (-count=2; about 16 minutes, not in make test, which runs it once).
+test-repeat-mcp: envtest-assets ts-client inspector chromium ## Run the MCP server's control-plane suite twice in each shard's process (-count=2; about 16 minutes, not in make test, which runs it once).
 	$(MAKE) --no-print-directory -j $(MCP_SHARDS) --output-sync=target $(addprefix test-mcp-shard-,$(shell seq $(MCP_SHARDS))) GO_TEST_FLAGS="-count=2 -race -timeout 40m"
 
 # UNIT_PACKAGES are the packages whose tests need only Go.
@@ -410,6 +412,12 @@ $(CHROMIUM): hack/chromium.sh
 ts-client: $(TS_CLIENT)/node_modules/.package-lock.json ## Install the TypeScript MCP SDK client (hack/ts-client) for the second-opinion test.
 $(TS_CLIENT)/node_modules/.package-lock.json: $(TS_CLIENT)/package-lock.json
 	npm ci --prefix $(TS_CLIENT) --no-audit --no-fund
+	@touch $@
+
+.PHONY: inspector
+inspector: $(INSPECTOR)/node_modules/.package-lock.json ## Install MCP Inspector (hack/inspector), whose CLI checks the tools' MCP Apps views.
+$(INSPECTOR)/node_modules/.package-lock.json: $(INSPECTOR)/package-lock.json
+	npm ci --prefix $(INSPECTOR) --no-audit --no-fund
 	@touch $@
 
 .PHONY: conformance

@@ -147,11 +147,10 @@ func appsHost(t *testing.T) string {
 	t.Helper()
 	g := NewWithT(t)
 	dir := t.TempDir()
-	tsClient, err := filepath.Abs("../../hack/ts-client")
-	g.Expect(err).NotTo(HaveOccurred())
-	build := exec.Command(filepath.Join(tsClient, "node_modules", ".bin", "esbuild"), "apps-host.mjs", "--bundle", "--format=esm",
+	scripts, _ := tsClient(t)
+	build := exec.Command(filepath.Join(scripts, "node_modules", ".bin", "esbuild"), "apps-host.mjs", "--bundle", "--format=esm",
 		"--platform=browser", "--log-level=warning", "--outfile="+filepath.Join(dir, "host.js"))
-	build.Dir = tsClient
+	build.Dir = scripts
 	out, err := build.CombinedOutput()
 	g.Expect(err).NotTo(HaveOccurred(), "bundling the host page (make ts-client installs esbuild): %s", out)
 	g.Expect(os.WriteFile(filepath.Join(dir, "index.html"), []byte(`<!doctype html><html><head><meta charset="utf-8"><title>MCP Apps host</title>

@@ -19,8 +19,13 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -28,6 +33,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/mcpserver"
+	"github.com/sandbar-dev/sandbar/internal/testenv"
 )
 
 const spaceBootView = "ui://sandbar/class/zorp/SpaceBoot"
@@ -214,4 +220,57 @@ func TestNoViewsServesNone(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("Resource not found")))
 	disc := newStatelessRaw(t, url, token, false).result("server/discover", "", nil)
 	g.Expect(disc["capabilities"]).NotTo(HaveKeyWithValue("extensions", HaveKey("io.modelcontextprotocol/ui")))
+}
+
+// MCP Inspector's CLI, a client of another hand, finds a view for every class tool
+// and for the workflow tools that name the board, and no other tool has one.
+func TestInspectorFindsAViewForEveryClassTool(t *testing.T) {
+	g := NewWithT(t)
+	cli := filepath.Join(testenv.RepoRoot(), "hack", "inspector", "node_modules", ".bin", "mcp-inspector")
+	if _, err := os.Stat(cli); err != nil {
+		t.Fatal("run make test (make inspector installs MCP Inspector)")
+	}
+	cs := connect(t, mcpURL, token, nil)
+	g.Eventually(func() map[string]*mcp.Tool { return listTools(t, cs) }).WithTimeout(timeout).WithPolling(poll).
+		Should(HaveKey("sandbar_class_zorp_SpaceBoot"))
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, cli, "--cli", mcpURL, "--transport", "http", "--header", "Authorization: Bearer "+token,
+		"--method", "tools/list", "--app-info")
+	// Its secrets and state stay in memory and the test's own folder, not in $HOME.
+	cmd.Env = append(os.Environ(), "MCP_INSPECTOR_SECRET_STORE=memory", "HOME="+t.TempDir(), "MCP_CATALOG_PATH="+filepath.Join(t.TempDir(), "mcp.json"))
+	out, err := cmd.Output()
+	g.Expect(err).NotTo(HaveOccurred(), "%s", out)
+	apps := map[string]string{}
+	lines := 0
+	for line := range strings.Lines(string(out)) {
+		var probe struct {
+			HasApp           bool   `json:"hasApp"`
+			ToolName         string `json:"toolName"`
+			ResourceURI      string `json:"resourceUri"`
+			ResourceMimeType string `json:"resourceMimeType"`
+		}
+		if json.Unmarshal([]byte(line), &probe) != nil {
+			continue
+		}
+		lines++
+		if probe.HasApp {
+			g.Expect(probe.ResourceMimeType).To(Equal("text/html;profile=mcp-app"), probe.ToolName)
+			apps[probe.ToolName] = probe.ResourceURI
+		}
+	}
+	served := listTools(t, cs)
+	g.Expect(lines).To(Equal(len(served)), "a line for every tool")
+	for name := range served {
+		prefix, kind, ok := strings.Cut(strings.TrimPrefix(name, "sandbar_class_"), "_")
+		switch {
+		case strings.HasPrefix(name, "sandbar_class_") && ok:
+			g.Expect(apps).To(HaveKeyWithValue(name, "ui://sandbar/class/"+prefix+"/"+kind))
+		case slices.Contains([]string{"sandbar_workflow_start-process", "sandbar_workflow_active-processes",
+			"sandbar_workflow_transition", "sandbar_workflow_process-state"}, name):
+			g.Expect(apps).To(HaveKeyWithValue(name, "ui://sandbar/workflows"))
+		default:
+			g.Expect(apps).NotTo(HaveKey(name))
+		}
+	}
 }

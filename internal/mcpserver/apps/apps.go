@@ -28,6 +28,7 @@ import (
 	"bytes"
 	_ "embed"
 	"encoding/json"
+	"fmt"
 	"html"
 	"slices"
 	"strings"
@@ -174,8 +175,30 @@ type classModel struct {
 	Fields      []field `json:"fields"`
 }
 
-// Class is the view of a concrete class of snap: one HTML document.
+// MaxBytes is the most a view may take. A class whose view would be larger is shown
+// without its slots' descriptions; one that is larger still has no view (Class says
+// why).
+const MaxBytes = 200 << 10
+
+// Class is the view of a concrete class of snap: one HTML document of at most
+// MaxBytes.
 func Class(snap *catalog.Snapshot, c *catalog.Class, tools Tools) ([]byte, error) {
+	m := classOf(snap, c, tools)
+	page, err := document("Sandbar: "+c.Ident(), m)
+	if err != nil || len(page) <= MaxBytes {
+		return page, err
+	}
+	for i := range m.Fields {
+		m.Fields[i].Description = ""
+	}
+	if page, err = document("Sandbar: "+c.Ident(), m); err != nil || len(page) <= MaxBytes {
+		return page, err
+	}
+	return nil, fmt.Errorf("the view of %s would take %d KiB, more than the %d KiB a view may: its tools work without it",
+		c.Ident(), len(page)>>10, MaxBytes>>10)
+}
+
+func classOf(snap *catalog.Snapshot, c *catalog.Class, tools Tools) classModel {
 	m := classModel{View: "class", Class: c.Ident(), Description: c.Description, Tools: tools, Fields: []field{}}
 	for _, s := range c.Slots {
 		if s.Definition == nil {
@@ -192,7 +215,7 @@ func Class(snap *catalog.Snapshot, c *catalog.Class, tools Tools) ([]byte, error
 		}
 		m.Fields = append(m.Fields, f)
 	}
-	return document("Sandbar: "+c.Ident(), m)
+	return m
 }
 
 // document is a view's HTML: the policy, the bundle's style, the model as JSON (which

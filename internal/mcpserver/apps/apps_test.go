@@ -18,6 +18,7 @@ package apps
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -69,5 +70,32 @@ func TestParseClassURI(t *testing.T) {
 		if got != want {
 			t.Errorf("ParseClassURI(%q) = %q, want %q", uri, got, want)
 		}
+	}
+}
+
+// A view takes at most MaxBytes: a class of many long-described slots is shown
+// without the descriptions, and one too large even so has no view, and says why.
+func TestAViewTakesAtMostMaxBytes(t *testing.T) {
+	long := strings.Repeat("d", 2048)
+	class := func(slots, enum int) *catalog.Class {
+		c := &catalog.Class{Name: "zorp.big", Prefix: "zorp", Kind: "Big"}
+		for i := range slots {
+			d := &catalog.Definition{Field: fmt.Sprintf("f%d", i), Range: "string", Description: long}
+			for j := range enum {
+				d.Enum = append(d.Enum, fmt.Sprintf("%0250d", j))
+			}
+			c.Slots = append(c.Slots, &catalog.Slot{Definition: d})
+		}
+		return c
+	}
+	view := func(c *catalog.Class) ([]byte, error) {
+		return Class(&catalog.Snapshot{Classes: map[string]*catalog.Class{c.Name: c}}, c, Tools{})
+	}
+	page, err := view(class(128, 0))
+	if err != nil || len(page) > MaxBytes || strings.Contains(string(page), long) {
+		t.Fatalf("128 slots of 2 KiB descriptions: %d bytes, %v; want the view without the descriptions", len(page), err)
+	}
+	if page, err = view(class(128, 16)); err == nil || !strings.Contains(err.Error(), "more than the 200 KiB a view may") {
+		t.Fatalf("a view of %d bytes: %v; want an error that says why there is none", len(page), err)
 	}
 }

@@ -31,8 +31,11 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	. "github.com/onsi/gomega"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 )
 
 // envScreenshots names a folder for the browser test's pictures of the views (the
@@ -138,6 +141,41 @@ func TestTheBoardMovesAProcessInChromium(t *testing.T) {
 	b.wait(card + `.querySelector(".history li:nth-child(2)")`)
 	g.Expect(b.view(`return ` + card + `.querySelector(".history").textContent`)).To(ContainSubstring("pending → confirmed (confirm)"))
 	shot(t, b.ctx, "view-board")
+}
+
+// A call held for approval is a card on the board of the approval workflow, waiting,
+// with no button: it says who decides and the kubectl command they decide with, for
+// no tool approves a call.
+func TestTheBoardShowsAHeldCallWaitingForAPerson(t *testing.T) {
+	g := NewWithT(t)
+	approvalsPolicy(t)
+	name := unique("board-held")
+	_, tok := newAccount(t, name, metav1alpha1.Permissions{})
+	pol := &metav1alpha1.CallPolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "default", Name: unique("dear-boots")},
+		Spec: metav1alpha1.CallPolicySpec{Match: metav1alpha1.CallMatch{Accounts: []string{"default/" + name}, Classes: []string{"zorp/SpaceBoot"}},
+			Rules: []metav1alpha1.CallRule{{Name: "dear", Action: metav1alpha1.ActionRequireApproval, Expression: "call.attributes.price > 1000",
+				Message: "dear boots need a person", Approval: &metav1alpha1.ApprovalRequirement{ApproverSet: metav1alpha1.ApproverSet{Groups: []string{"approvers"}}}}}}}
+	g.Expect(k8s.Create(context.Background(), pol)).To(Succeed())
+	t.Cleanup(func() { _ = k8s.Delete(context.Background(), pol) })
+	cs := connect(t, mcpURL, tok, nil)
+	var held string
+	g.Eventually(func() string {
+		held = text(callTool(t, cs, "sandbar_class_zorp_SpaceBoot", map[string]any{"name": "Dear", "price": 5000}))
+		return held
+	}).WithTimeout(timeout).WithPolling(poll).Should(HavePrefix("held for approval"))
+	task := approvalName.FindStringSubmatch(held)[1]
+	t.Cleanup(func() { callTool(t, cs, "sandbar_tasks_cancel", map[string]any{"taskId": task}) })
+	host := appsHost(t)
+
+	b := newBrowser(t)
+	b.open(host + "/?tool=sandbar_workflow_start-process&token=" + url.QueryEscape(tok))
+	b.view(`const s = d.getElementById("workflow"); s.value = "sandbar.approval"; s.dispatchEvent(new Event("change")); return ""`)
+	card := `d.querySelector('[data-state="waiting"] [data-task="` + task + `"]')`
+	b.wait(card)
+	g.Expect(b.view(`return ` + card + `.querySelector(".hint").textContent`)).To(ContainSubstring("kubectl sandbar approve " + task))
+	g.Expect(b.view(`return String(`+card+`.querySelectorAll("[data-transition]").length)`)).To(Equal("0"), "no button approves")
+	g.Expect(b.view(`return [...d.querySelectorAll("#workflow option")].map(o => o.value).join(",")`)).
+		To(HavePrefix("order.fulfillment,"), "the workflows people move come before the server's")
 }
 
 // appsHost serves the MCP Apps host page (hack/ts-client/apps-host.mjs, bundled

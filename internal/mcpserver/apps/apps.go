@@ -26,6 +26,7 @@ package apps
 
 import (
 	"bytes"
+	"cmp"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -35,6 +36,7 @@ import (
 
 	metav1alpha1 "github.com/sandbar-dev/sandbar/api/v1alpha1"
 	"github.com/sandbar-dev/sandbar/internal/catalog"
+	"github.com/sandbar-dev/sandbar/internal/workflow/builtin"
 )
 
 // MIMEType is the MIME type of an MCP Apps view.
@@ -113,7 +115,12 @@ type boardTransition struct {
 }
 
 type boardWorkflow struct {
-	Name        string            `json:"name"`
+	Name string `json:"name"`
+	// Builtin is a workflow the server moves (package builtin): no one takes its
+	// transitions. Approval is the one whose processes are calls held for a person's
+	// approval, which people give with kubectl.
+	Builtin     bool              `json:"builtin,omitempty"`
+	Approval    bool              `json:"approval,omitempty"`
 	Description string            `json:"description,omitempty"`
 	Initial     string            `json:"initial"`
 	States      []boardState      `json:"states"`
@@ -127,16 +134,19 @@ type boardModel struct {
 }
 
 // Board is the board of the workflow definitions of snap that are served (those
-// without a problem): one HTML document, which shows one definition at a time.
+// without a problem), the built-in ones after the others: one HTML document, which
+// shows one definition at a time.
 func Board(snap *catalog.Snapshot, tools BoardTools) ([]byte, error) {
 	m := boardModel{View: "board", Workflows: []boardWorkflow{}, Tools: tools}
-	for _, n := range snap.WorkflowNames() {
+	names := snap.WorkflowNames()
+	slices.SortStableFunc(names, func(a, b string) int { return cmp.Compare(b2i(builtin.IsBuiltin(a)), b2i(builtin.IsBuiltin(b))) })
+	for _, n := range names {
 		w := snap.Workflows[n]
 		if w.Problem != nil {
 			continue
 		}
-		b := boardWorkflow{Name: w.Name, Description: w.Spec.Description, Initial: w.Spec.Initial,
-			States: []boardState{}, Transitions: []boardTransition{}}
+		b := boardWorkflow{Name: w.Name, Builtin: builtin.IsBuiltin(w.Name), Approval: w.Name == builtin.Approval,
+			Description: w.Spec.Description, Initial: w.Spec.Initial, States: []boardState{}, Transitions: []boardTransition{}}
 		for _, st := range w.Spec.States {
 			b.States = append(b.States, boardState{Name: st.Name, Description: st.Description, Terminal: string(st.Terminal)})
 		}
@@ -146,6 +156,13 @@ func Board(snap *catalog.Snapshot, tools BoardTools) ([]byte, error) {
 		m.Workflows = append(m.Workflows, b)
 	}
 	return document("Sandbar: workflows", m)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // field is one slot as the form shows it.

@@ -441,10 +441,20 @@
       });
     }
     function card(w, c) {
-      var moves = w.transitions.filter(function (t) { return t.from.indexOf(c.state) >= 0; });
+      // A built-in workflow's processes the server moves: they have no buttons. A held
+      // call waits for people the call policy names, who decide with kubectl; no
+      // tool approves, so that no model can approve a call itself.
+      var moves = w.builtin ? [] : w.transitions.filter(function (t) { return t.from.indexOf(c.state) >= 0; });
+      var hint = "";
+      if (w.approval && c.state === w.initial) {
+        hint = "Waits for a person the call policy names, who decides with kubectl sandbar approve " + c.id + " (or deny).";
+      } else if (w.builtin) {
+        hint = "Run by the server.";
+      }
       var node = el("article", { class: "card" + (c.id === b.focus ? " focus" : ""), "data-task": c.id }, [
         el("strong", { text: c.id }),
         c.message ? el("small", { class: "muted", text: c.message }) : null,
+        hint ? el("small", { class: "hint", text: hint }) : null,
         el("div", { class: "moves" }, moves.map(function (t) {
           return el("button", { type: "button", "data-transition": t.name, title: c.state + " → " + t.to, text: t.name,
             onclick: function () { move(c, t.name); } });

@@ -417,7 +417,10 @@ $(TS_CLIENT)/node_modules/.package-lock.json: $(TS_CLIENT)/package-lock.json
 .PHONY: inspector
 inspector: $(INSPECTOR)/node_modules/.package-lock.json ## Install MCP Inspector (hack/inspector), whose CLI checks the tools' MCP Apps views.
 $(INSPECTOR)/node_modules/.package-lock.json: $(INSPECTOR)/package-lock.json
-	npm ci --prefix $(INSPECTOR) --no-audit --no-fund
+	@# Not npm ci, which refuses this lock: vite's optional dependency
+	@# napi-windows-process-start-time is not on the registry, so no lock can name it.
+	@# npm install with the lock installs the versions it pins, and --no-save keeps it.
+	npm install --prefix $(INSPECTOR) --no-save --no-audit --no-fund
 	@touch $@
 
 .PHONY: conformance

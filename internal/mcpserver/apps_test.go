@@ -19,6 +19,8 @@ package mcpserver_test
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -189,6 +191,12 @@ func TestViewsAreTheMetamodelsToRead(t *testing.T) {
 	g.Expect(err).NotTo(HaveOccurred(), "the workflow tools name the board")
 	_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: spaceBootView})
 	g.Expect(err).To(MatchError(ContainSubstring("reading the metamodel")))
+	bootsOnly := newTenant(t, metav1alpha1.Permissions{Tools: []string{"sandbar_class_zorp_SpaceBoot"}})
+	cs = connect(t, mcpURL, bootsOnly.token, nil)
+	_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: spaceBootView})
+	g.Expect(err).NotTo(HaveOccurred(), "the class's tool names its view")
+	_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "ui://sandbar/class/zorp/Wearer"})
+	g.Expect(err).To(MatchError(ContainSubstring("reading the metamodel")), "another class's view takes its tool or the metamodel")
 
 	cs = connect(t, mcpURL, token, nil)
 	var rpc *jsonrpc.Error
@@ -220,6 +228,14 @@ func TestNoViewsServesNone(t *testing.T) {
 	g.Expect(err).To(MatchError(ContainSubstring("Resource not found")))
 	disc := newStatelessRaw(t, url, token, false).result("server/discover", "", nil)
 	g.Expect(disc["capabilities"]).NotTo(HaveKeyWithValue("extensions", HaveKey("io.modelcontextprotocol/ui")))
+	resp, err := http.Get(url + "/server-card")
+	g.Expect(err).NotTo(HaveOccurred())
+	defer resp.Body.Close()
+	card, err := io.ReadAll(resp.Body)
+	g.Expect(err).NotTo(HaveOccurred())
+	g.Expect(resp.StatusCode).To(Equal(http.StatusOK))
+	g.Expect(string(card)).To(ContainSubstring("io.modelcontextprotocol/tasks"))
+	g.Expect(string(card)).NotTo(ContainSubstring("io.modelcontextprotocol/ui"), "the server card names no MCP Apps either")
 }
 
 // MCP Inspector's CLI, a client of another hand, finds a view for every class tool

@@ -110,8 +110,8 @@ func (p *planner) classTool(c *catalog.Class, snap *catalog.Snapshot) (entry, to
 	e := p.entry(p.verbs.ClassTool(c), snap)
 	e.info.Class = c.Ident()
 	// Clients that render MCP Apps show the class's form and table with its tool; the
-	// rest see the tool as it is.
-	if !p.opts.NoViews {
+	// rest see the tool as it is. A class too large for a view has none.
+	if !p.opts.NoViews && apps.Fits(snap, c) {
 		e.tool.Meta = mcp.Meta{"ui": map[string]any{"resourceUri": apps.ClassURI(c.Prefix, c.Kind)}}
 	}
 	return e, tool.Measure(e.tool, p.opts.ClientPrefix)

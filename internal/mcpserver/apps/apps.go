@@ -86,11 +86,13 @@ func IsURI(uri string) bool { return strings.HasPrefix(uri, uriBase) }
 
 // Tools are the served names of the tools a view calls.
 type Tools struct {
-	// Create is the class's own create tool; Find and Update are entity.find and
+	// Create is the class's own create tool, and CreateAny entity.create, for a
+	// server that serves no per-class tools; Find and Update are entity.find and
 	// entity.update.
-	Create string `json:"create"`
-	Find   string `json:"find"`
-	Update string `json:"update"`
+	Create    string `json:"create"`
+	CreateAny string `json:"createAny"`
+	Find      string `json:"find"`
+	Update    string `json:"update"`
 }
 
 // BoardTools are the served names of the tools the board calls.
@@ -200,19 +202,44 @@ const MaxBytes = 200 << 10
 // Class is the view of a concrete class of snap: one HTML document of at most
 // MaxBytes.
 func Class(snap *catalog.Snapshot, c *catalog.Class, tools Tools) ([]byte, error) {
-	m := classOf(snap, c, tools)
-	page, err := document("Sandbar: "+c.Ident(), m)
-	if err != nil || len(page) <= MaxBytes {
-		return page, err
+	m, err := fitted(classOf(snap, c, tools))
+	if err != nil {
+		return nil, err
 	}
+	return document(title(c), m)
+}
+
+// Fits reports whether a class has a view (see MaxBytes), without making it.
+func Fits(snap *catalog.Snapshot, c *catalog.Class) bool {
+	_, err := fitted(classOf(snap, c, Tools{}))
+	return err == nil
+}
+
+// fitted is a class's model as its view shows it: whole, or without the slots'
+// descriptions if the view would take more than MaxBytes so; an error if it would
+// even without them.
+func fitted(m classModel) (classModel, error) {
+	n, err := size(title(nil), m)
+	if err != nil || n <= MaxBytes {
+		return m, err
+	}
+	m.Fields = slices.Clone(m.Fields)
 	for i := range m.Fields {
 		m.Fields[i].Description = ""
 	}
-	if page, err = document("Sandbar: "+c.Ident(), m); err != nil || len(page) <= MaxBytes {
-		return page, err
+	if n, err = size(title(nil), m); err != nil || n <= MaxBytes {
+		return m, err
 	}
-	return nil, fmt.Errorf("the view of %s would take %d KiB, more than the %d KiB a view may: its tools work without it",
-		c.Ident(), len(page)>>10, MaxBytes>>10)
+	return m, fmt.Errorf("the view of %s would take %d KiB, more than the %d KiB a view may: its tools work without it",
+		m.Class, n>>10, MaxBytes>>10)
+}
+
+// title is a class view's title; nil: the longest one's length is what counts.
+func title(c *catalog.Class) string {
+	if c == nil {
+		return "Sandbar: " + strings.Repeat("x", 32+1+63)
+	}
+	return "Sandbar: " + c.Ident()
 }
 
 func classOf(snap *catalog.Snapshot, c *catalog.Class, tools Tools) classModel {
@@ -226,7 +253,7 @@ func classOf(snap *catalog.Snapshot, c *catalog.Class, tools Tools) classModel {
 			Section: slices.Contains(c.Codec.Sections, s.Field)}
 		if s.Range == metav1alpha1.RangeRef {
 			f.Target = s.Target
-			if t := snap.Classes[s.Target]; t != nil {
+			if t := targetOf(snap, s.Target); t != nil {
 				f.Target = t.Ident()
 			}
 		}
@@ -244,16 +271,35 @@ func document(title string, model any) ([]byte, error) {
 		return nil, err
 	}
 	var buf bytes.Buffer
-	buf.Grow(len(script) + len(style) + len(b) + 512)
-	buf.WriteString(`<!doctype html><html lang="en"><head><meta charset="utf-8">`)
-	buf.WriteString(`<meta http-equiv="Content-Security-Policy" content="` + csp + `">`)
-	buf.WriteString(`<meta name="viewport" content="width=device-width, initial-scale=1">`)
-	buf.WriteString(`<title>` + html.EscapeString(title) + `</title><style>`)
-	buf.WriteString(style)
-	buf.WriteString(`</style></head><body><main id="app"></main><script type="application/json" id="sandbar-model">`)
+	buf.Grow(len(head) + len(title) + len(middle) + len(b) + len(tail))
+	buf.WriteString(head)
+	buf.WriteString(html.EscapeString(title))
+	buf.WriteString(middle)
 	buf.Write(b)
-	buf.WriteString(`</script><script>`)
-	buf.WriteString(script)
-	buf.WriteString(`</script></body></html>`)
+	buf.WriteString(tail)
 	return buf.Bytes(), nil
+}
+
+// size is the bytes of document(title, model), without making it.
+func size(title string, model any) (int, error) {
+	b, err := json.Marshal(model)
+	return len(head) + len(html.EscapeString(title)) + len(middle) + len(b) + len(tail), err
+}
+
+// The parts of every view around its title and model.
+var (
+	head = `<!doctype html><html lang="en"><head><meta charset="utf-8">` +
+		`<meta http-equiv="Content-Security-Policy" content="` + csp + `">` +
+		`<meta name="viewport" content="width=device-width, initial-scale=1"><title>`
+	middle = `</title><style>` + style + `</style></head><body><main id="app"></main><script type="application/json" id="sandbar-model">`
+	tail   = `</script><script>` + script + `</script></body></html>`
+)
+
+// targetOf is the class a reference names, if snap (which may be nil: a class
+// measured on its own) has it.
+func targetOf(snap *catalog.Snapshot, name string) *catalog.Class {
+	if snap == nil {
+		return nil
+	}
+	return snap.Classes[name]
 }

@@ -91,6 +91,9 @@ func TestAViewTakesAtMostMaxBytes(t *testing.T) {
 	view := func(c *catalog.Class) ([]byte, error) {
 		return Class(&catalog.Snapshot{Classes: map[string]*catalog.Class{c.Name: c}}, c, Tools{})
 	}
+	if !Fits(nil, class(1, 0)) {
+		t.Fatal("a class measured on its own (no snapshot) has a view")
+	}
 	page, err := view(class(128, 0))
 	if err != nil || len(page) > MaxBytes || strings.Contains(string(page), long) {
 		t.Fatalf("128 slots of 2 KiB descriptions: %d bytes, %v; want the view without the descriptions", len(page), err)

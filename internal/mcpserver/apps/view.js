@@ -54,7 +54,7 @@
     return request("tools/call", { name: name, arguments: args }).then(function (r) {
       var text = (r.content || []).filter(function (c) { return c.type === "text"; }).map(function (c) { return c.text; }).join("\n");
       return { structured: r.structuredContent, text: text, isError: !!r.isError };
-    }, function (err) { return { text: err.message, isError: true }; });
+    }, function (err) { return { text: err.message, isError: true, rpc: true }; });
   }
 
   function applyContext(ctx) {
@@ -78,6 +78,10 @@
     return e;
   }
   function clear(e) { while (e.firstChild) { e.removeChild(e.firstChild); } }
+  // own reads a key of an object's own, never one of Object's (a slot may be called
+  // constructor).
+  function own(o, k) { return o !== null && typeof o === "object" && Object.prototype.hasOwnProperty.call(o, k); }
+  function get(o, k) { return own(o, k) ? o[k] : undefined; }
 
   // ---- the class view: a table of instances and a form ----
   function classView() {
@@ -89,12 +93,16 @@
     app.appendChild(tabs);
     app.appendChild(body);
 
+    // The tabs: the table, a new instance's form, and the form of the instance being
+    // edited, if any.
     function renderTabs() {
       clear(tabs);
-      [["table", "Instances"], ["form", state.editing ? "Edit " + state.editing.name : "New"]].forEach(function (t) {
+      var all = [["table", "Instances"], ["form", "New"]];
+      if (state.editing) { all.push(["edit", "Edit " + state.editing.name]); }
+      all.forEach(function (t) {
         tabs.appendChild(el("button", { type: "button", role: "tab", "aria-selected": String(state.mode === t[0]), id: "tab-" + t[0],
           onclick: function () {
-            if (t[0] === "form" && state.mode !== "form") { state.editing = null; state.prefill = null; }
+            if (t[0] === "form" && state.mode !== "form") { state.prefill = null; }
             show(t[0]);
             if (t[0] === "table") { load(); }
           } }, [t[1]]));
@@ -104,7 +112,7 @@
       state.mode = mode;
       renderTabs();
       clear(body);
-      body.appendChild(mode === "form" ? renderForm() : renderTable());
+      body.appendChild(mode === "table" ? renderTable() : renderForm());
     }
 
     // ---- the table ----
@@ -147,7 +155,7 @@
         var attrs = it.attributes || {};
         return el("tr", { class: "row", tabindex: "0", "data-name": it.name, onclick: function () { edit(it); },
           onkeydown: function (ev) { if (ev.key === "Enter") { edit(it); } } },
-          [el("td", { text: it.name }), el("td", { text: it.namespace })].concat(cols.map(function (f) { return el("td", { text: display(attrs[f.field]) }); })));
+          [el("td", { text: it.name }), el("td", { text: it.namespace })].concat(cols.map(function (f) { return el("td", { text: display(get(attrs, f.field)) }); })));
       });
       out.appendChild(el("table", {}, [el("thead", {}, [head]), el("tbody", {}, rows)]));
       if (!table.rows.length && !table.error) { out.appendChild(el("p", { class: "muted", text: "No instances found." })); }
@@ -177,7 +185,7 @@
     }
     function edit(item) {
       state.editing = item;
-      show("form");
+      show("edit");
     }
 
     // ---- the form ----
@@ -187,7 +195,8 @@
       return typeof v === "object" ? JSON.stringify(v) : String(v);
     }
     function renderForm() {
-      var item = state.editing;
+      var item = state.mode === "edit" ? state.editing : null;
+      if (!item) { state.key = newKey(); }
       var values = item ? (item.attributes || {}) : (state.prefill || {});
       var md = item ? { name: item.name, namespace: item.namespace } : ((state.prefill && state.prefill.metadata) || {});
       var form = el("form", { id: "instance-form", novalidate: true });
@@ -198,7 +207,7 @@
         row("metadata.namespace", "namespace", el("input", { id: "f-metadata.namespace", name: "metadata.namespace",
           value: md.namespace || "", readonly: !!item, placeholder: "your own" }), false, "")]));
       var slots = el("fieldset", {}, [el("legend", { text: "Slots" })]);
-      model.fields.forEach(function (f) { slots.appendChild(row(f.field, f.field, input(f, values[f.field]), f.required, f.description)); });
+      model.fields.forEach(function (f) { slots.appendChild(row(f.field, f.field, input(f, get(values, f.field)), f.required, f.description)); });
       form.appendChild(slots);
       form.appendChild(el("div", { class: "actions" }, [
         el("button", { type: "submit", id: "submit", text: item ? "Save" : "Create" }),
@@ -236,7 +245,12 @@
         return el("span", { class: "picker" }, [c, add, addChoices]);
       }
       if (f.enum && f.enum.length) {
-        c = el("select", common, [el("option", { value: "", text: f.required ? "choose" : "none" })].concat(f.enum.map(function (v) { return el("option", { value: v, text: v }); })));
+        var options = [el("option", { value: "", text: f.required ? "choose" : "none" })].concat(f.enum.map(function (v) { return el("option", { value: v, text: v }); }));
+        if (value !== undefined && f.enum.indexOf(String(value)) < 0) {
+          // A value stored before the enumeration changed stays until someone picks another.
+          options.push(el("option", { value: String(value), text: String(value) + " (no longer listed)" }));
+        }
+        c = el("select", common, options);
         c.value = value === undefined ? "" : String(value);
         return c;
       }
@@ -255,7 +269,8 @@
         Object.assign(attrs, { type: "number", min: f.minimum, max: f.maximum, step: f.range === "integer" ? "1" : "any" });
       } else if (f.range === "date-time") {
         // The person's local time; saved as RFC 3339 in UTC.
-        Object.assign(attrs, { type: "datetime-local", step: "1", value: value === undefined ? "" : localTime(value) });
+        Object.assign(attrs, { type: "datetime-local", step: "1", value: value === undefined ? "" : localTime(value),
+          "data-original": value === undefined ? undefined : String(value) });
       } else {
         Object.assign(attrs, { maxlength: f.maxLength });
       }
@@ -304,6 +319,11 @@
     }
     // localTime is a date and time as a datetime-local field shows it, in the
     // person's time zone; a value that is no date is left as it is.
+    function newKey() {
+      var b = new Uint8Array(16);
+      crypto.getRandomValues(b);
+      return "view-" + Array.prototype.map.call(b, function (x) { return (x < 16 ? "0" : "") + x.toString(16); }).join("");
+    }
     function localTime(v) {
       var d = new Date(v);
       if (isNaN(d.getTime())) { return String(v); }
@@ -325,7 +345,7 @@
       return raw;
     }
     function submit(form) {
-      var item = state.editing;
+      var item = state.mode === "edit" ? state.editing : null;
       var status = document.getElementById("form-status");
       var top = document.getElementById("form-error");
       top.hidden = true;
@@ -335,10 +355,15 @@
         fieldError(f.field, "");
         var c = document.getElementById("f-" + f.field);
         var v;
-        try { v = coerce(f, c.value, c.type === "datetime-local"); } catch (e) { fieldError(f.field, "not JSON: " + e.message); bad = true; return; }
+        if (c.validity && c.validity.badInput) { fieldError(f.field, "not a number"); bad = true; return; }
+        if (c.type === "datetime-local" && c.dataset.original !== undefined && c.value === localTime(c.dataset.original)) {
+          v = c.dataset.original; // unchanged: as stored, to the millisecond
+        } else {
+          try { v = coerce(f, c.value, c.type === "datetime-local"); } catch (e) { fieldError(f.field, "not JSON: " + e.message); bad = true; return; }
+        }
         if (f.pattern && !f.many && !checkPattern(f, c)) { bad = true; }
         if (f.required && v === undefined) { fieldError(f.field, "required"); bad = true; }
-        if (v !== undefined) { attrs[f.field] = v; } else if (item && item.attributes && item.attributes[f.field] !== undefined) { attrs[f.field] = null; }
+        if (v !== undefined) { attrs[f.field] = v; } else if (item && get(item.attributes, f.field) !== undefined) { attrs[f.field] = null; }
       });
       if (bad) { status.textContent = ""; return; }
       var name = document.getElementById("f-metadata.name").value.trim();
@@ -347,15 +372,23 @@
       if (item) {
         call = callTool(model.tools.update, { class: model.class, name: item.name, namespace: item.namespace, attributes: attrs, resourceVersion: item.resourceVersion });
       } else {
-        var args = Object.assign({}, attrs);
-        var md = {};
+        // One key for this form's instance: a second press, or the same create after
+        // an answer that was lost, gets the instance the first made.
+        var md = { idempotencyKey: state.key };
         if (name) { md.name = name; }
         if (ns) { md.namespace = ns; }
-        if (name || ns) { args.metadata = md; }
-        call = callTool(model.tools.create, args);
+        var args = Object.assign({}, attrs, { metadata: md });
+        call = callTool(model.tools.create, args).then(function (r) {
+          // A server that serves no per-class tools (or not this one) creates with
+          // entity.create.
+          return r.rpc ? callTool(model.tools.createAny, { class: model.class, attributes: attrs, metadata: md }) : r;
+        });
       }
+      var button = document.getElementById("submit");
+      button.disabled = true;
       status.textContent = item ? "Saving…" : "Creating…";
       call.then(function (r) {
+        button.disabled = false;
         status.textContent = "";
         if (r.isError) { refused(r.text); return; }
         var s = r.structured || {};
@@ -367,6 +400,7 @@
         state.editing = s.name ? s : item;
         status.textContent = (item ? "Saved " : "Created ") + (s.namespace ? s.namespace + "/" : "") + (s.name || "");
         if (s.name) {
+          state.mode = "edit";
           renderTabs();
           var n = document.getElementById("f-metadata.name"); n.value = s.name; n.readOnly = true;
           var nsi = document.getElementById("f-metadata.namespace"); nsi.value = s.namespace || ""; nsi.readOnly = true;
@@ -395,7 +429,7 @@
       // A call of the class's create tool: its arguments fill the form, and the
       // instance it made opens in it.
       onToolInput: function (args) {
-        if (state.editing) { return; }
+        if (state.mode === "edit") { return; }
         state.prefill = args;
         show("form");
       },
@@ -403,16 +437,16 @@
         var s = result.structuredContent;
         if (result.isError || !s || !s.name) { return; }
         state.editing = s;
-        show("form");
+        show("edit");
       },
     };
   }
 
   // ---- the board: the caller's processes of a workflow, in columns by state ----
   function boardView() {
-    var flows = {};
+    var flows = Object.create(null);
     model.workflows.forEach(function (w) { flows[w.name] = w; });
-    var b = { workflow: model.workflows.length ? model.workflows[0].name : "", cards: {}, error: "", focus: "" };
+    var b = { workflow: model.workflows.length ? model.workflows[0].name : "", cards: Object.create(null), error: "", focus: "" };
     var header = el("header");
     var columns = el("div", { class: "board", id: "board" });
     app.appendChild(header);
@@ -420,8 +454,8 @@
 
     function drawHeader() {
       clear(header);
-      var w = flows[b.workflow];
-      var pickFlow = el("select", { id: "workflow", onchange: function () { b.workflow = pickFlow.value; b.cards = {}; load(); } },
+      var w = get(flows, b.workflow);
+      var pickFlow = el("select", { id: "workflow", onchange: function () { b.workflow = pickFlow.value; b.cards = Object.create(null); load(); } },
         model.workflows.map(function (f) { return el("option", { value: f.name, text: f.name }); }));
       pickFlow.value = b.workflow;
       header.appendChild(el("h1", {}, ["Workflow ", pickFlow]));
@@ -431,7 +465,7 @@
     function draw() {
       drawHeader();
       clear(columns);
-      var w = flows[b.workflow];
+      var w = get(flows, b.workflow);
       if (!w) { columns.appendChild(el("p", { class: "muted", text: "No workflow is defined." })); return; }
       w.states.forEach(function (st) {
         var cards = Object.keys(b.cards).map(function (id) { return b.cards[id]; }).filter(function (c) { return c.state === st.name; });
@@ -447,7 +481,8 @@
       var moves = w.builtin ? [] : w.transitions.filter(function (t) { return t.from.indexOf(c.state) >= 0; });
       var hint = "";
       if (w.approval && c.state === w.initial) {
-        hint = "Waits for a person the call policy names, who decides with kubectl sandbar approve " + c.id + " (or deny).";
+        hint = "Waits for a person the call policy names, who decides with kubectl sandbar approve " + c.id +
+          " (or deny) -n <its namespace>; kubectl get approvals -A lists it.";
       } else if (w.builtin) {
         hint = "Run by the server.";
       }
@@ -492,39 +527,57 @@
         draw();
       });
     }
+    var loads = 0;
+    var settling = 0;
+    // load reads the caller's processes of the workflow shown, and draws them once
+    // every page is in; an answer for a workflow or a load no longer current is
+    // dropped.
     function load() {
-      b.error = "";
-      var seen = {};
+      var mine = ++loads;
+      var wf = b.workflow;
+      var w = own(flows, wf) ? flows[wf] : null;
+      var cards = Object.create(null);
+      var pending = false;
+      var failed = "";
       var page = function (cont, left) {
-        var args = { workflow: b.workflow };
+        var args = { workflow: wf };
         if (cont) { args.continue = cont; }
         return callTool(model.tools.active, args).then(function (r) {
-          if (r.isError) { b.error = r.text; return; }
+          if (r.isError) { failed = r.text; return; }
           var s = r.structured || {};
           (s.processes || []).forEach(function (p) {
             var id = p.task && p.task.taskId;
             if (!id) { return; }
-            seen[id] = true;
-            var c = b.cards[id] || { id: id };
-            c.state = p.state;
+            var c = own(b.cards, id) ? b.cards[id] : { id: id };
+            // A process just started has no state yet: it is in the initial one.
+            c.state = p.state || (w ? w.initial : "");
+            pending = pending || !p.state;
             c.message = (p.progress && p.progress.message) || (p.task && p.task.statusMessage) || "";
-            b.cards[id] = c;
+            cards[id] = c;
           });
           if (s.continue && left > 1) { return page(s.continue, left - 1); }
         });
       };
       return page("", 10).then(function () {
+        if (mine !== loads || wf !== b.workflow) { return; }
         // A process that ended is no longer listed: it stays in its last column.
         Object.keys(b.cards).forEach(function (id) {
-          var w = flows[b.workflow];
           var st = w && w.states.filter(function (x) { return x.name === b.cards[id].state; })[0];
-          if (!seen[id] && !(st && st.terminal)) { delete b.cards[id]; }
+          if (!own(cards, id) && st && st.terminal) { cards[id] = b.cards[id]; }
         });
+        b.cards = cards;
+        b.error = failed;
         draw();
+        // While a process has no state of its own yet, look again a few times.
+        settling = pending ? settling + 1 : 0;
+        if (pending && settling <= 5) { setTimeout(function () { if (mine === loads) { load(); } }, 1000); }
       });
     }
     function follow(s) {
-      if (s && s.workflow && flows[s.workflow] && s.workflow !== b.workflow) { b.workflow = s.workflow; b.cards = {}; }
+      if (s && typeof s.workflow === "string" && own(flows, s.workflow) && s.workflow !== b.workflow) {
+        b.workflow = s.workflow;
+        b.cards = Object.create(null);
+      }
       if (s && s.task && s.task.taskId) { b.focus = s.task.taskId; }
     }
     draw();

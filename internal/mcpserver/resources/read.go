@@ -206,9 +206,10 @@ func (s *Service) classApp(snap *catalog.Snapshot, cl *catalog.Class) ([]byte, e
 		return page, nil
 	}
 	page, err := apps.Class(snap, cl, apps.Tools{
-		Create: tool.Encode(s.NameStyle, tool.CanonicalClassTool(cl.Prefix, cl.Kind)),
-		Find:   tool.Encode(s.NameStyle, tool.CanonicalVerb("entity", "find")),
-		Update: tool.Encode(s.NameStyle, tool.CanonicalVerb("entity", "update")),
+		Create:    tool.Encode(s.NameStyle, tool.CanonicalClassTool(cl.Prefix, cl.Kind)),
+		CreateAny: tool.Encode(s.NameStyle, tool.CanonicalVerb("entity", "create")),
+		Find:      tool.Encode(s.NameStyle, tool.CanonicalVerb("entity", "find")),
+		Update:    tool.Encode(s.NameStyle, tool.CanonicalVerb("entity", "update")),
 	})
 	if err != nil {
 		return nil, err
@@ -225,7 +226,7 @@ func (s *Service) boardApp(snap *catalog.Snapshot) ([]byte, error) {
 	s.mu.Lock()
 	page, of := s.board, s.boardOf
 	s.mu.Unlock()
-	if of == snap {
+	if page != nil && of == snap.Version {
 		return page, nil
 	}
 	page, err := apps.Board(snap, apps.BoardTools{
@@ -237,7 +238,9 @@ func (s *Service) boardApp(snap *catalog.Snapshot) ([]byte, error) {
 		return nil, err
 	}
 	s.mu.Lock()
-	s.board, s.boardOf = page, snap
+	if snap == s.store.Load() {
+		s.board, s.boardOf = page, snap.Version
+	}
 	s.mu.Unlock()
 	return page, nil
 }

@@ -100,9 +100,11 @@ type Service struct {
 	// last synced; a class that changes is a new *catalog.Class, and its view is made
 	// again.
 	apps map[*catalog.Class][]byte
-	// board is the board made for boardOf, a snapshot.
+	// fits says of each class synced whether it has a view (apps.Fits).
+	fits map[*catalog.Class]bool
+	// board is the board made for the snapshot of version boardOf.
 	board   []byte
-	boardOf *catalog.Snapshot
+	boardOf uint64
 	// templates is the MIME type of each served class's template, by class ident.
 	templates map[string]string
 	// watches are the watched classes, by ident; subs the instance URIs each session
@@ -117,7 +119,7 @@ type Service struct {
 func New(server *mcp.Server, store *catalog.Store, ids *identity.Identities, guard *authorize.Guard, registry *sessions.Registry,
 	informers cache.Informers, reader client.Reader, promptWorkflow func(string) string, tokens *seal.Sealer) *Service {
 	return &Service{mcp: server, store: store, ids: ids, guard: guard, sessions: registry, informers: informers, reader: reader,
-		promptWorkflow: promptWorkflow, tokens: tokens, metaResources: map[string]*mcp.Resource{}, templates: map[string]string{},
+		promptWorkflow: promptWorkflow, tokens: tokens, metaResources: map[string]*mcp.Resource{}, apps: map[*catalog.Class][]byte{}, templates: map[string]string{},
 		watches: map[string]*instanceWatch{}, subs: map[*mcp.ServerSession]map[string]string{}}
 }
 
@@ -142,10 +144,18 @@ func (s *Service) Sync(ctx context.Context, snap *catalog.Snapshot) {
 	for _, n := range snap.WorkflowNames() {
 		add(MetaWorkflow, n, "Workflow "+n, snap.Workflows[n].Spec.Description)
 	}
-	made := map[*catalog.Class][]byte{}
+	made, fit := map[*catalog.Class][]byte{}, map[*catalog.Class]bool{}
 	for _, n := range snap.ClassNames() {
 		c := snap.Classes[n]
 		if s.NoViews || !c.Servable() {
+			continue
+		}
+		fits, ok := s.fits[c]
+		if !ok {
+			fits = apps.Fits(snap, c)
+		}
+		fit[c] = fits
+		if !fits { // too large for a view: it has none
 			continue
 		}
 		uri := ResourceRef{App: AppClass, Prefix: c.Prefix, Kind: c.Kind}.String()
@@ -156,7 +166,7 @@ func (s *Service) Sync(ctx context.Context, snap *catalog.Snapshot) {
 			made[c] = v
 		}
 	}
-	s.apps = made
+	s.apps, s.fits = made, fit
 	if !s.NoViews && len(snap.Workflows) > 0 {
 		meta[apps.BoardURI] = &mcp.Resource{URI: apps.BoardURI, Name: "workflows view", Title: "Workflows",
 			Description: "A board of your processes of each workflow, in columns by state, for clients that show MCP Apps.",

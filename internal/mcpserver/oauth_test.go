@@ -173,8 +173,11 @@ func TestOAuthUserReachesWhatRBACGrantsTheirUserAndGroups(t *testing.T) {
 	mine := namespaceFor(t, rbacv1.UserKind, user)
 	teams := namespaceFor(t, rbacv1.GroupKind, "oidc:team-a")
 	theirs := namespaceFor(t, "", "")
-	g.Expect([]bool{canI(t, mine, user, "oidc:team-a"), canI(t, teams, user, "oidc:team-a"), canI(t, theirs, user, "oidc:team-a")}).
-		To(Equal([]bool{true, true, false}))
+	// (The API server's RBAC authorizer sees a new RoleBinding through its own watch,
+	// a moment after the create returns.)
+	g.Eventually(func() []bool {
+		return []bool{canI(t, mine, user, "oidc:team-a"), canI(t, teams, user, "oidc:team-a"), canI(t, theirs, user, "oidc:team-a")}
+	}).WithTimeout(timeout).WithPolling(poll).Should(Equal([]bool{true, true, false}))
 
 	cs := connect(t, s.oauth, s.token(sub, map[string]any{"groups": []string{"team-a"}}), nil)
 	tools, err := cs.ListTools(context.Background(), nil)

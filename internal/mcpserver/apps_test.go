@@ -187,6 +187,10 @@ func TestViewsAreTheMetamodelsToRead(t *testing.T) {
 	}
 	workflowsOnly := newTenant(t, metav1alpha1.Permissions{Tools: []string{"sandbar_workflow_*"}})
 	cs = connect(t, mcpURL, workflowsOnly.token, nil)
+	listed := listResources(t, cs)
+	g.Expect(listed).To(HaveKey("ui://sandbar/workflows"), "the board is listed to those its tools are served to")
+	g.Expect(listed).NotTo(HaveKey(spaceBootView))
+	g.Expect(listed).NotTo(HaveKey("mcp://sandbar/meta/Class/zorp.spaceboot"))
 	_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: "ui://sandbar/workflows"})
 	g.Expect(err).NotTo(HaveOccurred(), "the workflow tools name the board")
 	_, err = cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: spaceBootView})

@@ -468,14 +468,17 @@ func (s *Service) list(ctx context.Context, next mcp.MethodHandler, req *mcp.Lis
 }
 
 // metaOf are the metamodel objects of the SDK's page, if the caller may read the
-// metamodel.
+// metamodel, and the views it may read.
 func (s *Service) metaOf(acct *catalog.Account, res *mcp.ListResourcesResult) []*mcp.Resource {
 	out := []*mcp.Resource{}
-	if !s.guard.May(acct, authorize.MetamodelVerb) {
-		return out
-	}
+	metamodel := s.guard.May(acct, authorize.MetamodelVerb)
 	for _, r := range res.Resources {
-		if ref, err := ParseURI(r.URI); err == nil && !ref.IsInstance() {
+		ref, err := ParseURI(r.URI)
+		if err != nil || ref.IsInstance() {
+			continue
+		}
+		// A view is read with the metamodel or with a tool that names it.
+		if metamodel || (ref.IsApp() && s.mayReadApp(acct, ref)) {
 			out = append(out, r)
 		}
 	}

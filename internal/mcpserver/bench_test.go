@@ -708,15 +708,12 @@ func BenchmarkReadClassViewBaseline(b *testing.B) {
 func benchRead(b *testing.B, uri string) {
 	cs := benchSession(b, mcpURL, token)
 	// The suite's classes are served once their CRDs are established.
-	for deadline := time.Now().Add(time.Minute); ; {
+	read := func() error {
 		_, err := cs.ReadResource(context.Background(), &mcp.ReadResourceParams{URI: uri})
-		if err == nil {
-			break
-		}
-		if time.Now().After(deadline) {
-			b.Fatal(err)
-		}
-		time.Sleep(50 * time.Millisecond)
+		return err
+	}
+	if err := waitFor(func() bool { return read() == nil }); err != nil {
+		b.Fatalf("%s was never served: %v (last: %v)", uri, err, read())
 	}
 	var size int
 	for b.Loop() {

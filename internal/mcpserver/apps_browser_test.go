@@ -209,7 +209,8 @@ func appsHost(t *testing.T) string {
 	return srv.URL
 }
 
-// chromium is Chromium showing the host page, with what the tests do in the view.
+// chromium is a Chromium for a browser test: the host page of the views (open, view,
+// wait), or any page through its ctx.
 type chromium struct {
 	t   *testing.T
 	ctx context.Context

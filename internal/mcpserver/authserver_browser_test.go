@@ -46,10 +46,7 @@ import (
 func TestTypeScriptClientSignsInThroughTheConsentPageInChromium(t *testing.T) {
 	g := NewWithT(t)
 	dir, node := tsClient(t)
-	chromium := os.Getenv("CHROMIUM")
-	if chromium == "" {
-		t.Fatal("CHROMIUM is not set: run the tests with `make test` or `make test-mcp`, which unpack Debian's Chromium (make chromium)")
-	}
+	browser := newBrowser(t).ctx // (Chromium starts at the first action)
 	s := newASServer(t, nil, "http://127.0.0.1/callback")
 	sub := unique("dana")
 	s.is.LoginAs(map[string]any{"sub": sub, "groups": []string{"browser-team"}})
@@ -79,11 +76,6 @@ func TestTypeScriptClientSignsInThroughTheConsentPageInChromium(t *testing.T) {
 	authorize, _ := next()["authorize"].(string)
 	g.Expect(authorize).To(HavePrefix(s.asURL + "/authorize?"))
 
-	alloc, stopBrowser := chromedp.NewExecAllocator(ctx, append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(chromium), chromedp.NoSandbox, chromedp.UserDataDir(t.TempDir()))...)
-	defer stopBrowser()
-	browser, closeBrowser := chromedp.NewContext(alloc)
-	defer closeBrowser()
 	g.Expect(chromedp.Do(browser,
 		chromedp.Navigate(authorize),
 		chromedp.WaitVisible(chromedp.CSS(`button[value="allow"]`)),

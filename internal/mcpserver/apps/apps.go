@@ -206,7 +206,7 @@ func Class(snap *catalog.Snapshot, c *catalog.Class, tools Tools) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	return document(title(c), m)
+	return document(title(m), m)
 }
 
 // Fits reports whether a class has a view (see MaxBytes), without making it.
@@ -219,7 +219,7 @@ func Fits(snap *catalog.Snapshot, c *catalog.Class) bool {
 // descriptions if the view would take more than MaxBytes so; an error if it would
 // even without them.
 func fitted(m classModel) (classModel, error) {
-	n, err := size(title(nil), m)
+	n, err := size(title(m), m)
 	if err != nil || n <= MaxBytes {
 		return m, err
 	}
@@ -227,20 +227,15 @@ func fitted(m classModel) (classModel, error) {
 	for i := range m.Fields {
 		m.Fields[i].Description = ""
 	}
-	if n, err = size(title(nil), m); err != nil || n <= MaxBytes {
+	if n, err = size(title(m), m); err != nil || n <= MaxBytes {
 		return m, err
 	}
 	return m, fmt.Errorf("the view of %s would take %d KiB, more than the %d KiB a view may: its tools work without it",
 		m.Class, n>>10, MaxBytes>>10)
 }
 
-// title is a class view's title; nil: the longest one's length is what counts.
-func title(c *catalog.Class) string {
-	if c == nil {
-		return "Sandbar: " + strings.Repeat("x", 32+1+63)
-	}
-	return "Sandbar: " + c.Ident()
-}
+// title is a class view's title.
+func title(m classModel) string { return "Sandbar: " + m.Class }
 
 func classOf(snap *catalog.Snapshot, c *catalog.Class, tools Tools) classModel {
 	m := classModel{View: "class", Class: c.Ident(), Description: c.Description, Tools: tools, Fields: []field{}}
